@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tiertrain top-level build. `make help` lists the targets.
+
+KDIR ?= $(shell $(CURDIR)/scripts/kdir 2>/dev/null)
+PREFIX ?= /usr/local
+DESTDIR ?=
+V ?= 0
+
+SUBDIRS_USER := lib ctl
+
+.PHONY: all module user lib ctl selftests bench deps check demo lint install \
+	uninstall clean help kselftest-headers
+
+all: module user
+
+help:
+	@echo "make            build the module, libtiertrain and tierctl"
+	@echo "make deps       install the Debian packages everything needs (idempotent)"
+	@echo "make check      run every test suite (unit tests on the host, selftests in the VM)"
+	@echo "make demo       the demo: tiering in the VM, printing what moved and when"
+	@echo "make bench      benchmarks (VM), tables and JSON under build/bench/"
+	@echo "make lint       sparse and checkpatch on kmod/"
+	@echo "make install    install module, library, header, tierctl and udev rule"
+	@echo "make clean      remove build products"
+	@echo "KDIR=$(KDIR)"
+
+kdir-check:
+	@test -n "$(KDIR)" || { echo "make: no kernel build tree found; run 'make deps' (installs linux-headers-amd64) or set KDIR=" >&2; exit 1; }
+
+module: kdir-check
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules W=1
+
+user: lib ctl
+
+lib:
+	$(MAKE) -C lib
+
+ctl: lib
+	$(MAKE) -C ctl
+
+selftests: lib build/kselftest/.stamp
+	$(MAKE) -C selftests
+
+bench: deps all
+	$(MAKE) -C bench run
+
+# The kselftest harness comes from Debian's linux-source-6.1, extracted at
+# build time (never copied into this repository).
+kselftest-headers: build/kselftest/.stamp
+build/kselftest/.stamp:
+	scripts/linux-source-files build/kselftest \
+		tools/testing/selftests/kselftest.h \
+		tools/testing/selftests/kselftest_harness.h
+	touch $@
+
+build/lint/.stamp:
+	scripts/linux-source-files build/lint \
+		scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch
+	touch $@
+
+deps:
+	@scripts/deps
+
+check: deps
+	@scripts/check
+
+demo: deps all
+	@scripts/demo
+
+lint: kdir-check build/lint/.stamp
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules W=1 C=2 CHECK="sparse -Wno-decl" 2>&1 | tee build/lint/sparse.log
+	@! grep -E 'warning|error' build/lint/sparse.log
+	perl build/lint/scripts/checkpatch.pl --no-tree --strict --show-types \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f kmod/*.c kmod/*.h uapi/linux/tiertrain.h
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install INSTALL_MOD_DIR=extra
+	-depmod -a $(shell scripts/kdir --release)
+	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C ctl install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	install -D -m 0644 uapi/linux/tiertrain.h $(DESTDIR)$(PREFIX)/include/linux/tiertrain.h
+	install -D -m 0644 scripts/99-tiertrain.rules $(DESTDIR)/etc/udev/rules.d/99-tiertrain.rules
+	getent group tiertrain >/dev/null || groupadd --system tiertrain
+	-udevadm control --reload-rules 2>/dev/null
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-for d in lib ctl selftests bench; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
+	rm -rf build/kselftest build/lint build/bench build/tmp

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * tiertrain: move DNN training tensors between memory tiers (NUMA nodes).
+ *
+ * This header is the whole user/kernel ABI of tiertrain. It is shared,
+ * unmodified, by the kernel module (kmod/), the C library (lib/), tierctl
+ * (ctl/) and the tests. It is append-only: numbers below never change
+ * meaning; new ioctls, commands, attributes and flags are added at the end.
+ *
+ * Terms
+ * -----
+ *
+ * node         a NUMA node id as the running kernel numbers them (0 ..
+ *              nr_node_ids - 1).
+ * fast node    a node whose memory training data should live on while it is
+ *              in use. By default every node with CPUs.
+ * slow node    a node tensors are evicted to while they are idle. By default
+ *              every node with memory and no CPUs (CXL expanders, NVMM,
+ *              emulated memory-only nodes). The module parameters fast_nodes=
+ *              and slow_nodes= override the automatic choice.
+ * page         PAGE_SIZE bytes of the caller's address space (4096 on x86-64).
+ *              Ranges are page granular: addr and len of a range given to
+ *              TT_IOC_REGISTER, TT_IOC_UNREGISTER or TT_IOC_MIGRATE must both
+ *              be multiples of the page size.
+ * supported    a mapping tiertrain can move: private anonymous memory (malloc,
+ *   mapping    mmap(MAP_PRIVATE | MAP_ANONYMOUS), the heap, stacks), including
+ *              memory backed by transparent huge pages (they are split into
+ *              base pages by the in-kernel engine). Not supported: file-backed
+ *              or shared mappings, hugetlbfs, DAX, VM_IO and VM_PFNMAP
+ *              mappings (device memory, /dev/mem).
+ *
+ * Character device: /dev/tiertrain
+ * --------------------------------
+ *
+ * Each open() of /dev/tiertrain creates one *session*, bound to the memory
+ * (mm) of the process that opened it. Every ioctl of a session acts on that
+ * mm only: an ioctl issued by a process with another mm (for example a child
+ * that inherited the descriptor across fork()) fails with EPERM. The device is
+ * mode 0660, group "tiertrain" when the shipped udev rule is installed.
+ *
+ * Closing the last descriptor of a session (or the process exiting) cancels
+ * the session's queued asynchronous migrations that have not started, waits
+ * for those running, and forgets every registration. Memory is never lost or
+ * changed by that: a page is always either where it was or fully migrated.
+ *
+ * Errors common to every ioctl:
+ *   EPERM       the caller's mm is not the session's mm.
+ *   EOPNOTSUPP  a flags field has a bit this version does not know, or a
+ *               field documented as "must be 0" is not 0.
+ *   EFAULT      the argument pointer (or a pointer inside it) is not valid
+ *               user memory.
+ *   ENOTTY      unknown ioctl number.
+ *   EINTR       a fatal signal arrived while waiting; nothing half-done
+ *               remains (pages already moved stay moved and are reported).
+ *
+ * Range errors (TT_IOC_REGISTER, TT_IOC_MIGRATE; TT_IOC_RESIDENCY as noted):
+ *   EINVAL      len is 0, or addr or len is not a multiple of the page size.
+ *   EOVERFLOW   addr + len wraps around or ends beyond the user address
+ *               space.
+ *   EFAULT      part of [addr, addr + len) is not mapped.
+ *   EOPNOTSUPP  part of the range is not a supported mapping (see Terms).
+ * A range is checked completely before anything is done, so a rejected call
+ * has changed nothing.
+ *
+ * Node errors (TT_IOC_MIGRATE):
+ *   EINVAL      node < 0 or node >= the kernel's number of possible nodes.
+ *   ENODEV      the node is offline or has no memory.
+ */
+#ifndef _UAPI_LINUX_TIERTRAIN_H
+#define _UAPI_LINUX_TIERTRAIN_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* Name of the misc device (/dev/tiertrain). */
+#define TT_DEVICE_NAME		"tiertrain"
+/* Version of this ABI; reported by TT_IOC_STATS and the netlink status. */
+#define TT_ABI_VERSION		1
+/* ioctl type byte (free in Documentation/userspace-api/ioctl/ioctl-number.rst). */
+#define TT_IOC_MAGIC		0xB8
+/* Highest node count any call accepts (the kernel's MAX_NUMNODES on x86-64). */
+#define TT_MAX_NODES		1024
+
+/*
+ * struct tt_ioc_range - a registration (TT_IOC_REGISTER, TT_IOC_UNREGISTER)
+ * @addr:  start address, page aligned.
+ * @len:   length in bytes, page aligned, > 0.
+ * @layer: the training layer the range belongs to (any value; the scheduler
+ *         uses it, the migration engine does not).
+ * @flags: TT_RANGE_* bits.
+ */
+struct tt_ioc_range {
+	__u64 addr;
+	__u64 len;
+	__u32 layer;
+	__u32 flags;
+};
+
+/*
+ * TT_RANGE_PERSISTENT: the registration survives the end of its layer's
+ * backward pass (for example weights); without it a registration is one-shot
+ * per training iteration.
+ */
+#define TT_RANGE_PERSISTENT	(1U << 0)
+#define TT_RANGE_FLAGS_ALL	(TT_RANGE_PERSISTENT)
+
+/*
+ * TT_IOC_REGISTER - tell the session about a range of its memory.
+ *
+ * The range must pass the range checks above. Registered ranges are watched
+ * with an MMU interval notifier: when any part of a range is unmapped
+ * (munmap, mremap away, exit) the whole registration is forgotten and counted
+ * in tt_ioc_stats.ranges_unmapped. Registrations do not move memory by
+ * themselves.
+ *
+ * Errors (besides the common and range errors):
+ *   EEXIST  the range overlaps a registration of this session.
+ *   ENOSPC  the session already holds max_ranges registrations (module
+ *           parameter, default 65536).
+ *   ENOMEM  out of kernel memory.
+ */
+#define TT_IOC_REGISTER		_IOW(TT_IOC_MAGIC, 0x01, struct tt_ioc_range)
+
+/*
+ * TT_IOC_UNREGISTER - forget the registration with exactly this addr and len.
+ * layer is ignored; flags must be 0.
+ * Errors: ENOENT when no registration has that addr and len.
+ */
+#define TT_IOC_UNREGISTER	_IOW(TT_IOC_MAGIC, 0x02, struct tt_ioc_range)
+
+/*
+ * struct tt_migrate_result - what a migration did, in pages
+ * @pages:               pages in the range.
+ * @moved:               pages migrated to the target node.
+ * @already_on_node:     pages that were on the target node already.
+ * @skipped_not_present: pages never touched, swapped out, or the shared zero
+ *                       page: nothing to move (they will be allocated where
+ *                       the process runs when first touched).
+ * @skipped_busy:        pages the kernel could not isolate: pinned (O_DIRECT,
+ *                       RDMA, vfio, io_uring fixed buffers), locked or under
+ *                       writeback at that moment, or with extra references.
+ * @skipped_unsupported: pages of a kind the engine cannot move (KSM, device
+ *                       memory) inside an otherwise supported mapping.
+ * @skipped_no_memory:   pages left in place because the target node had no
+ *                       free page for them.
+ * @elapsed_ns:          wall time the migration took, in nanoseconds.
+ *
+ * moved + already_on_node + the skipped_* fields == pages.
+ */
+struct tt_migrate_result {
+	__u64 pages;
+	__u64 moved;
+	__u64 already_on_node;
+	__u64 skipped_not_present;
+	__u64 skipped_busy;
+	__u64 skipped_unsupported;
+	__u64 skipped_no_memory;
+	__u64 elapsed_ns;
+};
+
+/*
+ * struct tt_ioc_migrate - argument of TT_IOC_MIGRATE
+ * @addr:   start address, page aligned.
+ * @len:    length in bytes, page aligned, > 0.
+ * @node:   target node.
+ * @flags:  TT_MIGRATE_* bits.
+ * @result: out: what the call did (zero for TT_MIGRATE_ASYNC).
+ */
+struct tt_ioc_migrate {
+	__u64 addr;
+	__u64 len;
+	__s32 node;
+	__u32 flags;
+	struct tt_migrate_result result;
+};
+
+/*
+ * TT_MIGRATE_ASYNC: queue the migration on the module's unbound workqueue
+ * and return at once. Its result is added to the session totals
+ * (TT_IOC_STATS) when it completes; TT_IOC_FLUSH waits for it.
+ */
+#define TT_MIGRATE_ASYNC	(1U << 0)
+#define TT_MIGRATE_FLAGS_ALL	(TT_MIGRATE_ASYNC)
+
+/*
+ * TT_IOC_MIGRATE - move the pages of [addr, addr + len) to node.
+ *
+ * Synchronous unless TT_MIGRATE_ASYNC: the call returns when every page has
+ * been moved or skipped, and fills @result. The range does not need to be
+ * registered. Pages are moved in batches (module parameter batch_pages,
+ * default 512); a synchronous call on a range of several batches is spread
+ * over the module's worker pool (module parameter workers, default 2) while
+ * the caller waits. Data is copied before the old page is released: a page
+ * is never lost, whatever fails.
+ *
+ * Returns 0 when every present page ended on @node or was skipped as busy,
+ * not present or unsupported (see @result), and
+ *   ENOSPC  when at least one page stayed in place because @node was full
+ *           (@result is filled all the same; nothing was lost).
+ * plus the common, range and node errors.
+ */
+#define TT_IOC_MIGRATE		_IOWR(TT_IOC_MAGIC, 0x03, struct tt_ioc_migrate)
+
+/*
+ * struct tt_ioc_residency - argument of TT_IOC_RESIDENCY
+ * @addr:      start address; rounded down to a page.
+ * @len:       length in bytes, > 0; the end is rounded up to a page.
+ * @bytes_ptr: user pointer to an array of @nr_nodes __u64; out: element i
+ *             receives the bytes of the range resident on node i.
+ * @nr_nodes:  elements in that array, 1 .. TT_MAX_NODES.
+ * @flags:     must be 0.
+ * @not_present_bytes: out: bytes of pages not resident in RAM (never
+ *             touched, swapped out, the shared zero page).
+ * @other_bytes: out: bytes resident on nodes >= @nr_nodes.
+ */
+struct tt_ioc_residency {
+	__u64 addr;
+	__u64 len;
+	__u64 bytes_ptr;
+	__u32 nr_nodes;
+	__u32 flags;
+	__u64 not_present_bytes;
+	__u64 other_bytes;
+};
+
+/*
+ * TT_IOC_RESIDENCY - where the pages of a range are, in bytes per node.
+ *
+ * Read only: it never faults pages in and never moves them, and it also
+ * sees pages that automatic NUMA balancing has made PROT_NONE (which
+ * move_pages(2) reports as EFAULT on 6.1). Any mapping type is accepted.
+ * Errors: EINVAL (len 0, nr_nodes out of range), EOVERFLOW, EFAULT (a hole
+ * in the range), besides the common errors.
+ */
+#define TT_IOC_RESIDENCY	_IOWR(TT_IOC_MAGIC, 0x04, struct tt_ioc_residency)
+
+/*
+ * struct tt_ioc_stats - session counters (TT_IOC_STATS)
+ * @abi_version:      out: TT_ABI_VERSION of the running module.
+ * @size:             out: bytes of this structure the module filled.
+ * @registered_ranges: registrations currently held.
+ * @registered_bytes: bytes they cover.
+ * @ranges_unmapped:  registrations forgotten because their memory was
+ *                    unmapped.
+ * @migrate_calls:    TT_IOC_MIGRATE calls that passed the checks (sync and
+ *                    async).
+ * @async_queued:     asynchronous migrations queued.
+ * @async_done:       asynchronous migrations completed.
+ * @async_cancelled:  asynchronous migrations cancelled before they started.
+ * @bytes_to_fast:    bytes moved to fast nodes.
+ * @bytes_to_slow:    bytes moved to slow nodes.
+ * @total:            sum of the results of every completed migration.
+ *
+ * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
+ * an older binary keeps working when fields are appended.
+ */
+struct tt_ioc_stats {
+	__u32 abi_version;
+	__u32 size;
+	__u64 registered_ranges;
+	__u64 registered_bytes;
+	__u64 ranges_unmapped;
+	__u64 migrate_calls;
+	__u64 async_queued;
+	__u64 async_done;
+	__u64 async_cancelled;
+	__u64 bytes_to_fast;
+	__u64 bytes_to_slow;
+	struct tt_migrate_result total;
+};
+
+/* TT_IOC_STATS - read the session counters. */
+#define TT_IOC_STATS		_IOR(TT_IOC_MAGIC, 0x05, struct tt_ioc_stats)
+
+/*
+ * TT_IOC_FLUSH - wait until every asynchronous migration of the session
+ * queued before the call has completed. Errors: EINTR on a fatal signal.
+ */
+#define TT_IOC_FLUSH		_IO(TT_IOC_MAGIC, 0x06)
+
+/*
+ * Generic netlink family "tiertrain" (administration, used by tierctl)
+ * --------------------------------------------------------------------
+ *
+ * Version TT_GENL_VERSION. Requests and replies carry the attributes of
+ * enum tt_attr. Unknown attributes in requests are rejected (strict
+ * validation), with an extended ACK message naming the attribute.
+ *
+ * TT_CMD_GET_STATUS (doit, any user): reply attributes
+ *   TT_A_VERSION      string, module version (e.g. "0.1.0").
+ *   TT_A_ABI_VERSION  u32, TT_ABI_VERSION.
+ *   TT_A_WORKERS      u32, migration worker pool size.
+ *   TT_A_BATCH_PAGES  u32, pages per migration batch.
+ *   TT_A_NR_SESSIONS  u32, open sessions.
+ *   TT_A_NODES        nest holding one TT_A_NODE nest per online node with
+ *                     memory, in node order, each with the enum
+ *                     tt_node_attr attributes.
+ */
+#define TT_GENL_NAME		"tiertrain"
+#define TT_GENL_VERSION		1
+
+enum tt_cmd {
+	TT_CMD_UNSPEC,
+	TT_CMD_GET_STATUS,
+	__TT_CMD_MAX,
+};
+#define TT_CMD_MAX (__TT_CMD_MAX - 1)
+
+enum tt_attr {
+	TT_A_UNSPEC,
+	TT_A_PAD,
+	TT_A_VERSION,		/* string */
+	TT_A_ABI_VERSION,	/* u32 */
+	TT_A_WORKERS,		/* u32 */
+	TT_A_BATCH_PAGES,	/* u32 */
+	TT_A_NR_SESSIONS,	/* u32 */
+	TT_A_NODES,		/* nest of TT_A_NODE */
+	TT_A_NODE,		/* nest of enum tt_node_attr */
+	__TT_A_MAX,
+};
+#define TT_A_MAX (__TT_A_MAX - 1)
+
+/*
+ * enum tt_node_attr - attributes of one node (inside TT_A_NODE)
+ * @TT_NODE_A_ID:          u32, node id.
+ * @TT_NODE_A_ROLE:        u32, enum tt_node_role.
+ * @TT_NODE_A_ROLE_SOURCE: u32, enum tt_role_source: why it has that role.
+ * @TT_NODE_A_NR_CPUS:     u32, online CPUs on the node.
+ * @TT_NODE_A_TOTAL_BYTES: u64, memory managed by the kernel on the node.
+ * @TT_NODE_A_FREE_BYTES:  u64, free memory on the node.
+ */
+enum tt_node_attr {
+	TT_NODE_A_UNSPEC,
+	TT_NODE_A_PAD,
+	TT_NODE_A_ID,
+	TT_NODE_A_ROLE,
+	TT_NODE_A_ROLE_SOURCE,
+	TT_NODE_A_NR_CPUS,
+	TT_NODE_A_TOTAL_BYTES,
+	TT_NODE_A_FREE_BYTES,
+	__TT_NODE_A_MAX,
+};
+#define TT_NODE_A_MAX (__TT_NODE_A_MAX - 1)
+
+/*
+ * enum tt_node_role - what tiertrain uses a node for
+ * @TT_ROLE_NONE: neither (for example a fast_nodes=/slow_nodes= override
+ *                left it out).
+ * @TT_ROLE_FAST: tensors in use live here.
+ * @TT_ROLE_SLOW: idle tensors are evicted here.
+ */
+enum tt_node_role {
+	TT_ROLE_NONE,
+	TT_ROLE_FAST,
+	TT_ROLE_SLOW,
+};
+
+/*
+ * enum tt_role_source - where a node's role comes from
+ * @TT_ROLE_SRC_CPUS:  automatic: fast because it has CPUs, slow because it
+ *                     has memory and no CPUs.
+ * @TT_ROLE_SRC_PARAM: the fast_nodes= / slow_nodes= module parameters.
+ */
+enum tt_role_source {
+	TT_ROLE_SRC_CPUS,
+	TT_ROLE_SRC_PARAM,
+};
+
+#endif /* _UAPI_LINUX_TIERTRAIN_H */
