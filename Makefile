@@ -9,8 +9,8 @@ V ?= 0
 
 SUBDIRS_USER := lib ctl
 
-.PHONY: all module user lib ctl selftests bench deps check demo lint install \
-	uninstall clean help kselftest-headers
+.PHONY: all module user lib ctl selftests bench bench-build deps check demo \
+	lint install clean help kselftest-headers kdir-check
 
 all: module user
 
@@ -42,14 +42,17 @@ ctl: lib
 selftests: lib build/kselftest/.stamp
 	$(MAKE) -C selftests
 
-bench: deps all
-	$(MAKE) -C bench run
+bench-build: lib
+	$(MAKE) -C bench
+
+bench: deps all bench-build
+	bench/run-migrate
 
 # The kselftest harness comes from Debian's linux-source-6.1, extracted at
 # build time (never copied into this repository).
 kselftest-headers: build/kselftest/.stamp
 build/kselftest/.stamp:
-	scripts/linux-source-files build/kselftest \
+	scripts/linux-source-files --flat build/kselftest \
 		tools/testing/selftests/kselftest.h \
 		tools/testing/selftests/kselftest_harness.h
 	touch $@
