@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * policy.c - TierTrain's queueing system, the one implementation.
+ *
+ * No includes besides policy.h and no library calls: this file is compiled
+ * into the kernel module and into userspace (tierctl simulate, bench/train,
+ * the cmocka tests). See policy.h for the semantics.
+ *
+ * Arithmetic: products of a size and a time can exceed 64 bits, so they are
+ * formed as 128-bit products (one mulq on x86-64, no library helper) and
+ * divided by a 64-bit divisor with a bitwise long division written here,
+ * because 128-bit division needs libgcc's __udivti3, which the kernel lacks.
+ */
+#include "policy.h"
+
+#define NSEC_PER_SEC_ULL 1000000000ULL
+#define U64_MAX_ULL (~0ULL)
+
+typedef unsigned long long u64_t;
+
+/*
+ * (hi:lo) / c with the quotient known to fit 64 bits (hi < c); *rem gets the
+ * remainder. Restoring long division, one quotient bit per step.
+ */
+static u64_t div128(u64_t hi, u64_t lo, u64_t c, u64_t *rem)
+{
+	u64_t q = 0;
+	int i;
+
+	for (i = 63; i >= 0; i--) {
+		u64_t carry = hi >> 63;
+
+		hi = (hi << 1) | ((lo >> i) & 1);
+		q <<= 1;
+		if (carry || hi >= c) {
+			hi -= c;
+			q |= 1;
+		}
+	}
+	*rem = hi;
+	return q;
+}
+
+/* a * b / c, rounded down (or up with @up); saturates at U64_MAX. */
+static u64_t mul_div(u64_t a, u64_t b, u64_t c, int up)
+{
+	unsigned __int128 prod = (unsigned __int128)a * b;
+	u64_t hi = (u64_t)(prod >> 64), lo = (u64_t)prod, q, r;
+
+	if (!c)
+		return U64_MAX_ULL;
+	if (!hi) {
+		q = lo / c;
+		r = lo % c;
+	} else {
+		if (hi >= c)
+			return U64_MAX_ULL;
+		q = div128(hi, lo, c, &r);
+	}
+	if (up && r) {
+		if (q == U64_MAX_ULL)
+			return U64_MAX_ULL;
+		q++;
+	}
+	return q;
+}
+
+static u64_t sat_add(u64_t a, u64_t b)
+{
+	return a + b < a ? U64_MAX_ULL : a + b;
+}
+
+static u64_t min_u64(u64_t a, u64_t b)
+{
+	return a < b ? a : b;
+}
+
+static u64_t max_u64(u64_t a, u64_t b)
+{
+	return a > b ? a : b;
+}
+
+u64_t tt_policy_xfer_ns(u64_t bytes, u64_t bps)
+{
+	if (!bps)
+		return U64_MAX_ULL;
+	return mul_div(bytes, NSEC_PER_SEC_ULL, bps, 1);
+}
+
+u64_t tt_policy_bytes_in(u64_t ns, u64_t bps)
+{
+	return mul_div(ns, bps, NSEC_PER_SEC_ULL, 0);
+}
+
+u64_t tt_policy_ewma(u64_t old, u64_t sample, unsigned int weight)
+{
+	if (weight >= 1024 || !weight)
+		return weight ? sample : old;
+	if (sample >= old)
+		return old + mul_div(sample - old, weight, 1024, 0);
+	return old - mul_div(old - sample, weight, 1024, 0);
+}
+
+const char *tt_policy_status_name(enum tt_policy_status s)
+{
+	switch (s) {
+	case TT_POLICY_ACCEPTED:
+		return "accepted";
+	case TT_POLICY_MODIFIED:
+		return "modified";
+	case TT_POLICY_DROPPED:
+		return "dropped";
+	}
+	return "unknown";
+}
+
+/* Backward order: increasing bwd_start, ties by layer index (stable). */
+static int before(const struct tt_policy_layer *l, unsigned int a,
+		  unsigned int b)
+{
+	if (l[a].bwd_start_ns != l[b].bwd_start_ns)
+		return l[a].bwd_start_ns < l[b].bwd_start_ns;
+	return a < b;
+}
+
+static void sift_down(const struct tt_policy_layer *l, unsigned int *o,
+		      unsigned int root, unsigned int n)
+{
+	for (;;) {
+		unsigned int child = 2 * root + 1, tmp;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && before(l, o[child], o[child + 1]))
+			child++;
+		if (!before(l, o[root], o[child]))
+			return;
+		tmp = o[root];
+		o[root] = o[child];
+		o[child] = tmp;
+		root = child;
+	}
+}
+
+/* Heapsort of the index array: O(n log n), in place, no allocation. */
+static void sort_backward(const struct tt_policy_layer *l, unsigned int *o,
+			  unsigned int n)
+{
+	unsigned int i, tmp;
+
+	for (i = 0; i < n; i++)
+		o[i] = i;
+	for (i = n / 2; i-- > 0;)
+		sift_down(l, o, i, n);
+	for (i = n; i-- > 1;) {
+		tmp = o[0];
+		o[0] = o[i];
+		o[i] = tmp;
+		sift_down(l, o, 0, i);
+	}
+}
+
+/* Eq. 6/7: how much of the layer the idle time allows to evict. */
+static u64_t evict_size(const struct tt_policy_params *p,
+			const struct tt_policy_layer *l)
+{
+	u64_t sz = l->saved_bytes, it, need, reff, sze;
+
+	if (!sz)
+		return 0;
+	it = l->bwd_start_ns - l->fwd_end_ns;
+	need = sat_add(sat_add(tt_policy_xfer_ns(sz, p->er_bps),
+			       tt_policy_xfer_ns(sz, p->pr_bps)), p->stay_ns);
+	if (it >= need)
+		return sz;
+	if (it <= p->stay_ns)
+		return 0;
+	/* (IT - ST) / MR with 1/MR = ER*PR / (ER + PR), the combined rate */
+	reff = mul_div(p->er_bps, p->pr_bps, sat_add(p->er_bps, p->pr_bps), 0);
+	sze = tt_policy_bytes_in(it - p->stay_ns, reff);
+	sze = min_u64(sze, sz);
+	return sze & ~(p->page_size - 1);
+}
+
+int tt_policy_plan(const struct tt_policy_params *p,
+		   struct tt_policy_layer *layers, unsigned int n,
+		   unsigned int *order, struct tt_policy_summary *sum,
+		   unsigned int *bad)
+{
+	u64_t t_busy = 0;
+	unsigned int i;
+
+	if (sum) {
+		sum->accepted = 0;
+		sum->modified = 0;
+		sum->dropped = 0;
+		sum->migrated_bytes = 0;
+	}
+	if (!p->er_bps || !p->pr_bps || !p->page_size ||
+	    (p->page_size & (p->page_size - 1)))
+		return -TT_POLICY_EINVAL;
+	for (i = 0; i < n; i++) {
+		const struct tt_policy_layer *l = &layers[i];
+
+		if (l->fwd_start_ns > l->fwd_end_ns ||
+		    l->fwd_end_ns > l->bwd_start_ns ||
+		    l->bwd_start_ns > l->bwd_end_ns) {
+			if (bad)
+				*bad = i;
+			return -TT_POLICY_EINVAL;
+		}
+	}
+
+	for (i = 0; i < n; i++)
+		layers[i].evict_bytes = evict_size(p, &layers[i]);
+
+	sort_backward(layers, order, n);
+	for (i = 0; i < n; i++) {
+		struct tt_policy_layer *l = &layers[order[i]];
+		u64_t ts_b = l->bwd_start_ns, szp = 0, dur;
+
+		if (l->evict_bytes) {
+			/* eq. 8 (+ lead extension): when the prefetch must start */
+			dur = sat_add(tt_policy_xfer_ns(l->evict_bytes, p->pr_bps),
+				      l->lead_ns);
+			if (dur <= ts_b && t_busy <= ts_b - dur)
+				szp = l->evict_bytes;			/* eq. 9 */
+			else if (ts_b > sat_add(t_busy, l->lead_ns))	/* eq. 10 */
+				szp = min_u64(tt_policy_bytes_in(ts_b - t_busy - l->lead_ns,
+								 p->pr_bps) &
+					      ~(p->page_size - 1),
+					      l->evict_bytes);
+		}
+		l->final_bytes = szp;
+		if (szp) {
+			dur = sat_add(tt_policy_xfer_ns(szp, p->pr_bps), l->lead_ns);
+			l->prefetch_ns = dur <= ts_b ? ts_b - dur : 0;
+			t_busy = ts_b;
+		} else {
+			l->prefetch_ns = 0;
+		}
+		if (!szp)
+			l->status = TT_POLICY_DROPPED;
+		else if (szp < l->saved_bytes)
+			l->status = TT_POLICY_MODIFIED;
+		else
+			l->status = TT_POLICY_ACCEPTED;
+		if (sum) {
+			if (l->status == TT_POLICY_ACCEPTED)
+				sum->accepted++;
+			else if (l->status == TT_POLICY_MODIFIED)
+				sum->modified++;
+			else
+				sum->dropped++;
+			sum->migrated_bytes += szp;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The evicted part of a layer as a trapezoid over time: it ramps up from
+ * fwd_end over the eviction (e0..e1), stays, and ramps down over the
+ * prefetch (p0..p1). The prefetch is not modelled to start before the
+ * eviction ends, and ends by bwd_end at the latest.
+ */
+struct trap {
+	u64_t e0, e1, p0, p1, bytes;
+};
+
+static void layer_trap(const struct tt_policy_params *p,
+		       const struct tt_policy_layer *l, struct trap *t)
+{
+	u64_t dp;
+
+	t->bytes = l->status == TT_POLICY_DROPPED ? 0 : l->final_bytes;
+	t->e0 = l->fwd_end_ns;
+	t->e1 = min_u64(sat_add(t->e0, tt_policy_xfer_ns(t->bytes, p->er_bps)),
+			l->bwd_end_ns);
+	dp = tt_policy_xfer_ns(t->bytes, p->pr_bps);
+	t->p0 = min_u64(max_u64(l->prefetch_ns, t->e1), l->bwd_end_ns);
+	t->p1 = min_u64(sat_add(t->p0, dp), l->bwd_end_ns);
+}
+
+/* Evicted bytes of a layer at time t (continuous in t). */
+static u64_t trap_at(const struct trap *t, u64_t at)
+{
+	if (!t->bytes || at <= t->e0 || at >= t->p1)
+		return 0;
+	if (at < t->e1)
+		return mul_div(t->bytes, at - t->e0, t->e1 - t->e0, 0);
+	if (at <= t->p0)
+		return t->bytes;
+	return mul_div(t->bytes, t->p1 - at, t->p1 - t->p0, 0);
+}
+
+/* Area under the trapezoid, in byte-nanoseconds, as a 128-bit value. */
+static unsigned __int128 trap_area(const struct trap *t)
+{
+	unsigned __int128 a = (unsigned __int128)t->bytes *
+		((t->e1 - t->e0) + (t->p1 - t->p0));
+
+	return (a >> 1) + (unsigned __int128)t->bytes * (t->p0 - t->e1);
+}
+
+enum side { LEFT, RIGHT };
+
+/* Bytes of a layer on the fast tier at time t, as left or right limit. */
+static void layer_at(const struct tt_policy_params *p,
+		     const struct tt_policy_layer *l, u64_t at, enum side s,
+		     u64_t *base, u64_t *tiered, u64_t *oracle)
+{
+	int live, olive;
+	struct trap t;
+
+	if (s == RIGHT) {
+		live = at >= l->fwd_end_ns && at < l->bwd_end_ns;
+		olive = at >= l->bwd_start_ns && at < l->bwd_end_ns;
+	} else {
+		live = at > l->fwd_end_ns && at <= l->bwd_end_ns;
+		olive = at > l->bwd_start_ns && at <= l->bwd_end_ns;
+	}
+	*base = live ? l->saved_bytes : 0;
+	*oracle = olive ? l->saved_bytes : 0;
+	layer_trap(p, l, &t);
+	*tiered = live ? l->saved_bytes - min_u64(trap_at(&t, at), l->saved_bytes) : 0;
+}
+
+static u64_t div128_by(unsigned __int128 v, u64_t d)
+{
+	u64_t hi = (u64_t)(v >> 64), lo = (u64_t)v, r;
+
+	if (!d)
+		return 0;
+	if (!hi)
+		return lo / d;
+	if (hi >= d)
+		return U64_MAX_ULL;
+	return div128(hi, lo, d, &r);
+}
+
+void tt_policy_footprint(const struct tt_policy_params *p,
+			 const struct tt_policy_layer *layers, unsigned int n,
+			 struct tt_policy_footprint *out)
+{
+	unsigned __int128 base_area = 0, tier_area = 0, oracle_area = 0;
+	u64_t end = 0;
+	unsigned int i, j, k;
+
+	out->avg_bytes = 0;
+	out->peak_bytes = 0;
+	out->base_avg_bytes = 0;
+	out->base_peak_bytes = 0;
+	out->oracle_avg_bytes = 0;
+	out->oracle_peak_bytes = 0;
+
+	/* averages: the integral is linear, so sum each layer's own area */
+	for (i = 0; i < n; i++) {
+		const struct tt_policy_layer *l = &layers[i];
+		struct trap t;
+
+		end = max_u64(end, l->bwd_end_ns);
+		base_area += (unsigned __int128)l->saved_bytes *
+			     (l->bwd_end_ns - l->fwd_end_ns);
+		oracle_area += (unsigned __int128)l->saved_bytes *
+			       (l->bwd_end_ns - l->bwd_start_ns);
+		layer_trap(p, l, &t);
+		tier_area += (unsigned __int128)l->saved_bytes *
+			     (l->bwd_end_ns - l->fwd_end_ns) - trap_area(&t);
+	}
+	out->end_ns = end;
+	out->base_avg_bytes = div128_by(base_area, end);
+	out->avg_bytes = div128_by(tier_area, end);
+	out->oracle_avg_bytes = div128_by(oracle_area, end);
+
+	/* peaks: the sums are piecewise linear, so their maxima sit on the
+	 * breakpoints of some layer; evaluate both limits at each of them
+	 */
+	for (i = 0; i < n; i++) {
+		struct trap t;
+		u64_t pts[6];
+
+		layer_trap(p, &layers[i], &t);
+		pts[0] = layers[i].fwd_end_ns;
+		pts[1] = t.e1;
+		pts[2] = t.p0;
+		pts[3] = t.p1;
+		pts[4] = layers[i].bwd_start_ns;
+		pts[5] = layers[i].bwd_end_ns;
+		for (k = 0; k < 6; k++) {
+			enum side s;
+
+			for (s = LEFT; s <= RIGHT; s++) {
+				u64_t sb = 0, st = 0, so = 0;
+
+				for (j = 0; j < n; j++) {
+					u64_t b, tr, o;
+
+					layer_at(p, &layers[j], pts[k], s, &b, &tr, &o);
+					sb += b;
+					st += tr;
+					so += o;
+				}
+				out->base_peak_bytes = max_u64(out->base_peak_bytes, sb);
+				out->peak_bytes = max_u64(out->peak_bytes, st);
+				out->oracle_peak_bytes = max_u64(out->oracle_peak_bytes, so);
+			}
+		}
+	}
+}
