@@ -250,6 +250,26 @@ struct tt_ioc_residency {
  * @bytes_to_fast:    bytes moved to fast nodes.
  * @bytes_to_slow:    bytes moved to slow nodes.
  * @total:            sum of the results of every completed migration.
+ * @iterations:       TT_EV_ITER_BEGIN events seen.
+ * @events:           events of any type accepted.
+ * @tensors_saved:    TT_EV_TENSOR_SAVED events that covered whole pages.
+ * @tensors_ignored:  TT_EV_TENSOR_SAVED events smaller than a page after
+ *                    rounding inward (nothing to move).
+ * @layers_accepted:  layer-iterations evicted whole (policy "accepted").
+ * @layers_modified:  layer-iterations evicted in part ("modified").
+ * @layers_dropped:   layer-iterations the policy kept on the fast tier.
+ * @layers_unknown:   layer-iterations not in the profile (never evicted).
+ * @bytes_evicted:    bytes the scheduler moved to slow nodes.
+ * @bytes_prefetched: bytes the scheduler moved back to fast nodes.
+ * @ontime_bytes:     evicted bytes back on the fast tier when their backward
+ *                    layer began.
+ * @late_bytes:       evicted bytes still on the slow tier when their
+ *                    backward layer began.
+ * @late_count:       layer-iterations with late bytes.
+ * @sync_fetched_bytes: late bytes fetched synchronously (TT_SCHED_SYNC_LATE).
+ * @reprofiles:       times the profile was restarted after a deviation.
+ * @er_bps:           current eviction rate estimate ER, bytes/s.
+ * @pr_bps:           current prefetch rate estimate PR, bytes/s.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -267,6 +287,24 @@ struct tt_ioc_stats {
 	__u64 bytes_to_fast;
 	__u64 bytes_to_slow;
 	struct tt_migrate_result total;
+	/* appended in ABI 1 by the scheduler (see "Scheduler" below) */
+	__u64 iterations;
+	__u64 events;
+	__u64 tensors_saved;
+	__u64 tensors_ignored;
+	__u64 layers_accepted;
+	__u64 layers_modified;
+	__u64 layers_dropped;
+	__u64 layers_unknown;
+	__u64 bytes_evicted;
+	__u64 bytes_prefetched;
+	__u64 ontime_bytes;
+	__u64 late_bytes;
+	__u64 late_count;
+	__u64 sync_fetched_bytes;
+	__u64 reprofiles;
+	__u64 er_bps;
+	__u64 pr_bps;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -277,6 +315,252 @@ struct tt_ioc_stats {
  * queued before the call has completed. Errors: EINTR on a fatal signal.
  */
 #define TT_IOC_FLUSH		_IO(TT_IOC_MAGIC, 0x06)
+
+/*
+ * Scheduler
+ * ---------
+ *
+ * A training process reports its iterations, layers and saved tensors as
+ * events; the session's scheduler then evicts each layer's saved tensors to
+ * a slow node right after the layer's forward pass ends and prefetches them
+ * back to the fast node so they arrive before the layer's backward pass
+ * begins, following TierTrain's queueing system (Documentation/scheduler.md).
+ *
+ * Timeline. Times are nanoseconds since TT_EV_ITER_BEGIN. For each layer
+ * the scheduler keeps an exponentially weighted average over iterations of
+ * its forward end (te_F), backward start (ts_B) and saved bytes (sz). The
+ * first profile_iters iterations only record (default 1, module parameter
+ * profile_iters); from then on each iteration is planned at its
+ * TT_EV_ITER_BEGIN from the profile and the measured eviction/prefetch rates
+ * (ER, PR: bytes/s per direction, averaged from the scheduler's own
+ * migrations, seeded by the module parameters er_seed_mbps/pr_seed_mbps).
+ *
+ * What moves. At TT_EV_LAYER_END(TT_FWD) of a planned layer the first
+ * final-size bytes (page granular) of the ranges saved for it in this
+ * iteration, in the order they were reported, are queued for eviction on the
+ * evict worker pool (module parameter evict_workers). A high-resolution timer
+ * queues their prefetch on the prefetch pool (prefetch_workers) at the
+ * planned trigger time. At TT_EV_LAYER_BEGIN(TT_BWD) evicted bytes still on
+ * the slow node are counted late (late_bytes, late_count); with
+ * TT_SCHED_SYNC_LATE the call fetches them before it returns. A late layer's
+ * prefetch lead time grows by the lateness measured, and shrinks slowly back
+ * while it is on time. At TT_EV_LAYER_END(TT_BWD) the layer's saved ranges
+ * are forgotten unless saved with TT_EV_PERSISTENT.
+ *
+ * Deviations. A layer id not in the profile is never evicted (counted in
+ * layers_unknown). When an iteration's layer set differs from the profile,
+ * or it runs more than twice as long as the profile, the profile restarts
+ * (reprofiles): nothing is evicted until profile_iters iterations have been
+ * recorded again. Events out of order (a backward end without a begin, a
+ * layer begin twice) never break anything: they are accepted and the layer
+ * falls back to not being evicted in that iteration.
+ */
+
+/* enum tt_event_type - what a struct tt_event reports */
+enum tt_event_type {
+	TT_EV_ITER_BEGIN = 1,
+	TT_EV_LAYER_BEGIN = 2,
+	TT_EV_LAYER_END = 3,
+	TT_EV_TENSOR_SAVED = 4,
+};
+
+/* Event flags. Layer events carry exactly one of TT_FWD and TT_BWD. */
+#define TT_FWD			(1U << 0)
+#define TT_BWD			(1U << 1)
+/* TT_EV_TENSOR_SAVED: keep the range registered across iterations. */
+#define TT_EV_PERSISTENT	(1U << 2)
+/* @ts_ns holds a CLOCK_MONOTONIC time from the caller; else the kernel's. */
+#define TT_EV_TIMESTAMP		(1U << 3)
+#define TT_EV_FLAGS_ALL		(TT_FWD | TT_BWD | TT_EV_PERSISTENT | TT_EV_TIMESTAMP)
+
+/*
+ * struct tt_event - one scheduler event
+ * @type:  enum tt_event_type.
+ * @flags: TT_FWD/TT_BWD (layer events), TT_EV_PERSISTENT (tensor saved),
+ *         TT_EV_TIMESTAMP (any).
+ * @layer: layer id (layer and tensor events; must be 0 for TT_EV_ITER_BEGIN).
+ * @ts_ns: with TT_EV_TIMESTAMP, CLOCK_MONOTONIC in ns; must not go backwards
+ *         within a session. Otherwise must be 0.
+ * @addr:  TT_EV_TENSOR_SAVED: start of the tensor's memory (any alignment).
+ * @len:   TT_EV_TENSOR_SAVED: its length in bytes. The range is rounded
+ *         inward to whole pages: a tensor that covers no whole page is
+ *         counted in tensors_ignored and otherwise ignored. Other events: 0.
+ *
+ * The range of a saved tensor is not checked when the event is submitted
+ * (that would cost the hot path a page-table walk); it is checked when it is
+ * evicted, and a range that is no longer mapped or not a supported mapping
+ * is skipped and forgotten then.
+ */
+struct tt_event {
+	__u16 type;
+	__u16 flags;
+	__u32 layer;
+	__u64 ts_ns;
+	__u64 addr;
+	__u64 len;
+};
+
+/*
+ * TT_IOC_EVENT - submit one event.
+ * Errors: EINVAL (unknown type, a layer event without exactly one phase,
+ * a non-zero field that must be 0, a timestamp going backwards),
+ * EOPNOTSUPP (unknown flag bit), ENOSPC (more than max_ranges tensors saved
+ * and not yet forgotten), besides the common errors.
+ */
+#define TT_IOC_EVENT		_IOW(TT_IOC_MAGIC, 0x07, struct tt_event)
+
+/*
+ * struct tt_ioc_events - argument of TT_IOC_EVENTS
+ * @events_ptr: user pointer to @count struct tt_event.
+ * @count:      number of events, at most 4096.
+ * @flags:      must be 0.
+ * @done:       out: events processed before the first error (== @count on
+ *              success).
+ * @reserved:   must be 0.
+ */
+struct tt_ioc_events {
+	__u64 events_ptr;
+	__u32 count;
+	__u32 flags;
+	__u32 done;
+	__u32 reserved;
+};
+
+/*
+ * TT_IOC_EVENTS - submit events in order in one call; stops at the first
+ * invalid event and returns its error (EINVAL also for @count > 4096).
+ */
+#define TT_IOC_EVENTS		_IOWR(TT_IOC_MAGIC, 0x08, struct tt_ioc_events)
+
+/*
+ * struct tt_ioc_sched - per-session scheduler settings
+ * @valid:         TT_SCHED_SET_* bits: which fields below TT_IOC_SET_SCHED
+ *                 applies (the others keep their values). TT_IOC_GET_SCHED
+ *                 sets all the bits it knows.
+ * @flags:         TT_SCHED_* behaviour bits (applied with TT_SCHED_SET_FLAGS).
+ * @profile_iters: iterations that only record the profile, 1..1000.
+ * @stay_ns:       stay time ST in ns (minimum time evicted data stays slow);
+ *                 0 is allowed.
+ * @er_bps:        eviction rate to assume now (bytes/s, > 0); the measured
+ *                 average continues from it.
+ * @pr_bps:        prefetch rate to assume now (bytes/s, > 0).
+ * @slow_node:     node to evict to, or -1 for automatic (the nearest slow
+ *                 node of the fast node the process runs on).
+ * @fast_node:     node to prefetch to, or -1 for automatic (the node the
+ *                 tensor was on before eviction).
+ */
+struct tt_ioc_sched {
+	__u32 valid;
+	__u32 flags;
+	__u32 profile_iters;
+	__u32 reserved;
+	__u64 stay_ns;
+	__u64 er_bps;
+	__u64 pr_bps;
+	__s32 slow_node;
+	__s32 fast_node;
+};
+
+#define TT_SCHED_SET_FLAGS	(1U << 0)
+#define TT_SCHED_SET_PROFILE	(1U << 1)
+#define TT_SCHED_SET_STAY	(1U << 2)
+#define TT_SCHED_SET_RATES	(1U << 3)
+#define TT_SCHED_SET_NODES	(1U << 4)
+#define TT_SCHED_SET_ALL	(TT_SCHED_SET_FLAGS | TT_SCHED_SET_PROFILE | \
+				 TT_SCHED_SET_STAY | TT_SCHED_SET_RATES | \
+				 TT_SCHED_SET_NODES)
+
+/*
+ * TT_SCHED_SYNC_LATE: at TT_EV_LAYER_BEGIN(TT_BWD), fetch the layer's late
+ * bytes synchronously before the call returns (default off: the backward
+ * pass then reads them from the slow node while the prefetch completes).
+ */
+#define TT_SCHED_SYNC_LATE	(1U << 0)
+/*
+ * TT_SCHED_OFF: record events and the profile but never move anything (a
+ * baseline for measurements).
+ */
+#define TT_SCHED_OFF		(1U << 1)
+#define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF)
+
+/*
+ * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
+ * scheduler settings. Defaults come from the module parameters
+ * profile_iters (1), stay_time_us (1000), er_seed_mbps and pr_seed_mbps
+ * (1024 each). Errors: EOPNOTSUPP (unknown valid or flags bits), EINVAL (a
+ * value out of range), ENODEV (a node that is offline or has no memory).
+ */
+#define TT_IOC_SET_SCHED	_IOW(TT_IOC_MAGIC, 0x09, struct tt_ioc_sched)
+#define TT_IOC_GET_SCHED	_IOR(TT_IOC_MAGIC, 0x0a, struct tt_ioc_sched)
+
+/*
+ * struct tt_layer_info - what the scheduler knows and did for one layer
+ * @layer:          layer id.
+ * @status:         enum tt_layer_status of the current plan.
+ * @saved_bytes:    profile: average saved bytes (sz).
+ * @fwd_end_ns:     profile: average te_F.
+ * @bwd_start_ns:   profile: average ts_B.
+ * @final_bytes:    plan: bytes to evict and prefetch (szP).
+ * @prefetch_ns:    plan: prefetch trigger time (includes @lead_ns).
+ * @lead_ns:        extra lead time learned from late prefetches.
+ * The last iteration, in ns from its start (0 = did not happen):
+ * @last_fwd_end_ns:     forward end.
+ * @last_evict_start_ns: eviction started.
+ * @last_evict_end_ns:   eviction finished.
+ * @last_prefetch_start_ns: prefetch started.
+ * @last_prefetch_end_ns:   prefetch finished.
+ * @last_bwd_start_ns:   backward begin.
+ * @last_evicted_bytes:  bytes evicted.
+ * @last_late_bytes:     bytes still slow at backward begin.
+ */
+struct tt_layer_info {
+	__u32 layer;
+	__u32 status;
+	__u64 saved_bytes;
+	__u64 fwd_end_ns;
+	__u64 bwd_start_ns;
+	__u64 final_bytes;
+	__u64 prefetch_ns;
+	__u64 lead_ns;
+	__u64 last_fwd_end_ns;
+	__u64 last_evict_start_ns;
+	__u64 last_evict_end_ns;
+	__u64 last_prefetch_start_ns;
+	__u64 last_prefetch_end_ns;
+	__u64 last_bwd_start_ns;
+	__u64 last_evicted_bytes;
+	__u64 last_late_bytes;
+};
+
+/*
+ * enum tt_layer_status - a layer's state in the plan
+ * @TT_LAYER_PROFILING: no plan yet (profiling).
+ * @TT_LAYER_ACCEPTED:  evicted whole.
+ * @TT_LAYER_MODIFIED:  evicted in part.
+ * @TT_LAYER_DROPPED:   kept on the fast tier by the policy.
+ */
+enum tt_layer_status {
+	TT_LAYER_PROFILING,
+	TT_LAYER_ACCEPTED,
+	TT_LAYER_MODIFIED,
+	TT_LAYER_DROPPED,
+};
+
+/*
+ * struct tt_ioc_layers - argument of TT_IOC_LAYERS
+ * @info_ptr: user pointer to @count struct tt_layer_info.
+ * @count:    in: elements available; out: layers known (may be larger: call
+ *            again with a bigger array).
+ * @flags:    must be 0.
+ */
+struct tt_ioc_layers {
+	__u64 info_ptr;
+	__u32 count;
+	__u32 flags;
+};
+
+/* TT_IOC_LAYERS - the scheduler's per-layer view, in layer id order. */
+#define TT_IOC_LAYERS		_IOWR(TT_IOC_MAGIC, 0x0b, struct tt_ioc_layers)
 
 /*
  * Generic netlink family "tiertrain" (administration, used by tierctl)
