@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Migration with the in-kernel engine (TT_IOC_MIGRATE through libtiertrain),
+ * every result checked three ways: the data pattern, move_pages(2) status
+ * queries (an observer independent of tiertrain) and TT_IOC_RESIDENCY.
+ *
+ *   base_256m       256 MiB of base pages to the slow node and back, result
+ *                   counters and session statistics checked.
+ *   sub_range       the middle of a mapping moves, its edges stay.
+ *   two_mappings    one range over two adjacent anonymous VMAs.
+ *   untouched_pages never-touched and zero-page pages are skipped as not
+ *                   present and stay unpopulated.
+ *   thp             a THP-backed range to the slow node and back; logs
+ *                   whether the huge pages were split.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tt_harness.h"
+
+FIXTURE(migrate)
+{
+	struct tt_session *s;
+	struct tt_st_topo topo;
+	size_t ps;
+	void *buf;
+	size_t len;
+};
+
+FIXTURE_SETUP(migrate)
+{
+	self->buf = NULL;
+	self->s = NULL;
+	self->ps = tt_page_size();
+	if (access(TT_ST_DEV, F_OK))
+		SKIP(return, "%s missing: tiertrain.ko is not loaded", TT_ST_DEV);
+	ASSERT_EQ(0, tt_st_topo_read(&self->topo));
+	if (self->topo.fast < 0 || self->topo.slow < 0)
+		SKIP(return, "needs a node with CPUs and a memory-only node (fast %d, slow %d)",
+		     self->topo.fast, self->topo.slow);
+	ASSERT_EQ(0, tt_st_run_on_node(self->topo.fast));
+	unsetenv("TIERTRAIN_BACKEND");
+	self->s = tt_open();
+	ASSERT_NE(NULL, self->s) TH_LOG("tt_open: %s", strerror(errno));
+	ASSERT_STREQ("kernel", tt_backend(self->s));
+}
+
+FIXTURE_TEARDOWN(migrate)
+{
+	if (self->buf)
+		munmap(self->buf, self->len);
+	tt_close(self->s);
+}
+
+/* Skip unless @node has @bytes free plus a margin for the kernel. */
+static int tt_need_free(int node, size_t bytes)
+{
+	uint64_t fr = 0;
+
+	if (tt_st_node_mem(node, &fr, NULL))
+		return 0;
+	return fr >= bytes + 64 * TT_ST_MIB;
+}
+
+TEST_F_TIMEOUT(migrate, base_256m, 900)
+{
+	struct tt_ioc_stats st0, st1;
+	struct tt_migrate_result r;
+	size_t len = 256 * TT_ST_MIB;
+	uint64_t pages = len / self->ps, t0;
+	int fast = self->topo.fast, slow = self->topo.slow;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (!tt_need_free(slow, len))
+		SKIP(return, "node %d has less than %zu MiB free", slow,
+		     len / TT_ST_MIB + 64);
+	self->len = len;
+	self->buf = tt_st_map(len, -1);
+	ASSERT_NE(NULL, self->buf);
+	tt_st_fill(self->buf, len, 1);
+	TT_ASSERT_PLACED(self->buf, len, fast);
+	ASSERT_EQ(0, tt_stats(self->s, &st0));
+	ASSERT_EQ((uint32_t)TT_ABI_VERSION, st0.abi_version);
+	ASSERT_EQ((uint32_t)sizeof(st0), st0.size);
+
+	t0 = tt_st_now_ns();
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
+	TH_LOG("%zu MiB node %d -> %d: %.1f ms (engine %.1f ms)",
+	       len / TT_ST_MIB, fast, slow, (tt_st_now_ns() - t0) / 1e6,
+	       r.elapsed_ns / 1e6);
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	ASSERT_GT(r.elapsed_ns, (uint64_t)0);
+	TT_ASSERT_PATTERN(self->buf, len, 1);
+	TT_ASSERT_PLACED(self->buf, len, slow);
+	TT_ASSERT_RESIDENT(self->s, self->buf, len, slow, len, 0);
+
+	t0 = tt_st_now_ns();
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, fast, 0, &r));
+	TH_LOG("%zu MiB node %d -> %d: %.1f ms (engine %.1f ms)",
+	       len / TT_ST_MIB, slow, fast, (tt_st_now_ns() - t0) / 1e6,
+	       r.elapsed_ns / 1e6);
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 1);
+	TT_ASSERT_PLACED(self->buf, len, fast);
+	TT_ASSERT_RESIDENT(self->s, self->buf, len, fast, len, 0);
+
+	/* a second move to where the pages are moves nothing */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, fast, 0, &r));
+	TT_ASSERT_RESULT(r, pages, 0, pages, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 1);
+
+	ASSERT_EQ(0, tt_stats(self->s, &st1));
+	EXPECT_EQ(3ULL, st1.migrate_calls - st0.migrate_calls);
+	EXPECT_EQ(3 * pages, st1.total.pages - st0.total.pages);
+	EXPECT_EQ(2 * pages, st1.total.moved - st0.total.moved);
+	EXPECT_EQ(pages, st1.total.already_on_node - st0.total.already_on_node);
+	EXPECT_EQ(0ULL, st1.total.skipped_busy - st0.total.skipped_busy);
+	EXPECT_EQ(len, st1.bytes_to_slow - st0.bytes_to_slow);
+	EXPECT_EQ(len, st1.bytes_to_fast - st0.bytes_to_fast);
+	EXPECT_EQ(0ULL, st1.async_queued - st0.async_queued);
+}
+
+TEST_F_TIMEOUT(migrate, sub_range, 300)
+{
+	struct tt_migrate_result r;
+	size_t len = 16 * TT_ST_MIB, q = len / 4;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	char *b;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	self->len = len;
+	self->buf = b = tt_st_map(len, -1);
+	ASSERT_NE(NULL, b);
+	tt_st_fill(b, len, 2);
+
+	/* [q, 3q) moves, [0, q) and [3q, len) stay */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + q, 2 * q, slow, 0, &r));
+	TT_ASSERT_RESULT(r, 2 * q / self->ps, 2 * q / self->ps, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(b, len, 2);
+	TT_ASSERT_PLACED(b, q, fast);
+	TT_ASSERT_PLACED(b + q, 2 * q, slow);
+	TT_ASSERT_PLACED(b + 3 * q, q, fast);
+	TT_ASSERT_RESIDENT(self->s, b, len, slow, 2 * q, 0);
+	TT_ASSERT_RESIDENT(self->s, b, len, fast, 2 * q, 0);
+
+	/* a single page at each edge of the moved part */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + q - self->ps, self->ps, slow,
+				   0, &r));
+	TT_ASSERT_RESULT(r, 1, 1, 0, 0, 0, 0);
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + 3 * q - self->ps, self->ps,
+				   fast, 0, &r));
+	TT_ASSERT_RESULT(r, 1, 1, 0, 0, 0, 0);
+	TT_ASSERT_PAGES_ON(b, len, slow, 2 * q / self->ps);
+	TT_ASSERT_PLACED(b + q - self->ps, self->ps, slow);
+	TT_ASSERT_PLACED(b + 3 * q - self->ps, self->ps, fast);
+	TT_ASSERT_PATTERN(b, len, 2);
+
+	/* everything back; only the slow pages move */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, len, fast, 0, &r));
+	TT_ASSERT_RESULT(r, len / self->ps, 2 * q / self->ps,
+			 2 * q / self->ps, 0, 0, 0);
+	TT_ASSERT_PLACED(b, len, fast);
+	TT_ASSERT_PATTERN(b, len, 2);
+}
+
+TEST_F_TIMEOUT(migrate, two_mappings, 300)
+{
+	struct tt_migrate_result r;
+	size_t len = 16 * TT_ST_MIB, pages = len / self->ps;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	char *b;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	self->len = len;
+	self->buf = b = tt_st_map(len, -1);
+	ASSERT_NE(NULL, b);
+	/* a different VMA flag on the lower half splits the mapping in two */
+	ASSERT_EQ(0, madvise(b, len / 2, MADV_DONTFORK));
+	ASSERT_EQ(2, tt_st_nr_vmas(b, len));
+	tt_st_fill(b, len, 3);
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, len, slow, 0, &r));
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PLACED(b, len, slow);
+	TT_ASSERT_RESIDENT(self->s, b, len, slow, len, 0);
+	TT_ASSERT_PATTERN(b, len, 3);
+
+	/* across the boundary only: the last and first MiB of each VMA */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + len / 2 - TT_ST_MIB,
+				   2 * TT_ST_MIB, fast, 0, &r));
+	TT_ASSERT_RESULT(r, 2 * TT_ST_MIB / self->ps, 2 * TT_ST_MIB / self->ps,
+			 0, 0, 0, 0);
+	TT_ASSERT_PLACED(b + len / 2 - TT_ST_MIB, 2 * TT_ST_MIB, fast);
+	TT_ASSERT_PAGES_ON(b, len, slow, pages - 2 * TT_ST_MIB / self->ps);
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, len, fast, 0, &r));
+	TT_ASSERT_RESULT(r, pages, pages - 2 * TT_ST_MIB / self->ps,
+			 2 * TT_ST_MIB / self->ps, 0, 0, 0);
+	TT_ASSERT_PLACED(b, len, fast);
+	TT_ASSERT_PATTERN(b, len, 3);
+	ASSERT_EQ(2, tt_st_nr_vmas(b, len));
+}
+
+TEST_F_TIMEOUT(migrate, untouched_pages, 300)
+{
+	struct tt_migrate_result r;
+	struct tt_st_place *pl;
+	size_t len = 16 * TT_ST_MIB, pages = len / self->ps, i;
+	size_t written = 0, zero = 0, untouched = 0;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	volatile char sink = 0;
+	char *b;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	self->len = len;
+	self->buf = b = tt_st_map(len, -1);
+	ASSERT_NE(NULL, b);
+	/*
+	 * Page i % 4: 0 and 2 written, 1 read (maps the shared zero page),
+	 * 3 never touched.
+	 */
+	for (i = 0; i < pages; i++) {
+		char *p = b + i * self->ps;
+
+		switch (i % 4) {
+		case 0:
+		case 2:
+			memset(p, (int)(i & 0xff) | 1, self->ps);
+			written++;
+			break;
+		case 1:
+			sink += p[0];
+			zero++;
+			break;
+		default:
+			untouched++;
+		}
+	}
+	ASSERT_EQ(0, sink);
+	ASSERT_EQ((long long)(written + zero), tt_st_mincore(b, len));
+	TT_ASSERT_RESIDENT(self->s, b, len, fast, written * self->ps,
+			   (zero + untouched) * self->ps);
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, len, slow, 0, &r));
+	TT_ASSERT_RESULT(r, pages, written, 0, zero + untouched, 0, 0);
+	TT_ASSERT_RESIDENT(self->s, b, len, slow, written * self->ps,
+			   (zero + untouched) * self->ps);
+	/* 6.1's move_pages(2) says -EFAULT for untouched and zero pages */
+	pl = malloc(sizeof(*pl));
+	ASSERT_NE(NULL, pl);
+	ASSERT_EQ(0, tt_st_place(b, len, pl));
+	EXPECT_EQ(written, pl->on_node[slow]);
+	EXPECT_EQ(zero + untouched, pl->faulted + pl->absent);
+	free(pl);
+	/* the skipped pages were not populated by the migration */
+	ASSERT_EQ((long long)(written + zero), tt_st_mincore(b, len));
+
+	for (i = 0; i < pages; i++) {
+		unsigned char *p = (unsigned char *)b + i * self->ps;
+		unsigned char want = i % 4 == 0 || i % 4 == 2 ?
+				     (unsigned char)((i & 0xff) | 1) : 0;
+
+		if (i % 4 == 3)
+			continue;	/* reading would populate it */
+		ASSERT_EQ(want, p[0]) TH_LOG("page %zu", i);
+		ASSERT_EQ(want, p[self->ps - 1]) TH_LOG("page %zu", i);
+	}
+	ASSERT_EQ((long long)(written + zero), tt_st_mincore(b, len));
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, len, fast, 0, &r));
+	TT_ASSERT_RESULT(r, pages, written, 0, zero + untouched, 0, 0);
+	TT_ASSERT_PAGES_ON(b, len, fast, written);
+	ASSERT_EQ((long long)(written + zero), tt_st_mincore(b, len));
+}
+
+TEST_F_TIMEOUT(migrate, thp, 900)
+{
+	struct tt_migrate_result r;
+	size_t len = 64 * TT_ST_MIB, pages = len / self->ps;
+	long long huge_kb, split0, split1, split2;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	char mode[128];
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (tt_st_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
+			    mode, sizeof(mode)) < 0 || strstr(mode, "[never]"))
+		SKIP(return, "transparent huge pages are not available");
+	if (!tt_need_free(slow, len))
+		SKIP(return, "node %d has less than %zu MiB free", slow,
+		     len / TT_ST_MIB + 64);
+	self->len = len;
+	self->buf = tt_st_map(len, 1);
+	ASSERT_NE(NULL, self->buf);
+	tt_st_fill(self->buf, len, 4);
+	huge_kb = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	if (huge_kb <= 0)
+		SKIP(return, "the kernel gave no huge page to a MADV_HUGEPAGE range (AnonHugePages %lld kB)",
+		     huge_kb);
+	TH_LOG("AnonHugePages before: %lld kB of %zu kB", huge_kb, len / 1024);
+	TT_ASSERT_PLACED(self->buf, len, fast);
+
+	split0 = tt_st_vmstat("thp_split_page");
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
+	split1 = tt_st_vmstat("thp_split_page");
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 4);
+	TT_ASSERT_PLACED(self->buf, len, slow);
+	TT_ASSERT_RESIDENT(self->s, self->buf, len, slow, len, 0);
+	TH_LOG("to node %d: %.1f ms, thp_split_page +%lld, AnonHugePages now %lld kB",
+	       slow, r.elapsed_ns / 1e6, split1 - split0,
+	       tt_st_smaps_kb(self->buf, len, "AnonHugePages"));
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, fast, 0, &r));
+	split2 = tt_st_vmstat("thp_split_page");
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 4);
+	TT_ASSERT_PLACED(self->buf, len, fast);
+	TT_ASSERT_RESIDENT(self->s, self->buf, len, fast, len, 0);
+	TH_LOG("back to node %d: %.1f ms, thp_split_page +%lld, huge pages %s",
+	       fast, r.elapsed_ns / 1e6, split2 - split1,
+	       split2 > split0 ? "were split" : "were not split");
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Assertion helpers for the tiertrain selftests, on top of the kernel's
+ * kselftest_harness.h (which must be included first). They need the
+ * harness's _metadata, so they are macros.
+ */
+#ifndef TT_HARNESS_H
+#define TT_HARNESS_H
+
+#include <stdlib.h>
+#include <string.h>
+#include <tiertrain.h>
+
+#include "tt_selftest.h"
+
+/*
+ * The 6.1 harness runs the test body even when FIXTURE_SETUP called SKIP();
+ * every test body starts with this.
+ */
+#define TT_SKIP_IF_SETUP_SKIPPED() do {					\
+	if (_metadata->skip)						\
+		return;							\
+} while (0)
+
+/* The pattern written with tt_st_fill(@seed) is intact. */
+#define TT_ASSERT_PATTERN(buf, len, seed) do {				\
+	long long _off = tt_st_check((buf), (len), (seed));		\
+	ASSERT_EQ(-1, _off)						\
+		TH_LOG("data differs at offset %lld of %zu bytes "	\
+		       "(pattern seed %d)", _off, (size_t)(len),	\
+		       (int)(seed));					\
+} while (0)
+
+/* move_pages(2) status queries find exactly @want pages of the range on @node. */
+#define TT_ASSERT_PAGES_ON(addr, len, node, want) do {			\
+	struct tt_st_place *_p = malloc(sizeof(*_p));			\
+	char _d[512];							\
+	ASSERT_NE(NULL, _p);						\
+	ASSERT_EQ(0, tt_st_place((addr), (len), _p));			\
+	ASSERT_EQ((uint64_t)(want), _p->on_node[(node)])		\
+		TH_LOG("move_pages(2) placement: %s; expected %llu "	\
+		       "pages on node %d",				\
+		       tt_st_place_str(_p, _d, sizeof(_d)),		\
+		       (unsigned long long)(want), (node));		\
+	free(_p);							\
+} while (0)
+
+/* Every page of the range is on @node according to move_pages(2). */
+#define TT_ASSERT_PLACED(addr, len, node)				\
+	TT_ASSERT_PAGES_ON((addr), (len), (node),			\
+			   (len) / tt_page_size())
+
+/*
+ * TT_IOC_RESIDENCY through the library: exactly @on_node bytes of the range
+ * are on @node, @absent bytes are not present, none are on nodes beyond
+ * TT_ST_MAX_NODES, and the per-node bytes plus the absent ones add up to
+ * the range.
+ */
+#define TT_ASSERT_RESIDENT(s, addr, len, node, on_node, absent) do {	\
+	uint64_t _b[TT_ST_MAX_NODES], _np = ~0ULL, _ot = ~0ULL, _sum = 0; \
+	int _i;								\
+	memset(_b, 0xff, sizeof(_b));					\
+	ASSERT_EQ(0, tt_residency_ex((s), (addr), (len), _b,		\
+				     TT_ST_MAX_NODES, &_np, &_ot));	\
+	for (_i = 0; _i < TT_ST_MAX_NODES; _i++)			\
+		_sum += _b[_i];						\
+	ASSERT_EQ((uint64_t)(on_node), _b[(node)])			\
+		TH_LOG("residency: %llu bytes on node %d, want %llu",	\
+		       (unsigned long long)_b[(node)], (node),		\
+		       (unsigned long long)(on_node));			\
+	ASSERT_EQ((uint64_t)(absent), _np);				\
+	ASSERT_EQ((uint64_t)0, _ot);						\
+	ASSERT_EQ((uint64_t)(len), _sum + _np)				\
+		TH_LOG("residency: %llu bytes on nodes + %llu absent",	\
+		       (unsigned long long)_sum,			\
+		       (unsigned long long)_np);			\
+} while (0)
+
+/* Result counters of one migration, field by field. */
+#define TT_ASSERT_RESULT(r, pages_, moved_, already_, notpresent_,	\
+			 busy_, nomem_) do {				\
+	const struct tt_migrate_result *_r = &(r);			\
+	ASSERT_EQ((uint64_t)(pages_), _r->pages);			\
+	ASSERT_EQ((uint64_t)(moved_), _r->moved);			\
+	ASSERT_EQ((uint64_t)(already_), _r->already_on_node);		\
+	ASSERT_EQ((uint64_t)(notpresent_), _r->skipped_not_present);	\
+	ASSERT_EQ((uint64_t)(busy_), _r->skipped_busy);			\
+	ASSERT_EQ((uint64_t)0, _r->skipped_unsupported);				\
+	ASSERT_EQ((uint64_t)(nomem_), _r->skipped_no_memory);		\
+	ASSERT_EQ(_r->pages, _r->moved + _r->already_on_node +		\
+		  _r->skipped_not_present + _r->skipped_busy +		\
+		  _r->skipped_unsupported + _r->skipped_no_memory);	\
+} while (0)
+
+#endif /* TT_HARNESS_H */

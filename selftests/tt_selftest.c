@@ -1,0 +1,654 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers shared by the tiertrain selftests and benchmarks; see
+ * tt_selftest.h for the contract of each function.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/mempolicy.h>
+
+#include "tt_selftest.h"
+
+#define TT_ST_NODE_SYSFS "/sys/devices/system/node"
+
+static size_t tt_st_page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+int tt_st_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return (int)n;
+}
+
+int tt_st_write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int tt_st_read_ll(const char *path, long long *v)
+{
+	char buf[64], *end;
+	int ret;
+
+	ret = tt_st_read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	errno = 0;
+	*v = strtoll(buf, &end, 0);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+int tt_st_read_nodelist(const char *path, unsigned char *set, int max)
+{
+	char buf[4096], *p;
+	int ret, count = 0;
+
+	memset(set, 0, max);
+	ret = tt_st_read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	p = buf;
+	while (*p) {
+		long lo, hi;
+		char *end;
+
+		lo = strtol(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			p++;
+			hi = strtol(p, &end, 10);
+			if (end == p)
+				return -EINVAL;
+			p = end;
+		}
+		if (lo < 0 || hi >= max || lo > hi)
+			return -ERANGE;
+		for (; lo <= hi; lo++, count++)
+			set[lo] = 1;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -EINVAL;
+	}
+	return count;
+}
+
+int tt_st_node_mem(int node, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+	char path[128], line[256];
+	unsigned long long kb;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), TT_ST_NODE_SYSFS "/node%d/meminfo", node);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		if (!p)
+			continue;
+		if (sscanf(p + 1, "%llu", &kb) != 1)
+			continue;
+		if (strstr(line, " MemFree:") && free_bytes) {
+			*free_bytes = kb * 1024;
+			found++;
+		} else if (strstr(line, " MemTotal:") && total_bytes) {
+			*total_bytes = kb * 1024;
+			found++;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+static int tt_st_node_cpus(int node, cpu_set_t *set)
+{
+	char path[128];
+	unsigned char *cpus;
+	int ret, i;
+
+	cpus = calloc(CPU_SETSIZE, 1);
+	if (!cpus)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), TT_ST_NODE_SYSFS "/node%d/cpulist", node);
+	ret = tt_st_read_nodelist(path, cpus, CPU_SETSIZE);
+	if (ret >= 0) {
+		CPU_ZERO(set);
+		for (i = 0; i < CPU_SETSIZE; i++)
+			if (cpus[i])
+				CPU_SET(i, set);
+	}
+	free(cpus);
+	return ret;
+}
+
+int tt_st_run_on_node(int node)
+{
+	cpu_set_t set;
+	int ret;
+
+	ret = tt_st_node_cpus(node, &set);
+	if (ret < 0)
+		return ret;
+	if (ret == 0)
+		return -ENODEV;
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	return 0;
+}
+
+int tt_st_topo_read(struct tt_st_topo *t)
+{
+	unsigned char possible[TT_ST_MAX_NODES], online[TT_ST_MAX_NODES];
+	unsigned char mem[TT_ST_MAX_NODES], cpu[TT_ST_MAX_NODES];
+	uint64_t best_free = 0, least_total = UINT64_MAX;
+	int ret, n, cur;
+
+	t->nr_node_ids = 0;
+	t->nr_mem_nodes = 0;
+	t->fast = t->slow = t->small = t->offline = -1;
+	ret = tt_st_read_nodelist(TT_ST_NODE_SYSFS "/possible", possible,
+				  TT_ST_MAX_NODES);
+	if (ret < 0)
+		return ret;
+	ret = tt_st_read_nodelist(TT_ST_NODE_SYSFS "/online", online,
+				  TT_ST_MAX_NODES);
+	if (ret < 0)
+		return ret;
+	ret = tt_st_read_nodelist(TT_ST_NODE_SYSFS "/has_memory", mem,
+				  TT_ST_MAX_NODES);
+	if (ret < 0)
+		return ret;
+	ret = tt_st_read_nodelist(TT_ST_NODE_SYSFS "/has_cpu", cpu,
+				  TT_ST_MAX_NODES);
+	if (ret < 0)
+		return ret;
+
+	cur = -1;
+	if (syscall(SYS_getcpu, NULL, &cur, NULL) || cur < 0 || !mem[cur])
+		cur = -1;
+	for (n = 0; n < TT_ST_MAX_NODES; n++) {
+		uint64_t fr = 0, tot = 0;
+
+		if (!possible[n])
+			continue;
+		t->nr_node_ids = n + 1;
+		if (!online[n] || !mem[n]) {
+			if (t->offline < 0)
+				t->offline = n;
+			continue;
+		}
+		t->nr_mem_nodes++;
+		if (cpu[n]) {
+			if (t->fast < 0)
+				t->fast = n;
+			continue;
+		}
+		if (tt_st_node_mem(n, &fr, &tot))
+			continue;
+		if (t->slow < 0 || fr > best_free) {
+			best_free = fr;
+			t->slow = n;
+		}
+	}
+	if (cur >= 0 && cpu[cur])
+		t->fast = cur;
+	/* the smallest memory-only node that is not @slow */
+	for (n = 0; n < t->nr_node_ids; n++) {
+		uint64_t tot = 0;
+
+		if (n == t->slow || !possible[n] || !online[n] || !mem[n] ||
+		    cpu[n] || tt_st_node_mem(n, NULL, &tot))
+			continue;
+		if (tot < least_total) {
+			least_total = tot;
+			t->small = n;
+		}
+	}
+	return 0;
+}
+
+void *tt_st_map(size_t len, int thp)
+{
+	size_t extra = thp > 0 ? TT_ST_THP_SIZE : 0;
+	char *p, *a;
+
+	p = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	a = p;
+	if (extra) {
+		a = (char *)(((uintptr_t)p + TT_ST_THP_SIZE - 1) &
+			     ~(TT_ST_THP_SIZE - 1));
+		if (a > p)
+			munmap(p, a - p);
+		if (a + len < p + len + extra)
+			munmap(a + len, p + len + extra - (a + len));
+	}
+	if (thp && madvise(a, len, thp > 0 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) {
+		int err = errno;
+
+		munmap(a, len);
+		errno = err;
+		return NULL;
+	}
+	return a;
+}
+
+int tt_st_bind(void *addr, size_t len, int node)
+{
+	unsigned long mask[TT_ST_MAX_NODES / (8 * sizeof(unsigned long))];
+
+	if (node < 0 || node >= TT_ST_MAX_NODES)
+		return -EINVAL;
+	memset(mask, 0, sizeof(mask));
+	mask[node / (8 * sizeof(unsigned long))] |=
+		1UL << (node % (8 * sizeof(unsigned long)));
+	if (syscall(SYS_mbind, addr, len, MPOL_BIND, mask,
+		    (unsigned long)TT_ST_MAX_NODES + 1, 0))
+		return -errno;
+	return 0;
+}
+
+static inline uint64_t tt_st_word(uint64_t seed, uint64_t i)
+{
+	uint64_t x = (seed + 1) * 0x9E3779B97F4A7C15ULL ^ (i + 1);
+
+	x ^= x >> 31;
+	x *= 0xBF58476D1CE4E5B9ULL;
+	return x ^ (x >> 29);
+}
+
+void tt_st_fill(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t *w = buf;
+	size_t i, n = len / sizeof(*w);
+
+	for (i = 0; i < n; i++)
+		w[i] = tt_st_word(seed, i);
+}
+
+long long tt_st_check(const void *buf, size_t len, uint64_t seed)
+{
+	const uint64_t *w = buf;
+	size_t i, n = len / sizeof(*w);
+
+	for (i = 0; i < n; i++)
+		if (w[i] != tt_st_word(seed, i))
+			return (long long)(i * sizeof(*w));
+	return -1;
+}
+
+long long tt_st_check_sample(const void *buf, size_t len, uint64_t seed)
+{
+	const uint64_t *w = buf;
+	size_t per = tt_st_page() / sizeof(*w);
+	size_t i, n = len / sizeof(*w);
+
+	for (i = 0; i + per <= n; i += per) {
+		if (w[i] != tt_st_word(seed, i))
+			return (long long)(i * sizeof(*w));
+		if (w[i + per - 1] != tt_st_word(seed, i + per - 1))
+			return (long long)((i + per - 1) * sizeof(*w));
+	}
+	return -1;
+}
+
+/* Page pointer array for [addr, addr + len): NULL on ENOMEM. */
+static void **tt_st_pages(const void *addr, size_t len, size_t *n)
+{
+	size_t ps = tt_st_page(), i;
+	void **pages;
+
+	*n = (len + ps - 1) / ps;
+	pages = malloc(*n * sizeof(*pages) + 1);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < *n; i++)
+		pages[i] = (char *)addr + i * ps;
+	return pages;
+}
+
+int tt_st_place(const void *addr, size_t len, struct tt_st_place *p)
+{
+	size_t n, i;
+	void **pages;
+	int *status, ret = 0;
+
+	memset(p, 0, sizeof(*p));
+	pages = tt_st_pages(addr, len, &n);
+	status = malloc(n * sizeof(*status) + 1);
+	if (!pages || !status) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0)) {
+		ret = -errno;
+		goto out;
+	}
+	p->pages = n;
+	for (i = 0; i < n; i++) {
+		int s = status[i];
+
+		if (s >= 0 && s < TT_ST_MAX_NODES) {
+			p->on_node[s]++;
+		} else if (s == -ENOENT) {
+			p->absent++;
+		} else if (s == -EFAULT) {
+			p->faulted++;
+		} else {
+			if (!p->other)
+				p->first_other = s;
+			p->other++;
+		}
+	}
+out:
+	free(pages);
+	free(status);
+	return ret;
+}
+
+const char *tt_st_place_str(const struct tt_st_place *p, char *buf,
+			    size_t size)
+{
+	size_t off = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (n = 0; n < TT_ST_MAX_NODES && off < size; n++)
+		if (p->on_node[n])
+			off += snprintf(buf + off, size - off, "node%d=%llu ", n,
+					(unsigned long long)p->on_node[n]);
+	if (off < size)
+		snprintf(buf + off, size - off,
+			 "enoent=%llu efault=%llu other=%llu (first %d) of %llu pages",
+			 (unsigned long long)p->absent,
+			 (unsigned long long)p->faulted,
+			 (unsigned long long)p->other, p->first_other,
+			 (unsigned long long)p->pages);
+	return buf;
+}
+
+long long tt_st_mincore(const void *addr, size_t len)
+{
+	size_t ps = tt_st_page(), n = (len + ps - 1) / ps, i;
+	unsigned char *vec;
+	long long count = 0;
+
+	vec = malloc(n + 1);
+	if (!vec)
+		return -ENOMEM;
+	if (mincore((void *)addr, len, vec)) {
+		int err = errno;
+
+		free(vec);
+		return -err;
+	}
+	for (i = 0; i < n; i++)
+		count += vec[i] & 1;
+	free(vec);
+	return count;
+}
+
+long long tt_st_pages_on(const void *addr, size_t len, int node)
+{
+	struct tt_st_place *p;
+	long long ret;
+
+	if (node < 0 || node >= TT_ST_MAX_NODES)
+		return -EINVAL;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ret = tt_st_place(addr, len, p);
+	if (!ret)
+		ret = (long long)p->on_node[node];
+	free(p);
+	return ret;
+}
+
+int tt_st_move_pages(void *addr, size_t len, int node, int *nr_failed)
+{
+	size_t n, i;
+	void **pages;
+	int *nodes, *status, ret = 0;
+	long r;
+
+	pages = tt_st_pages(addr, len, &n);
+	nodes = malloc(n * sizeof(*nodes) + 1);
+	status = malloc(n * sizeof(*status) + 1);
+	if (!pages || !nodes || !status) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		nodes[i] = node;
+	r = syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE);
+	if (r < 0)
+		ret = -errno;
+	else if (nr_failed)
+		*nr_failed = (int)r;
+out:
+	free(pages);
+	free(nodes);
+	free(status);
+	return ret;
+}
+
+static int tt_st_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+int tt_st_ioc_migrate(int fd, uint64_t addr, uint64_t len, int node,
+		      uint32_t flags, struct tt_migrate_result *res)
+{
+	struct tt_ioc_migrate m = {
+		.addr = addr, .len = len, .node = node, .flags = flags,
+	};
+	int ret;
+
+	ret = tt_st_ioctl(fd, TT_IOC_MIGRATE, &m);
+	if (res)
+		*res = m.result;
+	return ret;
+}
+
+int tt_st_ioc_range(int fd, unsigned long cmd, uint64_t addr, uint64_t len,
+		    uint32_t layer, uint32_t flags)
+{
+	struct tt_ioc_range r = {
+		.addr = addr, .len = len, .layer = layer, .flags = flags,
+	};
+
+	return tt_st_ioctl(fd, cmd, &r);
+}
+
+int tt_st_ioc_residency(int fd, uint64_t addr, uint64_t len,
+			uint64_t *bytes, uint32_t nr_nodes,
+			uint64_t *not_present, uint64_t *other)
+{
+	struct tt_ioc_residency r = {
+		.addr = addr, .len = len, .bytes_ptr = (uintptr_t)bytes,
+		.nr_nodes = nr_nodes,
+	};
+	int ret;
+
+	ret = tt_st_ioctl(fd, TT_IOC_RESIDENCY, &r);
+	if (not_present)
+		*not_present = r.not_present_bytes;
+	if (other)
+		*other = r.other_bytes;
+	return ret;
+}
+
+int tt_st_ioc_stats(int fd, struct tt_ioc_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return tt_st_ioctl(fd, TT_IOC_STATS, st);
+}
+
+int tt_st_ioc_flush(int fd)
+{
+	return tt_st_ioctl(fd, TT_IOC_FLUSH, NULL);
+}
+
+/* Parse a smaps VMA header "start-end perms ...": 1 if it is one. */
+static int tt_st_vma_header(const char *line, uintptr_t *start,
+			    uintptr_t *end)
+{
+	unsigned long s, e;
+	char c;
+
+	if (sscanf(line, "%lx-%lx %c", &s, &e, &c) != 3)
+		return 0;
+	*start = s;
+	*end = e;
+	return 1;
+}
+
+long long tt_st_smaps_kb(const void *addr, size_t len, const char *field)
+{
+	uintptr_t a = (uintptr_t)addr, s, e;
+	size_t flen = strlen(field);
+	long long sum = 0;
+	char line[512];
+	int in = 0, found = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		long long kb;
+
+		if (tt_st_vma_header(line, &s, &e)) {
+			in = s < a + len && e > a;
+			continue;
+		}
+		if (!in || strncmp(line, field, flen) || line[flen] != ':')
+			continue;
+		if (sscanf(line + flen + 1, "%lld", &kb) == 1) {
+			sum += kb;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found ? sum : -ENOENT;
+}
+
+int tt_st_vmflags(const void *addr, char *buf, size_t size)
+{
+	uintptr_t a = (uintptr_t)addr, s, e;
+	char line[512];
+	int in = 0, ret = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (tt_st_vma_header(line, &s, &e)) {
+			in = s <= a && a < e;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(buf, size, "%s", line + 8);
+			buf[strcspn(buf, "\n")] = '\0';
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+int tt_st_nr_vmas(const void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr, s, e;
+	char line[512];
+	int n = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (tt_st_vma_header(line, &s, &e) && s < a + len && e > a)
+			n++;
+	fclose(f);
+	return n;
+}
+
+long long tt_st_vmstat(const char *name)
+{
+	size_t nlen = strlen(name);
+	long long v, ret = -ENOENT;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/vmstat", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, nlen) && line[nlen] == ' ' &&
+		    sscanf(line + nlen + 1, "%lld", &v) == 1) {
+			ret = v;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+uint64_t tt_st_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the tiertrain selftests (selftests/ *_test.c) and the
+ * migration benchmark (bench/migrate.c): NUMA topology from sysfs, pattern
+ * fill and check, placement through move_pages(2) status queries (an
+ * observer independent of tiertrain), thin wrappers around the raw ioctls,
+ * and /proc and /sys readers.
+ *
+ * Every function returns 0 (or a documented non-negative value) on success
+ * and -errno on failure; none of them prints or exits, so callers decide
+ * what a failure means. No libnuma: the few NUMA system calls are made with
+ * syscall(2).
+ */
+#ifndef TT_SELFTEST_H
+#define TT_SELFTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/tiertrain.h>
+
+#define TT_ST_DEV		"/dev/" TT_DEVICE_NAME
+#define TT_ST_SYSMOD		"/sys/module/tiertrain"
+#define TT_ST_WORKERS		TT_ST_SYSMOD "/parameters/workers"
+#define TT_ST_MIB		(1024UL * 1024UL)
+#define TT_ST_THP_SIZE		(2UL * TT_ST_MIB)
+/* Highest node count the helpers handle (the kernel's MAX_NUMNODES). */
+#define TT_ST_MAX_NODES		TT_MAX_NODES
+
+/**
+ * struct tt_st_topo - the NUMA nodes a test can use
+ * @nr_node_ids: the kernel's nr_node_ids (highest possible node + 1).
+ * @nr_mem_nodes: online nodes with memory.
+ * @fast: the node of the CPUs the process runs on (a node with CPUs and
+ *        memory); -1 when there is none.
+ * @slow: the memory-only node with the most free memory; -1 if none.
+ * @small: the memory-only node other than @slow with the least memory;
+ *         -1 if there is only one memory-only node.
+ * @offline: a possible node that is offline or has no memory; -1 if none.
+ */
+struct tt_st_topo {
+	int nr_node_ids;
+	int nr_mem_nodes;
+	int fast;
+	int slow;
+	int small;
+	int offline;
+};
+
+/**
+ * struct tt_st_place - where the pages of a range are, per move_pages(2)
+ * @pages: pages queried.
+ * @on_node: pages on each node (index = node id; TT_ST_MAX_NODES entries).
+ * @absent: pages with status -ENOENT (6.1: a present PTE without a normal
+ *          page, e.g. a NUMA-hinting PROT_NONE entry, or a swap entry).
+ * @faulted: pages with status -EFAULT (6.1, FOLL_DUMP: never-touched
+ *           anonymous pages, the shared zero page, addresses without VMA).
+ * @other: pages with any other negative status.
+ * @first_other: the first such status (a negative errno), 0 if none.
+ */
+struct tt_st_place {
+	uint64_t pages;
+	uint64_t on_node[TT_ST_MAX_NODES];
+	uint64_t absent;
+	uint64_t faulted;
+	uint64_t other;
+	int first_other;
+};
+
+/* Topology: 0 or -errno (sysfs unreadable). */
+int tt_st_topo_read(struct tt_st_topo *t);
+/* Node bitmask from a sysfs list file ("0-2,4"): number of nodes or -errno. */
+int tt_st_read_nodelist(const char *path, unsigned char *set, int max);
+/* Free and total bytes of @node from its sysfs meminfo: 0 or -errno. */
+int tt_st_node_mem(int node, uint64_t *free_bytes, uint64_t *total_bytes);
+/* Run the calling thread on the CPUs of @node only: 0 or -errno. */
+int tt_st_run_on_node(int node);
+
+/*
+ * Map @len bytes of private anonymous memory: @thp < 0 MADV_NOHUGEPAGE,
+ * > 0 MADV_HUGEPAGE and 2 MiB aligned, 0 leave the default. NULL on failure
+ * (errno set).
+ */
+void *tt_st_map(size_t len, int thp);
+/* Bind [addr, addr + len) to @node with mbind(MPOL_BIND): 0 or -errno. */
+int tt_st_bind(void *addr, size_t len, int node);
+
+/* Fill with a pattern depending on @seed and the offset in the buffer. */
+void tt_st_fill(void *buf, size_t len, uint64_t seed);
+/* Check that pattern: -1 when intact, else the offset of the first bad word. */
+long long tt_st_check(const void *buf, size_t len, uint64_t seed);
+/* Check only the first and last word of every page (cheap sampling). */
+long long tt_st_check_sample(const void *buf, size_t len, uint64_t seed);
+
+/* Placement of the pages of a range, via move_pages(2) with nodes == NULL. */
+int tt_st_place(const void *addr, size_t len, struct tt_st_place *p);
+/* "node0=N node1=M faulted=F" summary of @p for messages. */
+const char *tt_st_place_str(const struct tt_st_place *p, char *buf,
+			    size_t size);
+/* Pages of the range mincore(2) reports resident, or -errno. */
+long long tt_st_mincore(const void *addr, size_t len);
+/* Pages of the range on @node according to move_pages(2), or -errno. */
+long long tt_st_pages_on(const void *addr, size_t len, int node);
+/* move_pages(2) of the whole range to @node in one call: 0 or -errno. */
+int tt_st_move_pages(void *addr, size_t len, int node, int *nr_failed);
+
+/* Raw ioctls of /dev/tiertrain, each returning 0 or -errno. */
+int tt_st_ioc_migrate(int fd, uint64_t addr, uint64_t len, int node,
+		      uint32_t flags, struct tt_migrate_result *res);
+int tt_st_ioc_range(int fd, unsigned long cmd, uint64_t addr, uint64_t len,
+		    uint32_t layer, uint32_t flags);
+int tt_st_ioc_residency(int fd, uint64_t addr, uint64_t len,
+			uint64_t *bytes, uint32_t nr_nodes,
+			uint64_t *not_present, uint64_t *other);
+int tt_st_ioc_stats(int fd, struct tt_ioc_stats *st);
+int tt_st_ioc_flush(int fd);
+
+/* Sum of a kB field (e.g. "AnonHugePages") over the VMAs of a range, or -errno. */
+long long tt_st_smaps_kb(const void *addr, size_t len, const char *field);
+/* The VmFlags line of the VMA holding @addr into @buf: 0 or -errno. */
+int tt_st_vmflags(const void *addr, char *buf, size_t size);
+/* Number of VMAs intersecting [addr, addr + len), or -errno. */
+int tt_st_nr_vmas(const void *addr, size_t len);
+/* A counter of /proc/vmstat, or -errno when absent. */
+long long tt_st_vmstat(const char *name);
+/* Read a small text file (trailing newline removed): length or -errno. */
+int tt_st_read_file(const char *path, char *buf, size_t size);
+/* Write @s to a file in one write(2): 0 or -errno. */
+int tt_st_write_file(const char *path, const char *s);
+/* A file holding one integer (sysfs): 0 or -errno. */
+int tt_st_read_ll(const char *path, long long *v);
+
+/* Nanoseconds of CLOCK_MONOTONIC. */
+uint64_t tt_st_now_ns(void);
+
+#endif /* TT_SELFTEST_H */
