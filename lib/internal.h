@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libtiertrain internals: the backend interface and the helpers the
+ * move_pages backend is built from. Nothing here is exported from
+ * libtiertrain.so (the library is built with -fvisibility=hidden and only
+ * TT_EXPORT functions are visible); the unit tests link the objects directly.
+ */
+#ifndef TT_LIB_INTERNAL_H
+#define TT_LIB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "tiertrain.h"
+
+#define TT_EXPORT __attribute__((visibility("default")))
+
+/* Where the kernel describes NUMA nodes. */
+#define TT_SYSFS_NODE_DIR	"/sys/devices/system/node"
+
+/*
+ * The move_pages backend accepts as many registrations per session as the
+ * module does by default (its max_ranges parameter).
+ */
+#define TT_MP_MAX_RANGES	65536
+
+/* Words of a node bitmap covering TT_MAX_NODES nodes. */
+#define TT_NODEMASK_WORDS	(TT_MAX_NODES / 64)
+
+/**
+ * struct tt_nodemask - a set of node ids below TT_MAX_NODES
+ * @bits: bit n of word n / 64 is set when node n is in the set.
+ */
+struct tt_nodemask {
+	uint64_t bits[TT_NODEMASK_WORDS];
+};
+
+struct tt_session;
+
+/**
+ * struct tt_ops - what a backend implements. Every function returns 0 or
+ * -errno and never touches errno on the caller's behalf (tiertrain.c does).
+ * @name:      "kernel" or "move_pages", returned by tt_backend().
+ * @migrate:   TT_IOC_MIGRATE; fills @res (never NULL) in every case.
+ * @flush:     TT_IOC_FLUSH.
+ * @residency: TT_IOC_RESIDENCY on the caller-built argument.
+ * @reg:       TT_IOC_REGISTER.
+ * @unreg:     TT_IOC_UNREGISTER.
+ * @stats:     TT_IOC_STATS.
+ * @close:     release the backend's resources (not the session memory).
+ */
+struct tt_ops {
+	const char *name;
+	int (*migrate)(struct tt_session *s, struct tt_ioc_migrate *m);
+	int (*flush)(struct tt_session *s);
+	int (*residency)(struct tt_session *s, struct tt_ioc_residency *r);
+	int (*reg)(struct tt_session *s, const struct tt_ioc_range *r);
+	int (*unreg)(struct tt_session *s, const struct tt_ioc_range *r);
+	int (*stats)(struct tt_session *s, struct tt_ioc_stats *st);
+	void (*close)(struct tt_session *s);
+};
+
+/**
+ * struct tt_mp_range - one registration kept by the move_pages backend
+ * @addr:  start address, page aligned.
+ * @len:   length in bytes, page aligned, > 0.
+ * @layer: as given to tt_register().
+ * @flags: TT_RANGE_* as given to tt_register().
+ */
+struct tt_mp_range {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t layer;
+	uint32_t flags;
+};
+
+/**
+ * struct tt_session - an open session
+ * @ops:       the backend.
+ * @fd:        kernel backend: the /dev/tiertrain descriptor; -1 otherwise.
+ * @pid:       move_pages backend: the process the session belongs to (its
+ *             calls from another process fail with EPERM, as the kernel's
+ *             do from another mm).
+ * @lock:      move_pages backend: protects @ranges, @nr_ranges,
+ *             @cap_ranges and @stats.
+ * @ranges:    move_pages backend: registrations, sorted by address, disjoint.
+ * @nr_ranges: entries used in @ranges.
+ * @cap_ranges: entries allocated in @ranges.
+ * @stats:     move_pages backend: the session counters.
+ */
+struct tt_session {
+	const struct tt_ops *ops;
+	int fd;
+	pid_t pid;
+	pthread_mutex_t lock;
+	struct tt_mp_range *ranges;
+	size_t nr_ranges;
+	size_t cap_ranges;
+	struct tt_ioc_stats stats;
+};
+
+extern const struct tt_ops tt_kernel_ops;
+extern const struct tt_ops tt_mp_ops;
+
+/* kernel.c */
+int tt_kernel_open(struct tt_session *s);
+
+/* mp.c */
+int tt_mp_open(struct tt_session *s);
+
+/* nodes.c: node lists and the node checks of the move_pages backend. */
+int tt_nodelist_parse(const char *str, struct tt_nodemask *mask);
+bool tt_nodemask_test(const struct tt_nodemask *mask, int node);
+int tt_nodemask_read(const char *path, struct tt_nodemask *mask);
+int tt_nodemask_last(const struct tt_nodemask *mask);
+int tt_node_check(const char *dir, int node);
+int tt_node_has_cpus(const char *dir, int node);
+
+/* maps.c: /proc/self/maps parsing for the range checks. */
+
+/**
+ * struct tt_maps_entry - one line of /proc/PID/maps
+ * @start:  first address of the mapping.
+ * @end:    first address after it.
+ * @perms:  the permission field, e.g. "rw-p" (NUL terminated).
+ * @dev_major: major number of the backing device (0 for anonymous memory).
+ * @dev_minor: minor number of the backing device.
+ * @inode:  inode of the backing file (0 for anonymous memory).
+ * @name:   pathname or pseudo name ("[heap]", "[anon:x]"); "" when none.
+ */
+struct tt_maps_entry {
+	uint64_t start;
+	uint64_t end;
+	char perms[5];
+	unsigned int dev_major;
+	unsigned int dev_minor;
+	uint64_t inode;
+	char name[256];
+};
+
+int tt_maps_parse_line(const char *line, struct tt_maps_entry *e);
+bool tt_maps_entry_supported(const struct tt_maps_entry *e);
+int tt_maps_check(FILE *maps, uint64_t start, uint64_t end,
+		  bool need_supported);
+int tt_maps_check_self(uint64_t start, uint64_t end, bool need_supported);
+
+/* range.c: the arithmetic part of the range checks. */
+uint64_t tt_user_addr_limit(void);
+int tt_range_check(uint64_t addr, uint64_t len);
+
+/* mp.c helpers, exposed for the unit tests. */
+
+/**
+ * enum tt_mp_fate - what happened to one page asked to move
+ * @TT_MP_MOVED:       it is on the target node now.
+ * @TT_MP_BUSY:        the kernel could not isolate or migrate it.
+ * @TT_MP_NOT_PRESENT: it went away (unmapped, swapped) meanwhile.
+ * @TT_MP_UNSUPPORTED: move_pages(2) reported an error we do not know.
+ * @TT_MP_RETRY:       move_pages(2) gave up on its batch before reaching
+ *                     this page; try it alone.
+ */
+enum tt_mp_fate {
+	TT_MP_MOVED,
+	TT_MP_BUSY,
+	TT_MP_NOT_PRESENT,
+	TT_MP_UNSUPPORTED,
+	TT_MP_RETRY,
+};
+
+/* Status value move_pages(2) never writes: "not written by the kernel". */
+#define TT_MP_STATUS_UNSET	INT32_MIN
+
+bool tt_mp_account_before(int status, int node, struct tt_migrate_result *r);
+enum tt_mp_fate tt_mp_fate(int move_status, int now, int node);
+void tt_mp_account_fate(enum tt_mp_fate fate, struct tt_migrate_result *r);
+void tt_mp_account_residency(const int *status, size_t n, uint64_t page_size,
+			     uint64_t *bytes, uint32_t nr_nodes,
+			     uint64_t *not_present, uint64_t *other);
+int tt_mp_ranges_insert(struct tt_session *s, const struct tt_ioc_range *r);
+int tt_mp_ranges_remove(struct tt_session *s, const struct tt_ioc_range *r);
+
+#endif /* TT_LIB_INTERNAL_H */

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The mapping part of the range checks, for the move_pages backend, from
+ * /proc/self/maps (the kernel module looks at the VMAs instead):
+ *
+ *   EFAULT      part of [start, end) is not mapped;
+ *   EOPNOTSUPP  part of it is not a supported mapping: tiertrain moves
+ *               private anonymous memory only. A maps line is that when its
+ *               permissions end in 'p', its device is 00:00, its inode 0, and
+ *               its name is empty, "[heap]", "[stack]", "[stack:TID]" or
+ *               "[anon:NAME]" (prctl(PR_SET_VMA_ANON_NAME)). Everything else
+ *               is refused: files (including private file mappings, DAX,
+ *               /dev/mem, hugetlbfs and MAP_HUGETLB, which shows as
+ *               "/anon_hugepage"), MAP_SHARED anonymous memory ("/dev/zero
+ *               (deleted)" or "[anon_shmem:NAME]", shared), and the special
+ *               mappings [vdso], [vvar], [vsyscall], [uprobes].
+ *
+ * The first problem in address order decides the error.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/**
+ * tt_maps_parse_line() - parse one line of /proc/PID/maps.
+ * @line: the line, with or without its newline.
+ * @e:    out: its fields.
+ *
+ * Return: 0, or -EINVAL when the line does not have the maps format.
+ */
+int tt_maps_parse_line(const char *line, struct tt_maps_entry *e)
+{
+	unsigned long long start, end, offset, inode;
+	unsigned int major, minor;
+	const char *name;
+	size_t len;
+	int n = -1;
+
+	memset(e, 0, sizeof(*e));
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end,
+		   e->perms, &offset, &major, &minor, &inode, &n) != 7 ||
+	    n < 0 || strlen(e->perms) != 4 || start >= end)
+		return -EINVAL;
+	name = line + n;
+	if (*name && *name != ' ' && *name != '\n')
+		return -EINVAL;
+	name += strspn(name, " ");
+	len = strcspn(name, "\n");
+	if (len >= sizeof(e->name))
+		len = sizeof(e->name) - 1;
+	memcpy(e->name, name, len);
+	e->name[len] = '\0';
+	e->start = start;
+	e->end = end;
+	e->dev_major = major;
+	e->dev_minor = minor;
+	e->inode = inode;
+	return 0;
+}
+
+/* tt_maps_entry_supported() - whether tiertrain can move this mapping. */
+bool tt_maps_entry_supported(const struct tt_maps_entry *e)
+{
+	if (e->perms[3] != 'p' || e->dev_major || e->dev_minor || e->inode)
+		return false;
+	return !e->name[0] || !strcmp(e->name, "[heap]") ||
+	       !strcmp(e->name, "[stack]") ||
+	       !strncmp(e->name, "[stack:", 7) ||
+	       !strncmp(e->name, "[anon:", 6);
+}
+
+/**
+ * tt_maps_check() - check that [start, end) is mapped (and supported).
+ * @maps:  a /proc/PID/maps stream, read from its current position.
+ * @start: first address of the range.
+ * @end:   first address after it; > @start.
+ * @need_supported: also require supported mappings (see the file comment).
+ *
+ * Return: 0, -EFAULT, -EOPNOTSUPP, -EINVAL for a malformed line, or the
+ * -errno of a failed read.
+ */
+int tt_maps_check(FILE *maps, uint64_t start, uint64_t end,
+		  bool need_supported)
+{
+	struct tt_maps_entry e;
+	uint64_t cur = start;
+	size_t cap = 0;
+	char *line = NULL;
+	int ret = -EFAULT;
+
+	while (getline(&line, &cap, maps) >= 0) {
+		ret = tt_maps_parse_line(line, &e);
+		if (ret < 0)
+			break;
+		ret = -EFAULT;
+		if (e.end <= cur)
+			continue;
+		if (e.start > cur)
+			break;
+		if (need_supported && !tt_maps_entry_supported(&e)) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		cur = e.end;
+		if (cur >= end) {
+			ret = 0;
+			break;
+		}
+	}
+	if (ret == -EFAULT && ferror(maps))
+		ret = errno ? -errno : -EIO;
+	free(line);
+	return ret;
+}
+
+/* tt_maps_check_self() - tt_maps_check() on the calling process. */
+int tt_maps_check_self(uint64_t start, uint64_t end, bool need_supported)
+{
+	FILE *maps;
+	int ret;
+
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return -errno;
+	ret = tt_maps_check(maps, start, end, need_supported);
+	fclose(maps);
+	return ret;
+}
