@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtiertrain public API tests, on the host: no /dev/tiertrain, one NUMA
+ * node (0), so they exercise backend selection, the move_pages backend and
+ * the argument checks both backends share. The kernel backend is covered by
+ * the selftests in the VM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "tiertrain.h"
+
+static size_t ps;
+
+/* Call @call, expect it to return -@err and set errno to @err. */
+#define assert_fails(err, call) do {				\
+	int __r;						\
+	errno = 0;						\
+	__r = (call);						\
+	assert_int_equal(__r, -(err));				\
+	assert_int_equal(errno, (err));				\
+} while (0)
+
+static void *map_anon(size_t pages)
+{
+	void *p = mmap(NULL, pages * ps, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	return p;
+}
+
+/* Write to each of @pages pages at @p: they get a page of their own. */
+static void touch(void *p, size_t pages)
+{
+	size_t i;
+
+	for (i = 0; i < pages; i++)
+		__atomic_store_n((char *)p + i * ps, 1, __ATOMIC_RELAXED);
+}
+
+/* Read the page at @p: untouched, it maps the shared zero page. */
+static void read_page(const void *p)
+{
+	static char sink;
+
+	sink += __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
+}
+
+/* A private mapping of a temporary file, @pages long. */
+static void *map_file(size_t pages, int prot_flags)
+{
+	char path[] = "/tmp/tt-test-XXXXXX";
+	void *p;
+	int fd;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, pages * ps), 0);
+	p = mmap(NULL, pages * ps, PROT_READ | PROT_WRITE, prot_flags, fd, 0);
+	assert_true(p != MAP_FAILED);
+	close(fd);
+	return p;
+}
+
+static int setup_session(void **state)
+{
+	struct tt_session *s;
+
+	unsetenv("TIERTRAIN_BACKEND");
+	s = tt_open();
+	if (!s)
+		return -1;
+	*state = s;
+	return 0;
+}
+
+static int teardown_session(void **state)
+{
+	tt_close(*state);
+	unsetenv("TIERTRAIN_BACKEND");
+	return 0;
+}
+
+static void test_version(void **state)
+{
+	unsigned int a, b, c;
+	char end;
+	int n;
+
+	(void)state;
+	n = sscanf(tt_version(), "%u.%u.%u%c", &a, &b, &c, &end);
+	assert_int_equal(n, 3);
+	assert_int_equal(tt_page_size(), (size_t)sysconf(_SC_PAGESIZE));
+}
+
+static void test_backend_default(void **state)
+{
+	struct tt_session *s;
+	struct stat st;
+
+	(void)state;
+	/* The host this suite is for has no module loaded. */
+	assert_int_equal(stat("/dev/tiertrain", &st), -1);
+	unsetenv("TIERTRAIN_BACKEND");
+	assert_string_equal(tt_backend(NULL), "move_pages");
+	s = tt_open();
+	assert_non_null(s);
+	assert_string_equal(tt_backend(s), "move_pages");
+	tt_close(s);
+
+	/* An empty value means unset. */
+	setenv("TIERTRAIN_BACKEND", "", 1);
+	assert_string_equal(tt_backend(NULL), "move_pages");
+	s = tt_open();
+	assert_non_null(s);
+	tt_close(s);
+	unsetenv("TIERTRAIN_BACKEND");
+}
+
+static void test_backend_env(void **state)
+{
+	struct tt_session *s;
+
+	(void)state;
+	setenv("TIERTRAIN_BACKEND", "kernel", 1);
+	assert_string_equal(tt_backend(NULL), "kernel");
+	errno = 0;
+	assert_null(tt_open());
+	assert_int_equal(errno, ENOENT);
+
+	setenv("TIERTRAIN_BACKEND", "move_pages", 1);
+	assert_string_equal(tt_backend(NULL), "move_pages");
+	s = tt_open();
+	assert_non_null(s);
+	assert_string_equal(tt_backend(s), "move_pages");
+	tt_close(s);
+
+	setenv("TIERTRAIN_BACKEND", "kernal", 1);
+	errno = 0;
+	assert_null(tt_backend(NULL));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(tt_open());
+	assert_int_equal(errno, EINVAL);
+	unsetenv("TIERTRAIN_BACKEND");
+}
+
+static void test_null_session(void **state)
+{
+	struct tt_migrate_result res;
+	struct tt_ioc_stats st;
+	uint64_t bytes[1];
+	char buf[1];
+
+	(void)state;
+	assert_fails(EBADF, tt_migrate(NULL, buf, ps, 0));
+	assert_fails(EBADF, tt_migrate_ex(NULL, buf, ps, 0, 0, &res));
+	assert_fails(EBADF, tt_flush(NULL));
+	assert_fails(EBADF, tt_residency(NULL, buf, 1, bytes, 1));
+	assert_fails(EBADF, tt_residency_ex(NULL, buf, 1, bytes, 1, NULL,
+					    NULL));
+	assert_fails(EBADF, tt_register(NULL, buf, ps, 0, 0));
+	assert_fails(EBADF, tt_unregister(NULL, buf, ps));
+	assert_fails(EBADF, tt_stats(NULL, &st));
+	tt_close(NULL);
+}
+
+/* The range arithmetic of TT_IOC_MIGRATE and TT_IOC_REGISTER. */
+static void test_range_einval_eoverflow(void **state)
+{
+	struct tt_session *s = *state;
+	char *p = map_anon(4);
+	char *top = (char *)(uintptr_t)(UINTPTR_MAX - ps + 1);
+	char *kernel = (char *)(uintptr_t)0xffff800000000000ULL;
+
+	touch(p, 4);
+	assert_fails(EINVAL, tt_migrate(s, p, 0, 0));
+	assert_fails(EINVAL, tt_migrate(s, p + 1, ps, 0));
+	assert_fails(EINVAL, tt_migrate(s, p, ps + 1, 0));
+	assert_fails(EOVERFLOW, tt_migrate(s, top, 2 * ps, 0));
+	assert_fails(EOVERFLOW, tt_migrate(s, kernel, ps, 0));
+
+	assert_fails(EINVAL, tt_register(s, p, 0, 0, 0));
+	assert_fails(EINVAL, tt_register(s, p + 1, ps, 0, 0));
+	assert_fails(EINVAL, tt_register(s, p, 3, 0, 0));
+	assert_fails(EOVERFLOW, tt_register(s, top, 2 * ps, 0, 0));
+	assert_fails(EOVERFLOW, tt_register(s, kernel, ps, 0, 0));
+	munmap(p, 4 * ps);
+}
+
+/* Holes: EFAULT. */
+static void test_range_efault(void **state)
+{
+	struct tt_session *s = *state;
+	char *p = map_anon(3);
+
+	touch(p, 3);
+	assert_int_equal(munmap(p + ps, ps), 0);
+	assert_fails(EFAULT, tt_migrate(s, p, 3 * ps, 0));
+	assert_fails(EFAULT, tt_register(s, p, 3 * ps, 0, 0));
+	assert_fails(EFAULT, tt_migrate(s, p + ps, ps, 0));
+	assert_fails(EFAULT, tt_register(s, p + ps, ps, 0, 0));
+	/* Mapped up to the hole is fine. */
+	assert_int_equal(tt_migrate(s, p, ps, 0), 0);
+	munmap(p, 3 * ps);
+	assert_fails(EFAULT, tt_migrate(s, p, ps, 0));
+}
+
+/* Mappings tiertrain does not move: EOPNOTSUPP, and nothing registered. */
+static void test_range_eopnotsupp(void **state)
+{
+	struct tt_session *s = *state;
+	char *file = map_file(2, MAP_PRIVATE);
+	char *shfile = map_file(2, MAP_SHARED);
+	char *shanon, *mixed, *vdso;
+	struct tt_ioc_stats st;
+	int fd;
+
+	touch(file, 2);
+	assert_fails(EOPNOTSUPP, tt_migrate(s, file, 2 * ps, 0));
+	assert_fails(EOPNOTSUPP, tt_register(s, file, 2 * ps, 0, 0));
+	assert_fails(EOPNOTSUPP, tt_migrate(s, shfile, 2 * ps, 0));
+	assert_fails(EOPNOTSUPP, tt_register(s, shfile, ps, 0, 0));
+
+	shanon = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(shanon != MAP_FAILED);
+	touch(shanon, 2);
+	assert_fails(EOPNOTSUPP, tt_migrate(s, shanon, 2 * ps, 0));
+	assert_fails(EOPNOTSUPP, tt_register(s, shanon, 2 * ps, 0, 0));
+
+	/* Anonymous pages followed by a file page: the range is refused. */
+	mixed = map_anon(3);
+	touch(mixed, 3);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(mmap(mixed + 2 * ps, ps, PROT_READ, MAP_PRIVATE | MAP_FIXED,
+			 fd, 0) != MAP_FAILED);
+	close(fd);
+	assert_fails(EOPNOTSUPP, tt_migrate(s, mixed, 3 * ps, 0));
+	assert_fails(EOPNOTSUPP, tt_register(s, mixed, 3 * ps, 0, 0));
+	assert_int_equal(tt_migrate(s, mixed, 2 * ps, 0), 0);
+
+	vdso = (char *)getauxval(AT_SYSINFO_EHDR);
+	if (vdso) {
+		assert_fails(EOPNOTSUPP, tt_migrate(s, vdso, ps, 0));
+		assert_fails(EOPNOTSUPP, tt_register(s, vdso, ps, 0, 0));
+	}
+
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.registered_ranges, 0);
+	assert_int_equal(st.migrate_calls, 1);
+	munmap(file, 2 * ps);
+	munmap(shfile, 2 * ps);
+	munmap(shanon, 2 * ps);
+	munmap(mixed, 3 * ps);
+}
+
+static void test_unknown_flags(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_migrate_result res;
+	char *p = map_anon(1);
+
+	touch(p, 1);
+	assert_fails(EOPNOTSUPP, tt_migrate_ex(s, p, ps, 0, 1U << 1, &res));
+	assert_fails(EOPNOTSUPP, tt_migrate_ex(s, p, ps, 0, 1U << 31, &res));
+	assert_fails(EOPNOTSUPP, tt_register(s, p, ps, 0, 1U << 1));
+	assert_fails(EOPNOTSUPP, tt_register(s, p, ps, 0, ~0U));
+	munmap(p, ps);
+}
+
+/*
+ * Node errors. The host's only node is 0 (nr_node_ids == 1), so every other
+ * id is EINVAL; ENODEV needs a possible node without memory and is tested
+ * on a synthetic sysfs tree in test_internal.
+ */
+static void test_node_errors(void **state)
+{
+	struct tt_session *s = *state;
+	char *p = map_anon(1);
+
+	touch(p, 1);
+	assert_fails(EINVAL, tt_migrate(s, p, ps, -1));
+	assert_fails(EINVAL, tt_migrate(s, p, ps, INT32_MIN));
+	assert_fails(EINVAL, tt_migrate(s, p, ps, 1));
+	assert_fails(EINVAL, tt_migrate(s, p, ps, TT_MAX_NODES));
+	assert_fails(EINVAL, tt_migrate(s, p, ps, 99999));
+	assert_int_equal(tt_migrate(s, p, ps, 0), 0);
+	munmap(p, ps);
+}
+
+static void assert_result_sums(const struct tt_migrate_result *r)
+{
+	assert_int_equal(r->moved + r->already_on_node +
+			 r->skipped_not_present + r->skipped_busy +
+			 r->skipped_unsupported + r->skipped_no_memory,
+			 r->pages);
+}
+
+static void test_migrate_result(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_migrate_result res;
+	char *p = map_anon(16);
+
+	/* 10 pages written, 2 read (the zero page), 4 never touched. */
+	touch(p, 10);
+	read_page(p + 10 * ps);
+	read_page(p + 11 * ps);
+	memset(&res, 0xff, sizeof(res));
+	assert_int_equal(tt_migrate_ex(s, p, 16 * ps, 0, 0, &res), 0);
+	assert_int_equal(res.pages, 16);
+	assert_int_equal(res.already_on_node, 10);
+	assert_int_equal(res.moved, 0);
+	assert_int_equal(res.skipped_not_present, 6);
+	assert_int_equal(res.skipped_busy, 0);
+	assert_int_equal(res.skipped_unsupported, 0);
+	assert_int_equal(res.skipped_no_memory, 0);
+	assert_true(res.elapsed_ns > 0);
+	assert_result_sums(&res);
+
+	/* Without a result pointer. */
+	assert_int_equal(tt_migrate(s, p, 16 * ps, 0), 0);
+	assert_int_equal(tt_migrate_ex(s, p, 16 * ps, 0, 0, NULL), 0);
+	munmap(p, 16 * ps);
+}
+
+/* More pages than one move_pages(2) chunk, and the heap and stack. */
+static void test_migrate_large(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_migrate_result res;
+	size_t n = 3000;
+	char *p = map_anon(n);
+	char stackbuf[4 * 4096];
+	uintptr_t a;
+
+	touch(p, n - 1);
+	assert_int_equal(tt_migrate_ex(s, p, n * ps, 0, 0, &res), 0);
+	assert_int_equal(res.pages, n);
+	assert_int_equal(res.already_on_node, n - 1);
+	assert_int_equal(res.skipped_not_present, 1);
+	assert_result_sums(&res);
+	munmap(p, n * ps);
+
+	memset(stackbuf, 1, sizeof(stackbuf));
+	a = ((uintptr_t)stackbuf + ps - 1) & ~(uintptr_t)(ps - 1);
+	assert_int_equal(tt_migrate_ex(s, (void *)a, ps, 0, 0, &res), 0);
+	assert_int_equal(res.already_on_node, 1);
+}
+
+static void test_migrate_async(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_migrate_result res;
+	struct tt_ioc_stats st;
+	char *p = map_anon(8);
+
+	touch(p, 8);
+	memset(&res, 0xff, sizeof(res));
+	assert_int_equal(tt_migrate_ex(s, p, 8 * ps, 0, TT_MIGRATE_ASYNC,
+				       &res), 0);
+	assert_int_equal(res.pages, 0);
+	assert_int_equal(res.already_on_node, 0);
+	assert_int_equal(res.elapsed_ns, 0);
+	assert_int_equal(tt_flush(s), 0);
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.migrate_calls, 1);
+	assert_int_equal(st.async_queued, 1);
+	assert_int_equal(st.async_done, 1);
+	assert_int_equal(st.async_cancelled, 0);
+	assert_int_equal(st.total.pages, 8);
+	assert_int_equal(st.total.already_on_node, 8);
+	munmap(p, 8 * ps);
+}
+
+static void test_residency(void **state)
+{
+	struct tt_session *s = *state;
+	uint64_t bytes[4], np, other;
+	char *p = map_anon(16);
+
+	touch(p, 10);
+	read_page(p + 12 * ps);
+	memset(bytes, 0xff, sizeof(bytes));
+	np = other = 12345;
+	assert_int_equal(tt_residency_ex(s, p, 16 * ps, bytes, 4, &np,
+					 &other), 0);
+	assert_int_equal(bytes[0], 10 * ps);
+	assert_int_equal(bytes[1], 0);
+	assert_int_equal(bytes[2], 0);
+	assert_int_equal(bytes[3], 0);
+	assert_int_equal(np, 6 * ps);
+	assert_int_equal(other, 0);
+	assert_int_equal(bytes[0] + np + other, 16 * ps);
+
+	/* Unaligned: the range is widened to whole pages. */
+	assert_int_equal(tt_residency_ex(s, p + 5, 1, bytes, 1, &np, &other),
+			 0);
+	assert_int_equal(bytes[0], ps);
+	assert_int_equal(np, 0);
+	assert_int_equal(tt_residency_ex(s, p + ps - 1, 2, bytes, 1, &np,
+					 NULL), 0);
+	assert_int_equal(bytes[0], 2 * ps);
+	assert_int_equal(tt_residency(s, p + 9 * ps + 1, ps, bytes, 1), 0);
+	assert_int_equal(bytes[0], ps);
+
+	/* The most nodes a call accepts. */
+	{
+		uint64_t *many = calloc(TT_MAX_NODES, sizeof(*many));
+
+		assert_non_null(many);
+		assert_int_equal(tt_residency(s, p, 16 * ps, many,
+					      TT_MAX_NODES), 0);
+		assert_int_equal(many[0], 10 * ps);
+		free(many);
+	}
+	munmap(p, 16 * ps);
+}
+
+static void test_residency_errors(void **state)
+{
+	struct tt_session *s = *state;
+	char *top = (char *)(uintptr_t)(UINTPTR_MAX - ps + 1);
+	uint64_t bytes[2];
+	char *p = map_anon(3);
+
+	touch(p, 3);
+	assert_fails(EINVAL, tt_residency(s, p, 0, bytes, 1));
+	assert_fails(EINVAL, tt_residency(s, p, ps, bytes, 0));
+	assert_fails(EINVAL, tt_residency(s, p, ps, bytes, -1));
+	assert_fails(EINVAL, tt_residency(s, p, ps, bytes, TT_MAX_NODES + 1));
+	assert_fails(EOVERFLOW, tt_residency(s, top, 2 * ps, bytes, 1));
+	assert_fails(EOVERFLOW, tt_residency(s, top + 10, ps - 10, bytes, 1));
+	assert_fails(EOVERFLOW, tt_residency(s,
+					     (char *)0xffff800000000000ULL, 1,
+					     bytes, 1));
+	assert_fails(EFAULT, tt_residency(s, p, ps, NULL, 1));
+	assert_int_equal(munmap(p + ps, ps), 0);
+	assert_fails(EFAULT, tt_residency(s, p, 3 * ps, bytes, 2));
+	assert_fails(EFAULT, tt_residency(s, p + ps + 7, 1, bytes, 2));
+	munmap(p, 3 * ps);
+}
+
+/* Residency accepts any mapping: file pages in the page cache count. */
+static void test_residency_any_mapping(void **state)
+{
+	struct tt_session *s = *state;
+	char *file = map_file(4, MAP_SHARED);
+	uint64_t bytes[1], np;
+
+	touch(file, 3);
+	assert_int_equal(tt_residency_ex(s, file, 4 * ps, bytes, 1, &np, NULL),
+			 0);
+	assert_int_equal(bytes[0], 3 * ps);
+	assert_int_equal(np, ps);
+	munmap(file, 4 * ps);
+}
+
+static void test_register(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_ioc_stats st;
+	char *p = map_anon(16);
+
+	/* Untouched memory can be registered. */
+	assert_int_equal(tt_register(s, p + 4 * ps, 4 * ps, 1, 0), 0);
+	assert_int_equal(tt_register(s, p + 10 * ps, 2 * ps, 2,
+				     TT_RANGE_PERSISTENT), 0);
+	/* Adjacent on both sides is fine. */
+	assert_int_equal(tt_register(s, p + 8 * ps, 2 * ps, 3, 0), 0);
+	assert_int_equal(tt_register(s, p + 2 * ps, 2 * ps, 4, 0), 0);
+
+	/* Every kind of overlap is EEXIST. */
+	assert_fails(EEXIST, tt_register(s, p + 4 * ps, 4 * ps, 1, 0));
+	assert_fails(EEXIST, tt_register(s, p + 5 * ps, ps, 1, 0));
+	assert_fails(EEXIST, tt_register(s, p, 3 * ps, 1, 0));
+	assert_fails(EEXIST, tt_register(s, p + 11 * ps, 2 * ps, 1, 0));
+	assert_fails(EEXIST, tt_register(s, p, 16 * ps, 1, 0));
+
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.registered_ranges, 4);
+	assert_int_equal(st.registered_bytes, 10 * ps);
+
+	/* Unregister needs the exact addr and len. */
+	assert_fails(ENOENT, tt_unregister(s, p + 4 * ps, 3 * ps));
+	assert_fails(ENOENT, tt_unregister(s, p + 5 * ps, 3 * ps));
+	assert_fails(ENOENT, tt_unregister(s, p + 4 * ps, 8 * ps));
+	assert_fails(ENOENT, tt_unregister(s, p, ps));
+	assert_fails(ENOENT, tt_unregister(s, p + 4 * ps + 1, 4 * ps));
+	assert_int_equal(tt_unregister(s, p + 4 * ps, 4 * ps), 0);
+	assert_fails(ENOENT, tt_unregister(s, p + 4 * ps, 4 * ps));
+
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.registered_ranges, 3);
+	assert_int_equal(st.registered_bytes, 6 * ps);
+
+	/* The freed space can be registered again, differently. */
+	assert_int_equal(tt_register(s, p + 4 * ps, ps, 5, 0), 0);
+	assert_int_equal(tt_register(s, p + 5 * ps, 3 * ps, 5, 0), 0);
+	assert_int_equal(tt_unregister(s, p + 2 * ps, 2 * ps), 0);
+	assert_int_equal(tt_unregister(s, p + 4 * ps, ps), 0);
+	assert_int_equal(tt_unregister(s, p + 5 * ps, 3 * ps), 0);
+	assert_int_equal(tt_unregister(s, p + 8 * ps, 2 * ps), 0);
+	assert_int_equal(tt_unregister(s, p + 10 * ps, 2 * ps), 0);
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.registered_ranges, 0);
+	assert_int_equal(st.registered_bytes, 0);
+	munmap(p, 16 * ps);
+}
+
+/* The session holds at most 65536 registrations (the module's default). */
+static void test_register_enospc(void **state)
+{
+	struct tt_session *s = *state;
+	const size_t max = 65536;
+	struct tt_ioc_stats st;
+	char *p = map_anon(max + 1);
+	size_t i;
+
+	for (i = 0; i < max; i++)
+		assert_int_equal(tt_register(s, p + i * ps, ps, 0, 0), 0);
+	assert_fails(ENOSPC, tt_register(s, p + max * ps, ps, 0, 0));
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.registered_ranges, max);
+	assert_int_equal(tt_unregister(s, p, ps), 0);
+	assert_int_equal(tt_register(s, p + max * ps, ps, 0, 0), 0);
+	munmap(p, (max + 1) * ps);
+}
+
+static void test_stats(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_migrate_result res;
+	struct tt_ioc_stats st;
+	char *p = map_anon(8);
+
+	assert_fails(EFAULT, tt_stats(s, NULL));
+	memset(&st, 0xff, sizeof(st));
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.abi_version, TT_ABI_VERSION);
+	assert_int_equal(st.size, sizeof(st));
+	assert_int_equal(st.registered_ranges, 0);
+	assert_int_equal(st.migrate_calls, 0);
+	assert_int_equal(st.total.pages, 0);
+
+	/* Rejected calls do not count. */
+	touch(p, 5);
+	assert_fails(EINVAL, tt_migrate(s, p, 0, 0));
+	assert_fails(EINVAL, tt_migrate(s, p, ps, -1));
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.migrate_calls, 0);
+
+	assert_int_equal(tt_migrate_ex(s, p, 8 * ps, 0, 0, &res), 0);
+	assert_int_equal(tt_migrate_ex(s, p, 2 * ps, 0, 0, &res), 0);
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.migrate_calls, 2);
+	assert_int_equal(st.async_queued, 0);
+	assert_int_equal(st.total.pages, 10);
+	assert_int_equal(st.total.already_on_node, 7);
+	assert_int_equal(st.total.skipped_not_present, 3);
+	assert_int_equal(st.total.moved, 0);
+	assert_int_equal(st.bytes_to_fast, 0);
+	assert_int_equal(st.bytes_to_slow, 0);
+	assert_int_equal(st.ranges_unmapped, 0);
+	assert_true(st.total.elapsed_ns > 0);
+	munmap(p, 8 * ps);
+}
+
+/* A session belongs to the process that opened it. */
+static void test_fork_eperm(void **state)
+{
+	struct tt_session *s = *state;
+	char *p = map_anon(2);
+	int status;
+	pid_t pid;
+
+	touch(p, 2);
+	assert_int_equal(tt_register(s, p, ps, 0, 0), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct tt_ioc_stats st;
+		uint64_t bytes[1];
+		int bad = 0;
+
+		bad |= (tt_migrate(s, p, ps, 0) != -EPERM) << 0;
+		bad |= (errno != EPERM) << 1;
+		bad |= (tt_register(s, p + ps, ps, 0, 0) != -EPERM) << 2;
+		bad |= (tt_unregister(s, p, ps) != -EPERM) << 3;
+		bad |= (tt_residency(s, p, ps, bytes, 1) != -EPERM) << 4;
+		bad |= (tt_stats(s, &st) != -EPERM) << 5;
+		bad |= (tt_flush(s) != -EPERM) << 6;
+		_exit(bad);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The parent's session is untouched. */
+	assert_int_equal(tt_unregister(s, p, ps), 0);
+	munmap(p, 2 * ps);
+}
+
+/**
+ * struct thread_arg - one worker of test_threads
+ * @s:   the shared session.
+ * @mem: the worker's own 64 pages.
+ * @bad: out: number of calls that did not return what they should.
+ */
+struct thread_arg {
+	struct tt_session *s;
+	char *mem;
+	int bad;
+};
+
+static void *thread_main(void *data)
+{
+	struct thread_arg *a = data;
+	struct tt_migrate_result res;
+	uint64_t bytes[1];
+	size_t i;
+
+	touch(a->mem, 64);
+	for (i = 0; i < 64; i++)
+		a->bad += tt_register(a->s, a->mem + i * ps, ps, i, 0) != 0;
+	for (i = 0; i < 20; i++) {
+		a->bad += tt_migrate_ex(a->s, a->mem, 64 * ps, 0, 0, &res) != 0;
+		a->bad += res.already_on_node != 64;
+		a->bad += tt_residency(a->s, a->mem, 64 * ps, bytes, 1) != 0;
+		a->bad += bytes[0] != 64 * ps;
+	}
+	for (i = 0; i < 64; i += 2)
+		a->bad += tt_unregister(a->s, a->mem + i * ps, ps) != 0;
+	return NULL;
+}
+
+/* A session may be used from several threads at once. */
+static void test_threads(void **state)
+{
+	struct tt_session *s = *state;
+	struct thread_arg args[8];
+	pthread_t th[8];
+	struct tt_ioc_stats st;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		args[i] = (struct thread_arg){ .s = s, .mem = map_anon(64) };
+		assert_int_equal(pthread_create(&th[i], NULL, thread_main,
+						&args[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(args[i].bad, 0);
+	}
+	assert_int_equal(tt_stats(s, &st), 0);
+	assert_int_equal(st.registered_ranges, 8 * 32);
+	assert_int_equal(st.registered_bytes, 8 * 32 * ps);
+	assert_int_equal(st.migrate_calls, 8 * 20);
+	assert_int_equal(st.total.pages, 8 * 20 * 64);
+	assert_int_equal(st.total.already_on_node, 8 * 20 * 64);
+	for (i = 0; i < 8; i++)
+		munmap(args[i].mem, 64 * ps);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_backend_default),
+		cmocka_unit_test(test_backend_env),
+		cmocka_unit_test(test_null_session),
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_session, teardown_session)
+		T(test_range_einval_eoverflow),
+		T(test_range_efault),
+		T(test_range_eopnotsupp),
+		T(test_unknown_flags),
+		T(test_node_errors),
+		T(test_migrate_result),
+		T(test_migrate_large),
+		T(test_migrate_async),
+		T(test_residency),
+		T(test_residency_errors),
+		T(test_residency_any_mapping),
+		T(test_register),
+		T(test_register_enospc),
+		T(test_stats),
+		T(test_fork_eperm),
+		T(test_threads),
+#undef T
+	};
+
+	ps = (size_t)sysconf(_SC_PAGESIZE);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

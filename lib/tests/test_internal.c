@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Tests of the helpers behind the move_pages backend, linked from the
+ * library's objects: node lists and node checks (on synthetic sysfs trees,
+ * which is how ENODEV and multi-node layouts are tested on a one-node host),
+ * /proc/PID/maps parsing, the range arithmetic, and how move_pages(2)
+ * statuses become result counts.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void test_nodelist_parse(void **state)
+{
+	struct tt_nodemask m;
+
+	(void)state;
+	assert_int_equal(tt_nodelist_parse("", &m), 0);
+	assert_int_equal(tt_nodemask_last(&m), -1);
+	assert_int_equal(tt_nodelist_parse("\n", &m), 0);
+	assert_int_equal(tt_nodemask_last(&m), -1);
+
+	assert_int_equal(tt_nodelist_parse("0\n", &m), 0);
+	assert_true(tt_nodemask_test(&m, 0));
+	assert_false(tt_nodemask_test(&m, 1));
+	assert_int_equal(tt_nodemask_last(&m), 0);
+
+	assert_int_equal(tt_nodelist_parse("1,3-5,64,1023", &m), 0);
+	assert_false(tt_nodemask_test(&m, 0));
+	assert_true(tt_nodemask_test(&m, 1));
+	assert_false(tt_nodemask_test(&m, 2));
+	assert_true(tt_nodemask_test(&m, 3));
+	assert_true(tt_nodemask_test(&m, 4));
+	assert_true(tt_nodemask_test(&m, 5));
+	assert_false(tt_nodemask_test(&m, 6));
+	assert_true(tt_nodemask_test(&m, 64));
+	assert_true(tt_nodemask_test(&m, 1023));
+	assert_false(tt_nodemask_test(&m, -1));
+	assert_false(tt_nodemask_test(&m, 1024));
+	assert_int_equal(tt_nodemask_last(&m), 1023);
+
+	assert_int_equal(tt_nodelist_parse("60-70", &m), 0);
+	assert_true(tt_nodemask_test(&m, 63));
+	assert_true(tt_nodemask_test(&m, 64));
+	assert_int_equal(tt_nodemask_last(&m), 70);
+
+	assert_int_equal(tt_nodelist_parse("a", &m), -EINVAL);
+	assert_int_equal(tt_nodelist_parse("-1", &m), -EINVAL);
+	assert_int_equal(tt_nodelist_parse("3-1", &m), -EINVAL);
+	assert_int_equal(tt_nodelist_parse("0,", &m), -EINVAL);
+	assert_int_equal(tt_nodelist_parse("0-", &m), -EINVAL);
+	assert_int_equal(tt_nodelist_parse("0 1", &m), -EINVAL);
+	assert_int_equal(tt_nodelist_parse("0\n1", &m), -EINVAL);
+	assert_int_equal(tt_nodelist_parse("1024", &m), -ERANGE);
+	assert_int_equal(tt_nodelist_parse("0-1024", &m), -ERANGE);
+	assert_int_equal(tt_nodelist_parse("99999999999999999999", &m),
+			 -ERANGE);
+}
+
+/**
+ * struct fake_sysfs - a temporary directory shaped like
+ *                     /sys/devices/system/node
+ * @dir: its path.
+ */
+struct fake_sysfs {
+	char dir[64];
+};
+
+static void fake_write(struct fake_sysfs *f, const char *file,
+		       const char *text)
+{
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, file);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void fake_make(struct fake_sysfs *f, const char *possible,
+		      const char *has_memory, const char *has_cpu)
+{
+	strcpy(f->dir, "/tmp/tt-sysfs-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	fake_write(f, "possible", possible);
+	fake_write(f, "online", has_memory);
+	fake_write(f, "has_memory", has_memory);
+	fake_write(f, "has_cpu", has_cpu);
+}
+
+static void fake_remove(struct fake_sysfs *f)
+{
+	static const char *const files[] = {
+		"possible", "online", "has_memory", "has_cpu",
+	};
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", f->dir, files[i]);
+		unlink(path);
+	}
+	rmdir(f->dir);
+}
+
+static void test_node_check(void **state)
+{
+	struct fake_sysfs f;
+
+	(void)state;
+	/* The VM's layout: node 0 with CPUs, node 1 memory only. */
+	fake_make(&f, "0-1\n", "0-1\n", "0\n");
+	assert_int_equal(tt_node_check(f.dir, 0), 0);
+	assert_int_equal(tt_node_check(f.dir, 1), 0);
+	assert_int_equal(tt_node_check(f.dir, 2), -EINVAL);
+	assert_int_equal(tt_node_check(f.dir, -1), -EINVAL);
+	assert_int_equal(tt_node_check(f.dir, 99999), -EINVAL);
+	assert_int_equal(tt_node_has_cpus(f.dir, 0), 1);
+	assert_int_equal(tt_node_has_cpus(f.dir, 1), 0);
+	fake_remove(&f);
+
+	/* Possible but without memory (or offline): ENODEV. */
+	fake_make(&f, "0-3\n", "0,2\n", "0\n");
+	assert_int_equal(tt_node_check(f.dir, 0), 0);
+	assert_int_equal(tt_node_check(f.dir, 1), -ENODEV);
+	assert_int_equal(tt_node_check(f.dir, 2), 0);
+	assert_int_equal(tt_node_check(f.dir, 3), -ENODEV);
+	assert_int_equal(tt_node_check(f.dir, 4), -EINVAL);
+	fake_remove(&f);
+
+	/* The host's layout. */
+	fake_make(&f, "0\n", "0\n", "0\n");
+	assert_int_equal(tt_node_check(f.dir, 0), 0);
+	assert_int_equal(tt_node_check(f.dir, 1), -EINVAL);
+	fake_remove(&f);
+
+	/* A malformed sysfs file is reported, not guessed around. */
+	fake_make(&f, "zero\n", "0\n", "0\n");
+	assert_int_equal(tt_node_check(f.dir, 0), -EINVAL);
+	fake_remove(&f);
+
+	/* No node directory at all: a kernel without NUMA, node 0 only. */
+	assert_int_equal(tt_node_check("/nonexistent/tt-node", 0), 0);
+	assert_int_equal(tt_node_check("/nonexistent/tt-node", 1), -EINVAL);
+	assert_int_equal(tt_node_has_cpus("/nonexistent/tt-node", 0), 1);
+
+	/* And the real one agrees with the host: one node, 0. */
+	assert_int_equal(tt_node_check(TT_SYSFS_NODE_DIR, 0), 0);
+	assert_int_equal(tt_node_check(TT_SYSFS_NODE_DIR, 1), -EINVAL);
+}
+
+static void test_maps_parse_line(void **state)
+{
+	struct tt_maps_entry e;
+
+	(void)state;
+	assert_int_equal(tt_maps_parse_line("7f0000000000-7f0000004000 rw-p 00000000 00:00 0    ",
+					    &e), 0);
+	assert_int_equal(e.start, 0x7f0000000000ULL);
+	assert_int_equal(e.end, 0x7f0000004000ULL);
+	assert_string_equal(e.perms, "rw-p");
+	assert_int_equal(e.inode, 0);
+	assert_string_equal(e.name, "");
+	assert_true(tt_maps_entry_supported(&e));
+
+	assert_int_equal(tt_maps_parse_line("55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0                          [heap]",
+					    &e), 0);
+	assert_string_equal(e.name, "[heap]");
+	assert_true(tt_maps_entry_supported(&e));
+
+	assert_int_equal(tt_maps_parse_line("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n",
+					    &e), 0);
+	assert_true(tt_maps_entry_supported(&e));
+	assert_int_equal(tt_maps_parse_line("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack:1234]\n",
+					    &e), 0);
+	assert_true(tt_maps_entry_supported(&e));
+	assert_int_equal(tt_maps_parse_line("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [anon:tensors]\n",
+					    &e), 0);
+	assert_true(tt_maps_entry_supported(&e));
+	/* PROT_NONE anonymous memory is still anonymous memory. */
+	assert_int_equal(tt_maps_parse_line("1000-2000 ---p 00000000 00:00 0\n",
+					    &e), 0);
+	assert_true(tt_maps_entry_supported(&e));
+
+	/* A file, with spaces in its name. */
+	assert_int_equal(tt_maps_parse_line("1000-3000 r--p 00001000 fe:01 1311234 /usr/lib/a b.so\n",
+					    &e), 0);
+	assert_int_equal(e.dev_major, 0xfe);
+	assert_int_equal(e.dev_minor, 1);
+	assert_int_equal(e.inode, 1311234);
+	assert_string_equal(e.name, "/usr/lib/a b.so");
+	assert_false(tt_maps_entry_supported(&e));
+
+	/* Shared anonymous, hugetlb, special mappings. */
+	assert_int_equal(tt_maps_parse_line("1000-3000 rw-s 00000000 00:01 7 /dev/zero (deleted)\n",
+					    &e), 0);
+	assert_false(tt_maps_entry_supported(&e));
+	assert_int_equal(tt_maps_parse_line("1000-3000 rw-s 00000000 00:00 0 [anon_shmem:x]\n",
+					    &e), 0);
+	assert_false(tt_maps_entry_supported(&e));
+	assert_int_equal(tt_maps_parse_line("200000-400000 rw-p 00000000 00:10 4 /anon_hugepage (deleted)\n",
+					    &e), 0);
+	assert_false(tt_maps_entry_supported(&e));
+	assert_int_equal(tt_maps_parse_line("7ffd3000-7ffd5000 r-xp 00000000 00:00 0 [vdso]\n",
+					    &e), 0);
+	assert_false(tt_maps_entry_supported(&e));
+	assert_int_equal(tt_maps_parse_line("7ffd1000-7ffd3000 r--p 00000000 00:00 0 [vvar]\n",
+					    &e), 0);
+	assert_false(tt_maps_entry_supported(&e));
+	assert_int_equal(tt_maps_parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n",
+					    &e), 0);
+	assert_int_equal(e.end, 0xffffffffff601000ULL);
+	assert_false(tt_maps_entry_supported(&e));
+
+	/* Not the maps format. */
+	assert_int_equal(tt_maps_parse_line("", &e), -EINVAL);
+	assert_int_equal(tt_maps_parse_line("hello\n", &e), -EINVAL);
+	assert_int_equal(tt_maps_parse_line("2000-1000 rw-p 0 00:00 0\n", &e),
+			 -EINVAL);
+	assert_int_equal(tt_maps_parse_line("1000-2000 rw 0 00:00 0\n", &e),
+			 -EINVAL);
+	assert_int_equal(tt_maps_parse_line("1000-2000 rw-p 0 00:00 0x\n", &e),
+			 -EINVAL);
+}
+
+static const char maps_text[] =
+	"10000-14000 rw-p 00000000 00:00 0\n"
+	"14000-16000 rw-p 00000000 00:00 0 [heap]\n"
+	"16000-18000 r--p 00000000 08:01 42 /lib/x.so\n"
+	"18000-1a000 rw-p 00000000 00:00 0\n"
+	"20000-22000 rw-p 00000000 00:00 0\n"
+	"22000-24000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n";
+
+static int maps_check(uint64_t start, uint64_t end, bool need_supported)
+{
+	FILE *f = fmemopen((void *)maps_text, strlen(maps_text), "r");
+	int ret;
+
+	assert_non_null(f);
+	ret = tt_maps_check(f, start, end, need_supported);
+	fclose(f);
+	return ret;
+}
+
+static void test_maps_check(void **state)
+{
+	(void)state;
+	/* Inside one mapping, across adjacent ones. */
+	assert_int_equal(maps_check(0x11000, 0x12000, true), 0);
+	assert_int_equal(maps_check(0x10000, 0x16000, true), 0);
+	/* Across a file mapping. */
+	assert_int_equal(maps_check(0x15000, 0x17000, true), -EOPNOTSUPP);
+	assert_int_equal(maps_check(0x15000, 0x17000, false), 0);
+	assert_int_equal(maps_check(0x10000, 0x1a000, false), 0);
+	/* Holes: before everything, between mappings, after everything. */
+	assert_int_equal(maps_check(0x1000, 0x2000, false), -EFAULT);
+	assert_int_equal(maps_check(0xf000, 0x11000, true), -EFAULT);
+	assert_int_equal(maps_check(0x19000, 0x21000, false), -EFAULT);
+	assert_int_equal(maps_check(0x1a000, 0x1b000, true), -EFAULT);
+	assert_int_equal(maps_check(0x30000, 0x31000, true), -EFAULT);
+	assert_int_equal(maps_check(0x23000, 0x25000, false), -EFAULT);
+	/* The first problem in address order decides. */
+	assert_int_equal(maps_check(0x16000, 0x1c000, true), -EOPNOTSUPP);
+	assert_int_equal(maps_check(0x18000, 0x23000, true), -EFAULT);
+	/* Shared anonymous memory. */
+	assert_int_equal(maps_check(0x21000, 0x23000, true), -EOPNOTSUPP);
+	assert_int_equal(maps_check(0x21000, 0x23000, false), 0);
+
+	/* And the live process: its own stack is supported. */
+	{
+		char here[1];
+		uint64_t a = (uintptr_t)here & ~(uint64_t)(tt_page_size() - 1);
+
+		assert_int_equal(tt_maps_check_self(a, a + tt_page_size(),
+						    true), 0);
+	}
+}
+
+static void test_range_check(void **state)
+{
+	uint64_t ps = tt_page_size(), limit = tt_user_addr_limit();
+
+	(void)state;
+	assert_true(limit == (1ULL << 47) - ps || limit == (1ULL << 56) - ps);
+	assert_int_equal(tt_range_check(ps, ps), 0);
+	assert_int_equal(tt_range_check(0, ps), 0);
+	assert_int_equal(tt_range_check(ps, 0), -EINVAL);
+	assert_int_equal(tt_range_check(ps + 1, ps), -EINVAL);
+	assert_int_equal(tt_range_check(ps, ps - 1), -EINVAL);
+	assert_int_equal(tt_range_check(limit - ps, ps), 0);
+	assert_int_equal(tt_range_check(limit - ps, 2 * ps), -EOVERFLOW);
+	assert_int_equal(tt_range_check(limit, ps), -EOVERFLOW);
+	assert_int_equal(tt_range_check(UINT64_MAX - ps + 1, ps), -EOVERFLOW);
+	assert_int_equal(tt_range_check(UINT64_MAX - ps + 1, 2 * ps),
+			 -EOVERFLOW);
+}
+
+static void test_account_before(void **state)
+{
+	struct tt_migrate_result r = { 0 };
+
+	(void)state;
+	assert_false(tt_mp_account_before(1, 1, &r));
+	assert_int_equal(r.already_on_node, 1);
+	assert_true(tt_mp_account_before(0, 1, &r));
+	assert_true(tt_mp_account_before(3, 1, &r));
+	assert_false(tt_mp_account_before(-ENOENT, 1, &r));
+	assert_false(tt_mp_account_before(-EFAULT, 1, &r));
+	assert_int_equal(r.skipped_not_present, 2);
+	assert_false(tt_mp_account_before(-EIO, 1, &r));
+	assert_int_equal(r.skipped_unsupported, 1);
+	assert_int_equal(r.moved + r.skipped_busy + r.skipped_no_memory, 0);
+}
+
+static void test_fate(void **state)
+{
+	const int U = TT_MP_STATUS_UNSET;
+
+	(void)state;
+	/* Moved: the move says so, or the page is there now. */
+	assert_int_equal(tt_mp_fate(1, U, 1), TT_MP_MOVED);
+	assert_int_equal(tt_mp_fate(-EBUSY, 1, 1), TT_MP_MOVED);
+	assert_int_equal(tt_mp_fate(U, 1, 1), TT_MP_MOVED);
+	/* Not reached by the kernel. */
+	assert_int_equal(tt_mp_fate(U, 0, 1), TT_MP_RETRY);
+	/* Gone. */
+	assert_int_equal(tt_mp_fate(-ENOENT, -ENOENT, 1), TT_MP_NOT_PRESENT);
+	assert_int_equal(tt_mp_fate(-EFAULT, -EFAULT, 1), TT_MP_NOT_PRESENT);
+	assert_int_equal(tt_mp_fate(-EBUSY, -ENOENT, 1), TT_MP_NOT_PRESENT);
+	/* Could not be isolated. */
+	assert_int_equal(tt_mp_fate(-EBUSY, 0, 1), TT_MP_BUSY);
+	assert_int_equal(tt_mp_fate(-EACCES, 0, 1), TT_MP_BUSY);
+	assert_int_equal(tt_mp_fate(-EAGAIN, 0, 1), TT_MP_BUSY);
+	assert_int_equal(tt_mp_fate(0, 0, 1), TT_MP_BUSY);
+	/* Anything else. */
+	assert_int_equal(tt_mp_fate(-EIO, 0, 1), TT_MP_UNSUPPORTED);
+}
+
+static void test_account_fate(void **state)
+{
+	struct tt_migrate_result r = { 0 };
+
+	(void)state;
+	tt_mp_account_fate(TT_MP_MOVED, &r);
+	tt_mp_account_fate(TT_MP_MOVED, &r);
+	tt_mp_account_fate(TT_MP_BUSY, &r);
+	tt_mp_account_fate(TT_MP_RETRY, &r);
+	tt_mp_account_fate(TT_MP_NOT_PRESENT, &r);
+	tt_mp_account_fate(TT_MP_UNSUPPORTED, &r);
+	assert_int_equal(r.moved, 2);
+	assert_int_equal(r.skipped_busy, 2);
+	assert_int_equal(r.skipped_not_present, 1);
+	assert_int_equal(r.skipped_unsupported, 1);
+	assert_int_equal(r.already_on_node + r.skipped_no_memory, 0);
+}
+
+static void test_account_residency(void **state)
+{
+	const int status[] = { 0, 1, 1, -ENOENT, 2, 5, -EFAULT, 0, -EIO };
+	uint64_t bytes[2] = { 0, 0 }, np = 0, other = 0;
+
+	(void)state;
+	tt_mp_account_residency(status, 9, 4096, bytes, 2, &np, &other);
+	assert_int_equal(bytes[0], 2 * 4096);
+	assert_int_equal(bytes[1], 2 * 4096);
+	assert_int_equal(np, 3 * 4096);
+	assert_int_equal(other, 2 * 4096);
+	/* Sums accumulate over chunks. */
+	tt_mp_account_residency(status, 1, 4096, bytes, 2, &np, &other);
+	assert_int_equal(bytes[0], 3 * 4096);
+}
+
+static void test_ranges(void **state)
+{
+	struct tt_session s;
+	struct tt_ioc_range r = { .len = 0x2000 };
+	uint64_t a;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(tt_mp_open(&s), 0);
+	/* Inserted out of order, kept sorted. */
+	for (a = 0x20000; a >= 0x10000; a -= 0x4000) {
+		r.addr = a;
+		assert_int_equal(tt_mp_ranges_insert(&s, &r), 0);
+	}
+	assert_int_equal(s.nr_ranges, 5);
+	for (a = 1; a < s.nr_ranges; a++)
+		assert_true(s.ranges[a - 1].addr + s.ranges[a - 1].len <=
+			    s.ranges[a].addr);
+	r.addr = 0x12000;
+	assert_int_equal(tt_mp_ranges_insert(&s, &r), 0);
+	r.addr = 0x11000;
+	assert_int_equal(tt_mp_ranges_insert(&s, &r), -EEXIST);
+	r.addr = 0x13000;
+	assert_int_equal(tt_mp_ranges_insert(&s, &r), -EEXIST);
+	r.addr = 0xf000;
+	assert_int_equal(tt_mp_ranges_insert(&s, &r), -EEXIST);
+	r.addr = 0x21000;
+	assert_int_equal(tt_mp_ranges_insert(&s, &r), -EEXIST);
+	assert_int_equal(s.stats.registered_ranges, 6);
+	assert_int_equal(s.stats.registered_bytes, 6 * 0x2000);
+
+	r.addr = 0x12000;
+	r.len = 0x1000;
+	assert_int_equal(tt_mp_ranges_remove(&s, &r), -ENOENT);
+	r.len = 0x2000;
+	assert_int_equal(tt_mp_ranges_remove(&s, &r), 0);
+	assert_int_equal(tt_mp_ranges_remove(&s, &r), -ENOENT);
+	assert_int_equal(s.stats.registered_ranges, 5);
+	tt_mp_ops.close(&s);
+
+	/* ENOSPC at TT_MP_MAX_RANGES. */
+	assert_int_equal(tt_mp_open(&s), 0);
+	r.len = 0x1000;
+	for (a = 0; a < TT_MP_MAX_RANGES; a++) {
+		r.addr = 0x100000 + a * 0x1000;
+		assert_int_equal(tt_mp_ranges_insert(&s, &r), 0);
+	}
+	r.addr = 0x1000;
+	assert_int_equal(tt_mp_ranges_insert(&s, &r), -ENOSPC);
+	tt_mp_ops.close(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nodelist_parse),
+		cmocka_unit_test(test_node_check),
+		cmocka_unit_test(test_maps_parse_line),
+		cmocka_unit_test(test_maps_check),
+		cmocka_unit_test(test_range_check),
+		cmocka_unit_test(test_account_before),
+		cmocka_unit_test(test_fate),
+		cmocka_unit_test(test_account_fate),
+		cmocka_unit_test(test_account_residency),
+		cmocka_unit_test(test_ranges),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
