@@ -388,46 +388,13 @@ TEST_F(errors, offline_node)
 	TT_NOTHING_COUNTED();
 }
 
-/*
- * Child of target_full: bind memory to @node and fault it in until the node
- * has at most @leave bytes free, then report the bytes held on @wfd and wait
- * to be killed.
- */
-static void tt_fill_node(int node, uint64_t leave, int wfd)
-{
-	size_t chunk = TT_ST_MIB, held = 0, cap;
-	uint64_t fr = 0, tot = 0;
-	char *m;
-
-	if (tt_st_node_mem(node, &fr, &tot))
-		_exit(2);
-	cap = tot;
-	m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED || madvise(m, cap, MADV_NOHUGEPAGE) ||
-	    tt_st_bind(m, cap, node))
-		_exit(3);
-	while (held + chunk <= cap) {
-		if (tt_st_node_mem(node, &fr, NULL))
-			_exit(4);
-		if (fr <= leave)
-			break;
-		memset(m + held, 0x5a, chunk);
-		held += chunk;
-	}
-	if (write(wfd, &held, sizeof(held)) != sizeof(held))
-		_exit(5);
-	for (;;)
-		pause();
-}
-
 TEST_F_TIMEOUT(errors, target_full, 600)
 {
 	size_t len = 64 * TT_ST_MIB, pages = len / self->ps, held = 0;
 	struct tt_migrate_result r;
 	struct tt_st_place *pl;
 	uint64_t fr = 0;
-	int node, p[2], ret;
+	int node, ret;
 	char *m;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -436,29 +403,22 @@ TEST_F_TIMEOUT(errors, target_full, 600)
 	ASSERT_NE(NULL, m);
 	tt_st_fill(m, len, 11);
 
-	ASSERT_EQ(0, pipe(p));
-	self->filler = fork();
-	ASSERT_LE(0, self->filler);
-	if (!self->filler) {
-		close(p[0]);
-		tt_fill_node(node, 16 * TT_ST_MIB, p[1]);
-	}
-	close(p[1]);
-	ASSERT_EQ((ssize_t)sizeof(held), read(p[0], &held, sizeof(held)))
-		TH_LOG("the helper filling node %d died", node);
-	close(p[0]);
+	self->filler = tt_st_hog_node(node, 16 * TT_ST_MIB, &held);
+	ASSERT_LT(0, self->filler) TH_LOG("filling node %d: %s", node,
+					  strerror(-self->filler));
 	ASSERT_EQ(0, tt_st_node_mem(node, &fr, NULL));
 	TH_LOG("helper holds %zu MiB on node %d, %llu MiB free there",
 	       held / TT_ST_MIB, node, (unsigned long long)fr / TT_ST_MIB);
 	ASSERT_LT(fr, len) TH_LOG("node %d could not be filled", node);
 
 	ret = tt_st_ioc_migrate(self->fd, (uintptr_t)m, len, node, 0, &r);
-	ASSERT_EQ(-ENOSPC, ret) TH_LOG("migrate to a full node: %s",
-				       ret ? strerror(-ret) : "success");
-	TH_LOG("moved %llu, skipped_no_memory %llu of %llu pages",
+	TH_LOG("moved %llu, skipped_no_memory %llu, busy %llu of %llu pages",
 	       (unsigned long long)r.moved,
 	       (unsigned long long)r.skipped_no_memory,
+	       (unsigned long long)r.skipped_busy,
 	       (unsigned long long)r.pages);
+	ASSERT_EQ(-ENOSPC, ret) TH_LOG("migrate to a full node: %s",
+				       ret ? strerror(-ret) : "success");
 	ASSERT_EQ(pages, r.pages);
 	ASSERT_GT(r.skipped_no_memory, 0ULL);
 	ASSERT_EQ(pages, r.moved + r.skipped_no_memory);

@@ -79,17 +79,17 @@
 /* Result counters of one migration, field by field. */
 #define TT_ASSERT_RESULT(r, pages_, moved_, already_, notpresent_,	\
 			 busy_, nomem_) do {				\
-	const struct tt_migrate_result *_r = &(r);			\
-	ASSERT_EQ((uint64_t)(pages_), _r->pages);			\
-	ASSERT_EQ((uint64_t)(moved_), _r->moved);			\
-	ASSERT_EQ((uint64_t)(already_), _r->already_on_node);		\
-	ASSERT_EQ((uint64_t)(notpresent_), _r->skipped_not_present);	\
-	ASSERT_EQ((uint64_t)(busy_), _r->skipped_busy);			\
-	ASSERT_EQ((uint64_t)0, _r->skipped_unsupported);				\
-	ASSERT_EQ((uint64_t)(nomem_), _r->skipped_no_memory);		\
-	ASSERT_EQ(_r->pages, _r->moved + _r->already_on_node +		\
-		  _r->skipped_not_present + _r->skipped_busy +		\
-		  _r->skipped_unsupported + _r->skipped_no_memory);	\
+	const struct tt_migrate_result *_res = &(r);			\
+	ASSERT_EQ((uint64_t)(pages_), _res->pages);			\
+	ASSERT_EQ((uint64_t)(moved_), _res->moved);			\
+	ASSERT_EQ((uint64_t)(already_), _res->already_on_node);		\
+	ASSERT_EQ((uint64_t)(notpresent_), _res->skipped_not_present);	\
+	ASSERT_EQ((uint64_t)(busy_), _res->skipped_busy);			\
+	ASSERT_EQ((uint64_t)0, _res->skipped_unsupported);				\
+	ASSERT_EQ((uint64_t)(nomem_), _res->skipped_no_memory);		\
+	ASSERT_EQ(_res->pages, _res->moved + _res->already_on_node +		\
+		  _res->skipped_not_present + _res->skipped_busy +		\
+		  _res->skipped_unsupported + _res->skipped_no_memory);	\
 } while (0)
 
 #endif /* TT_HARNESS_H */

@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/mempolicy.h>
@@ -292,6 +294,60 @@ int tt_st_bind(void *addr, size_t len, int node)
 		    (unsigned long)TT_ST_MAX_NODES + 1, 0))
 		return -errno;
 	return 0;
+}
+
+static void tt_st_hog_child(int node, uint64_t leave, int wfd)
+{
+	size_t chunk = TT_ST_MIB, held = 0;
+	uint64_t fr = 0, tot = 0;
+	char *m;
+
+	if (tt_st_node_mem(node, &fr, &tot))
+		_exit(2);
+	m = mmap(NULL, tot, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED || madvise(m, tot, MADV_NOHUGEPAGE) ||
+	    tt_st_bind(m, tot, node))
+		_exit(3);
+	while (held + chunk <= tot && !tt_st_node_mem(node, &fr, NULL) &&
+	       fr > leave) {
+		memset(m + held, 0x5a, chunk);
+		held += chunk;
+	}
+	if (write(wfd, &held, sizeof(held)) != sizeof(held))
+		_exit(4);
+	for (;;)
+		pause();
+}
+
+int tt_st_hog_node(int node, uint64_t leave, size_t *held)
+{
+	int p[2], err;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = errno;
+		close(p[0]);
+		close(p[1]);
+		return -err;
+	}
+	if (!pid) {
+		close(p[0]);
+		tt_st_hog_child(node, leave, p[1]);
+	}
+	close(p[1]);
+	n = read(p[0], held, sizeof(*held));
+	close(p[0]);
+	if (n != sizeof(*held)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -EIO;
+	}
+	return pid;
 }
 
 static inline uint64_t tt_st_word(uint64_t seed, uint64_t i)

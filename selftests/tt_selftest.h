@@ -84,6 +84,14 @@ void *tt_st_map(size_t len, int thp);
 /* Bind [addr, addr + len) to @node with mbind(MPOL_BIND): 0 or -errno. */
 int tt_st_bind(void *addr, size_t len, int node);
 
+/*
+ * Fork a child that binds memory to @node (mbind MPOL_BIND) and faults it
+ * in until the node has at most @leave bytes free, then waits to be killed
+ * (SIGKILL, then waitpid). Returns the child's pid with the bytes it holds
+ * in @held, or -errno (-EIO: the child died while filling).
+ */
+int tt_st_hog_node(int node, uint64_t leave, size_t *held);
+
 /* Fill with a pattern depending on @seed and the offset in the buffer. */
 void tt_st_fill(void *buf, size_t len, uint64_t seed);
 /* Check that pattern: -1 when intact, else the offset of the first bad word. */
