@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The migration engine and its worker pool.
+ *
+ * Pages move with migrate_vma_setup/pages/finalize(), the only page
+ * migration interface 6.1 exports, used with system-RAM destination pages
+ * (mm/migrate_device.c accepts them: __migrate_device_pages() calls
+ * migrate_folio(..., MIGRATE_SYNC_NO_COPY), which moves the mapping, the
+ * flags and the memory cgroup charge (folio_migrate_flags() ->
+ * mem_cgroup_migrate()) but not the data, so the data is copied here, into
+ * a locked page, between setup and migrate_vma_pages()).
+ *
+ * A range is moved in batches of at most batch_pages pages, each inside one
+ * vma, each with mmap_lock held for read and dropped between batches. Each
+ * batch is first read with a no-fault page-table scan (pagescan.c) so that
+ * pages which need not or cannot move never go through migrate_vma_setup():
+ * that would unmap and remap them, and split a THP that is already on the
+ * target node. What 6.1's migrate_vma_setup() leaves in src[] decides the
+ * rest:
+ *
+ *  - MIGRATE and VALID: a page it isolated and unmapped; moved unless the
+ *    destination allocation fails (skipped_no_memory) or migrate_vma_pages()
+ *    drops MIGRATE because of an extra reference taken meanwhile (busy).
+ *  - MIGRATE without VALID: pte_none or the zero page: not present (holes
+ *    are never filled: dst stays 0).
+ *  - 0: a page it could not lock, isolate or unmap, or one pinned (its
+ *    reference count exceeds its map count); migrate_device_unmap() restores
+ *    those and clears src to 0. Busy, except a THP mapped by ptes (after a
+ *    partial munmap/mprotect): migrate_vma_collect_pmd() skips those
+ *    (PageTransCompound, "FIXME support THP") and no exported function can
+ *    split them: unsupported.
+ * A pmd-mapped THP is split by migrate_vma_collect_pmd() and its base
+ * pages move; if the split fails (the THP is pinned) its pages are busy.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/moduleparam.h>
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+
+#include "migrate.h"
+#include "pagescan.h"
+#include "stats.h"
+
+#define TT_WORKERS_MAX		64
+#define TT_BATCH_PAGES_MAX	65536
+/* Scans of one batch repeated after concurrent invalidations, at most. */
+#define TT_SCAN_TRIES		8
+
+#define TT_GFP_DST	(GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | \
+			 __GFP_NORETRY | __GFP_NOWARN)
+
+/* The worker pool; NULL outside tt_migrate_init()..tt_migrate_exit(). */
+static struct workqueue_struct *tt_wq;
+static unsigned int tt_workers = 2;
+static unsigned int tt_batch_pages = 512;
+
+static int tt_param_set_range(const char *val, const struct kernel_param *kp,
+			      unsigned int min, unsigned int max)
+{
+	unsigned int n;
+
+	if (kstrtouint(val, 0, &n)) {
+		pr_err("%s=\"%.*s\" is not a number\n", kp->name,
+		       (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	if (n < min || n > max) {
+		pr_err("%s=%u is out of range %u..%u\n", kp->name, n, min, max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
+	return 0;
+}
+
+/* Called with kernel_param_lock(THIS_MODULE) held. */
+static int tt_workers_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = tt_param_set_range(val, kp, 1, TT_WORKERS_MAX);
+
+	if (!ret && tt_wq)
+		workqueue_set_max_active(tt_wq, tt_workers);
+	return ret;
+}
+
+static const struct kernel_param_ops tt_workers_ops = {
+	.set = tt_workers_set,
+	.get = param_get_uint,
+};
+module_param_cb(workers, &tt_workers_ops, &tt_workers, 0644);
+MODULE_PARM_DESC(workers,
+		 "Migration worker pool size, 1..64 (default 2); a synchronous migration of several batches is split over this many workers");
+
+static int tt_batch_pages_set(const char *val, const struct kernel_param *kp)
+{
+	return tt_param_set_range(val, kp, 1, TT_BATCH_PAGES_MAX);
+}
+
+static const struct kernel_param_ops tt_batch_pages_ops = {
+	.set = tt_batch_pages_set,
+	.get = param_get_uint,
+};
+module_param_cb(batch_pages, &tt_batch_pages_ops, &tt_batch_pages, 0644);
+MODULE_PARM_DESC(batch_pages,
+		 "Pages per migrate_vma batch, 1..65536 (default 512)");
+
+/**
+ * tt_migrate_workers() - current size of the worker pool
+ *
+ * Return: the workers parameter.
+ */
+unsigned int tt_migrate_workers(void)
+{
+	return READ_ONCE(tt_workers);
+}
+
+/**
+ * tt_migrate_batch_pages() - current batch size
+ *
+ * Return: the batch_pages parameter.
+ */
+unsigned int tt_migrate_batch_pages(void)
+{
+	return READ_ONCE(tt_batch_pages);
+}
+
+/**
+ * tt_migrate_queue() - run a work item on the worker pool
+ * @work: an initialised work item.
+ */
+void tt_migrate_queue(struct work_struct *work)
+{
+	queue_work(tt_wq, work);
+}
+
+/**
+ * tt_range_from_user() - check and convert a range given by user space
+ * @addr:  start address.
+ * @len:   length in bytes.
+ * @start: out: @addr.
+ * @end:   out: @addr + @len.
+ *
+ * Return: 0; -EINVAL when @len is 0 or @addr or @len is not page aligned;
+ * -EOVERFLOW when the range wraps or ends beyond the user address space.
+ */
+int tt_range_from_user(u64 addr, u64 len, unsigned long *start,
+		       unsigned long *end)
+{
+	if (!len || !PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len))
+		return -EINVAL;
+	if (addr + len < addr || addr + len > TASK_SIZE)
+		return -EOVERFLOW;
+	*start = addr;
+	*end = addr + len;
+	return 0;
+}
+
+/**
+ * tt_vma_supported() - can the engine move the pages of this vma?
+ * @vma: the vma.
+ *
+ * Return: true for private anonymous memory (heap, stacks, malloc, anonymous
+ * private mmap, THP included); false for file-backed or shared mappings,
+ * hugetlbfs, DAX, and VM_IO, VM_PFNMAP, VM_MIXEDMAP or VM_DONTEXPAND
+ * (special, e.g. the vDSO) mappings.
+ */
+bool tt_vma_supported(struct vm_area_struct *vma)
+{
+	if (vma->vm_file || !vma_is_anonymous(vma) || vma_is_dax(vma))
+		return false;
+	if (vma->vm_flags & (VM_SHARED | VM_MAYSHARE | VM_HUGETLB | VM_SPECIAL))
+		return false;
+	return true;
+}
+
+/**
+ * tt_migrate_check() - the range checks of TT_IOC_REGISTER and TT_IOC_MIGRATE
+ * @mm:    the caller's mm (mmap_lock not held).
+ * @start: page-aligned start.
+ * @end:   page-aligned end.
+ *
+ * Return: 0; -EFAULT when part of the range is not mapped; -EOPNOTSUPP when
+ * part of it is not a supported mapping; -EINTR on a fatal signal.
+ */
+int tt_migrate_check(struct mm_struct *mm, unsigned long start,
+		     unsigned long end)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr = start;
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr) {
+			ret = -EFAULT;
+			break;
+		}
+		if (!tt_vma_supported(vma)) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/**
+ * struct tt_mig - one tt_migrate_range() call
+ * @mm:   the mm.
+ * @nid:  target node.
+ * @end:  end of the whole range.
+ * @cap:  batch size in pages (batch_pages when the call started).
+ * @src:  migrate_vma source array, @cap entries.
+ * @dst:  migrate_vma destination array, @cap entries.
+ * @hpfn: scan results, @cap entries.
+ * @scan: the page-table scanner over the whole range.
+ * @res:  result being accumulated.
+ */
+struct tt_mig {
+	struct mm_struct *mm;
+	int nid;
+	unsigned long end;
+	unsigned long cap;
+	unsigned long *src;
+	unsigned long *dst;
+	unsigned long *hpfn;
+	struct tt_pagescan scan;
+	struct tt_migrate_result *res;
+};
+
+/* What the scan says about a page before anything is tried. */
+enum tt_mig_class {
+	TT_MIG_MOVE,
+	TT_MIG_ABSENT,
+	TT_MIG_ON_NODE,
+	TT_MIG_UNSUPPORTED,
+};
+
+static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
+					 struct vm_area_struct *vma,
+					 unsigned long hpfn)
+{
+	enum tt_page_kind kind;
+	struct page *page;
+
+	page = tt_pagescan_page(vma, hpfn, &kind);
+	if (!page)
+		return TT_MIG_ABSENT;
+	if (page_to_nid(page) == m->nid)
+		return TT_MIG_ON_NODE;
+	if (is_zone_device_page(page) || PageKsm(page))
+		return TT_MIG_UNSUPPORTED;
+	/*
+	 * migrate_vma_setup() skips a THP mapped by ptes. A PROT_NONE THP
+	 * may be mapped by a huge pmd, which it splits: let it try.
+	 */
+	if (tt_pagescan_pte_mapped_thp(page, hpfn))
+		return TT_MIG_UNSUPPORTED;
+	return TT_MIG_MOVE;
+}
+
+/* A page migrate_vma_setup() did not take: why? */
+static void tt_mig_count_untaken(struct tt_mig *m, struct vm_area_struct *vma,
+				 const unsigned long *snap, unsigned long i)
+{
+	enum tt_page_kind kind;
+	struct page *page;
+
+	if (snap) {
+		page = tt_pagescan_page(vma, snap[i], &kind);
+		if (page && tt_pagescan_pte_mapped_thp(page, snap[i])) {
+			m->res->skipped_unsupported++;
+			return;
+		}
+	}
+	m->res->skipped_busy++;
+}
+
+static void tt_copy_page(struct page *dst, struct page *src)
+{
+	void *to = kmap_local_page(dst);
+	void *from = kmap_local_page(src);
+
+	copy_page(to, from);
+	kunmap_local(from);
+	kunmap_local(to);
+}
+
+/*
+ * Move the pages of [start, end), all inside @vma, with one
+ * migrate_vma_setup/pages/finalize sequence. @snap: the scan of the same
+ * pages, or NULL when there is none.
+ */
+static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
+		       unsigned long start, unsigned long end,
+		       const unsigned long *snap)
+{
+	struct tt_migrate_result *res = m->res;
+	struct migrate_vma args = {
+		.vma = vma,
+		.start = start,
+		.end = end,
+		.src = m->src,
+		.dst = m->dst,
+		.flags = MIGRATE_VMA_SELECT_SYSTEM,
+	};
+	unsigned long n = (end - start) >> PAGE_SHIFT, i;
+
+	res->pages += n;
+	if (migrate_vma_setup(&args)) {
+		/* Only for a vma tt_vma_supported() rejects. */
+		res->skipped_unsupported += n;
+		return;
+	}
+	/* The walk covers the whole range: a short one would be a bug. */
+	if (WARN_ON_ONCE(args.npages != n))
+		res->skipped_busy += n - args.npages;
+
+	for (i = 0; i < args.npages; i++) {
+		unsigned long src = m->src[i];
+		struct page *spage, *dpage;
+
+		m->dst[i] = 0;
+		if (!(src & MIGRATE_PFN_MIGRATE)) {
+			tt_mig_count_untaken(m, vma, snap, i);
+			continue;
+		}
+		spage = migrate_pfn_to_page(src);
+		if (!spage) {
+			res->skipped_not_present++;
+			continue;
+		}
+		if (page_to_nid(spage) == m->nid) {
+			res->already_on_node++;
+			continue;
+		}
+		dpage = alloc_pages_node(m->nid, TT_GFP_DST, 0);
+		if (!dpage) {
+			res->skipped_no_memory++;
+			continue;
+		}
+		tt_copy_page(dpage, spage);
+		lock_page(dpage);
+		m->dst[i] = migrate_pfn(page_to_pfn(dpage));
+	}
+
+	migrate_vma_pages(&args);
+
+	for (i = 0; i < args.npages; i++) {
+		if (!m->dst[i])
+			continue;
+		if (m->src[i] & MIGRATE_PFN_MIGRATE)
+			res->moved++;
+		else
+			res->skipped_busy++;
+	}
+
+	/* Maps the new pages, or the old ones again; frees the unused. */
+	migrate_vma_finalize(&args);
+}
+
+static void tt_mig_count(struct tt_migrate_result *res, enum tt_mig_class c)
+{
+	res->pages++;
+	switch (c) {
+	case TT_MIG_ABSENT:
+		res->skipped_not_present++;
+		break;
+	case TT_MIG_ON_NODE:
+		res->already_on_node++;
+		break;
+	default:
+		res->skipped_unsupported++;
+		break;
+	}
+}
+
+/*
+ * Process the batch starting at @addr: at most @m->cap pages, inside one
+ * vma. Return the address where the next batch starts, or 0 when mmap_lock
+ * could not be taken because of a fatal signal (only with @killable).
+ */
+static unsigned long tt_mig_batch(struct tt_mig *m, unsigned long addr,
+				  bool killable)
+{
+	struct tt_migrate_result *res = m->res;
+	struct vm_area_struct *vma;
+	unsigned long bend, n, i, j, seq;
+	int tries = 0, ret;
+
+again:
+	seq = tt_pagescan_begin(&m->scan);
+	if (!killable)
+		mmap_read_lock(m->mm);
+	else if (mmap_read_lock_killable(m->mm))
+		return 0;
+
+	vma = find_vma(m->mm, addr);
+	if (!vma || vma->vm_start > addr) {
+		/* Unmapped since the range was checked. */
+		bend = vma ? min(vma->vm_start, m->end) : m->end;
+		n = (bend - addr) >> PAGE_SHIFT;
+		res->pages += n;
+		res->skipped_not_present += n;
+		goto out;
+	}
+	bend = min3(m->end, vma->vm_end, addr + m->cap * PAGE_SIZE);
+	n = (bend - addr) >> PAGE_SHIFT;
+	if (!tt_vma_supported(vma)) {
+		/* Replaced by another mapping since the range was checked. */
+		res->pages += n;
+		res->skipped_unsupported += n;
+		goto out;
+	}
+
+	/* hmm does not read the page tables of a vma without VM_READ. */
+	ret = -EPERM;
+	if (vma->vm_flags & VM_READ) {
+		ret = tt_pagescan_fill(&m->scan, seq, addr, bend, m->hpfn);
+		if (ret == -EBUSY && ++tries < TT_SCAN_TRIES) {
+			mmap_read_unlock(m->mm);
+			cond_resched();
+			goto again;
+		}
+	}
+	if (ret) {
+		/* No scan: let migrate_vma_setup() sort the pages out. */
+		tt_mig_run(m, vma, addr, bend, NULL);
+		goto out;
+	}
+
+	for (i = 0; i < n; i = j) {
+		enum tt_mig_class c = tt_mig_classify(m, vma, m->hpfn[i]);
+
+		j = i + 1;
+		if (c != TT_MIG_MOVE) {
+			tt_mig_count(res, c);
+			continue;
+		}
+		while (j < n && tt_mig_classify(m, vma, m->hpfn[j]) == TT_MIG_MOVE)
+			j++;
+		tt_mig_run(m, vma, addr + (i << PAGE_SHIFT),
+			   addr + (j << PAGE_SHIFT), &m->hpfn[i]);
+	}
+out:
+	mmap_read_unlock(m->mm);
+	return bend;
+}
+
+/**
+ * tt_migrate_range() - move the pages of a range to a node
+ * @mm:    the mm; with TT_MIG_REMOTE any mm the caller holds with mmgrab().
+ * @start: page-aligned start.
+ * @end:   page-aligned end, > @start.
+ * @nid:   target node, checked by tt_tier_node_check().
+ * @flags: TT_MIG_* bits.
+ * @stop:  optional: when it becomes non-zero, stop at the next batch.
+ * @res:   out: counts are added to it, elapsed_ns too.
+ *
+ * The range is not checked first (see tt_migrate_check()): pages that are
+ * no longer mapped count as not present, pages of a mapping that is no
+ * longer supported as unsupported. Must be called without mmap_lock.
+ *
+ * Return: 0 when the whole range was processed; -EINTR when stopped by
+ * @stop or a fatal signal (@res covers the pages processed); -ESRCH when
+ * the mm has exited (TT_MIG_REMOTE); -ENOMEM.
+ */
+int tt_migrate_range(struct mm_struct *mm, unsigned long start,
+		     unsigned long end, int nid, unsigned int flags,
+		     const atomic_t *stop, struct tt_migrate_result *res)
+{
+	bool remote = flags & TT_MIG_REMOTE;
+	u64 t0 = ktime_get_ns();
+	struct tt_mig m = {
+		.mm = mm,
+		.nid = nid,
+		.end = end,
+		.res = res,
+	};
+	unsigned long addr;
+	int ret;
+
+	if (remote && !mmget_not_zero(mm))
+		return -ESRCH;
+	m.cap = min_t(unsigned long, tt_migrate_batch_pages(),
+		      (end - start) >> PAGE_SHIFT);
+	ret = -ENOMEM;
+	m.src = kvmalloc_array(m.cap, sizeof(*m.src), GFP_KERNEL);
+	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), GFP_KERNEL);
+	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), GFP_KERNEL);
+	if (!m.src || !m.dst || !m.hpfn)
+		goto out_free;
+	ret = tt_pagescan_init(&m.scan, mm, start, end);
+	if (ret)
+		goto out_free;
+
+	for (addr = start; addr < end; ) {
+		if ((stop && atomic_read(stop)) ||
+		    (!remote && fatal_signal_pending(current))) {
+			ret = -EINTR;
+			break;
+		}
+		addr = tt_mig_batch(&m, addr, !remote);
+		if (!addr) {
+			ret = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
+	tt_pagescan_exit(&m.scan);
+out_free:
+	kvfree(m.hpfn);
+	kvfree(m.dst);
+	kvfree(m.src);
+	if (remote)
+		mmput(mm);
+	res->elapsed_ns += ktime_get_ns() - t0;
+	WARN_ON_ONCE(!tt_result_consistent(res));
+	return ret;
+}
+
+/**
+ * struct tt_chunk_set - the chunks of one synchronous migration
+ * @pending: chunks that have not finished.
+ * @done:    completed when @pending reaches zero.
+ * @stop:    set when the caller got a fatal signal.
+ */
+struct tt_chunk_set {
+	atomic_t pending;
+	struct completion done;
+	atomic_t stop;
+};
+
+/**
+ * struct tt_chunk - one worker's share of a synchronous migration
+ * @work:  the work item.
+ * @set:   the migration it belongs to.
+ * @mm:    the caller's mm.
+ * @start: start of the share.
+ * @end:   end of the share.
+ * @nid:   target node.
+ * @ran:   the work function ran (false: cancelled before it started).
+ * @ret:   what tt_migrate_range() returned.
+ * @res:   what it did.
+ */
+struct tt_chunk {
+	struct work_struct work;
+	struct tt_chunk_set *set;
+	struct mm_struct *mm;
+	unsigned long start;
+	unsigned long end;
+	int nid;
+	bool ran;
+	int ret;
+	struct tt_migrate_result res;
+};
+
+static void tt_chunk_work(struct work_struct *work)
+{
+	struct tt_chunk *c = container_of(work, struct tt_chunk, work);
+	struct tt_chunk_set *set = c->set;
+
+	c->ran = true;
+	c->ret = tt_migrate_range(c->mm, c->start, c->end, c->nid,
+				  TT_MIG_REMOTE, &set->stop, &c->res);
+	/* The caller may free @c and @set as soon as this is done. */
+	if (atomic_dec_and_test(&set->pending))
+		complete(&set->done);
+}
+
+/**
+ * tt_migrate_sync() - a synchronous TT_IOC_MIGRATE after its checks
+ * @mm:    the caller's mm.
+ * @start: page-aligned start.
+ * @end:   page-aligned end, > @start.
+ * @nid:   target node, checked.
+ * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
+ *
+ * A range of more than one batch is split into up to workers
+ * batch-aligned chunks that run on the worker pool while the caller waits;
+ * otherwise (or with workers=1) it runs in the caller.
+ *
+ * Return: as tt_migrate_range(); on -EINTR (fatal signal) the chunks not
+ * started are cancelled, the running ones stop at their next batch, and
+ * @res covers the pages processed.
+ */
+int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
+		    unsigned long end, int nid, struct tt_migrate_result *res)
+{
+	unsigned long npages = (end - start) >> PAGE_SHIFT;
+	unsigned long batch = tt_migrate_batch_pages();
+	unsigned long nbatches = DIV_ROUND_UP(npages, batch);
+	unsigned long n = min_t(unsigned long, tt_migrate_workers(), nbatches);
+	struct tt_chunk_set set;
+	struct tt_chunk *chunks;
+	u64 t0 = ktime_get_ns();
+	unsigned long i;
+	int ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	chunks = n > 1 ? kcalloc(n, sizeof(*chunks), GFP_KERNEL) : NULL;
+	if (!chunks)
+		return tt_migrate_range(mm, start, end, nid, 0, NULL, res);
+
+	atomic_set(&set.pending, n);
+	atomic_set(&set.stop, 0);
+	init_completion(&set.done);
+	for (i = 0; i < n; i++) {
+		struct tt_chunk *c = &chunks[i];
+		unsigned long b0 = nbatches * i / n;
+		unsigned long b1 = nbatches * (i + 1) / n;
+
+		c->set = &set;
+		c->mm = mm;
+		c->nid = nid;
+		c->start = start + ((b0 * batch) << PAGE_SHIFT);
+		c->end = min(end, start + ((b1 * batch) << PAGE_SHIFT));
+		INIT_WORK(&c->work, tt_chunk_work);
+		tt_migrate_queue(&c->work);
+	}
+
+	if (wait_for_completion_killable(&set.done)) {
+		atomic_set(&set.stop, 1);
+		for (i = 0; i < n; i++)
+			cancel_work_sync(&chunks[i].work);
+		ret = -EINTR;
+	}
+
+	for (i = 0; i < n; i++) {
+		if (!chunks[i].ran)
+			continue;
+		tt_result_add(res, &chunks[i].res);
+		if (!ret)
+			ret = chunks[i].ret;
+	}
+	kfree(chunks);
+	res->elapsed_ns = ktime_get_ns() - t0;
+	return ret;
+}
+
+/**
+ * tt_migrate_init() - create the worker pool
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tt_migrate_init(void)
+{
+	struct workqueue_struct *wq;
+
+	kernel_param_lock(THIS_MODULE);
+	wq = alloc_workqueue("tiertrain", WQ_UNBOUND, tt_workers);
+	tt_wq = wq;
+	kernel_param_unlock(THIS_MODULE);
+	return wq ? 0 : -ENOMEM;
+}
+
+/**
+ * tt_migrate_exit() - wait for the pool's work and destroy it
+ */
+void tt_migrate_exit(void)
+{
+	struct workqueue_struct *wq;
+
+	kernel_param_lock(THIS_MODULE);
+	wq = tt_wq;
+	tt_wq = NULL;
+	kernel_param_unlock(THIS_MODULE);
+	destroy_workqueue(wq);
+}

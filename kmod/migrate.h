@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The migration engine (migrate_vma) and its worker pool.
+ */
+#ifndef TT_MIGRATE_H
+#define TT_MIGRATE_H
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/mm_types.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/tiertrain.h>
+
+/*
+ * TT_MIG_REMOTE: tt_migrate_range() runs in a worker, not in the thread
+ * that owns @mm: it pins the mm with mmget_not_zero() (failing with -ESRCH
+ * when the mm is already gone) and stops only through its @stop flag.
+ */
+#define TT_MIG_REMOTE	BIT(0)
+
+int tt_migrate_init(void);
+void tt_migrate_exit(void);
+
+int tt_range_from_user(u64 addr, u64 len, unsigned long *start,
+		       unsigned long *end);
+bool tt_vma_supported(struct vm_area_struct *vma);
+int tt_migrate_check(struct mm_struct *mm, unsigned long start,
+		     unsigned long end);
+int tt_migrate_range(struct mm_struct *mm, unsigned long start,
+		     unsigned long end, int nid, unsigned int flags,
+		     const atomic_t *stop, struct tt_migrate_result *res);
+int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
+		    unsigned long end, int nid, struct tt_migrate_result *res);
+void tt_migrate_queue(struct work_struct *work);
+unsigned int tt_migrate_workers(void);
+unsigned int tt_migrate_batch_pages(void);
+
+#endif /* TT_MIGRATE_H */

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Read-only page-table scans and TT_IOC_RESIDENCY.
+ *
+ * walk_page_range() is not exported; hmm_range_fault() is, and with
+ * default_flags == 0 and pfn_flags_mask == 0 it never faults: it only reports
+ * what the page tables map. What it reports in 6.1 (mm/hmm.c), and how it is
+ * read here:
+ *
+ *  - a present pte or pmd: the pfn with HMM_PFN_VALID; a pmd-mapped THP also
+ *    carries map order 9 (PMD_SHIFT - PAGE_SHIFT) in every one of its pfns.
+ *  - a PROT_NONE pte or pmd set by automatic NUMA balancing (pte_protnone /
+ *    pmd_protnone): the pfn *without* HMM_PFN_VALID and without an order
+ *    (hmm_vma_handle_pte() and hmm_vma_handle_pmd() store "pfn | 0").
+ *    Such pages are resident, so a non-zero pfn counts as present whether or
+ *    not HMM_PFN_VALID is set. pfn 0 is never a user page on x86-64 (the
+ *    first page of RAM is reserved at boot), so 0 is unambiguous.
+ *  - pte_none, a swap entry, a migration entry (a page being migrated at
+ *    that instant) or a device-private entry of another owner: 0 -> absent.
+ *  - the shared zero page: its pfn (is_zero_pfn()) -> zero.
+ *  - the huge zero page: its pfns with HMM_PFN_VALID and order 9. Its
+ *    symbol is not exported; it is recognised as the only page an anonymous
+ *    mapping can map that is not an anonymous page.
+ *  - a vma without VM_READ (PROT_NONE set by the program), VM_IO or
+ *    VM_PFNMAP, or a special pte without a struct page: HMM_PFN_ERROR. The
+ *    page tables of such a vma are not read, so its pages count as absent.
+ */
+#include <linux/hmm.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/mmu_notifier.h>
+#include <linux/nodemask.h>
+#include <linux/page-flags.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "pagescan.h"
+
+/* Pages scanned per hmm_range_fault() call by tt_residency(). */
+#define TT_SCAN_CHUNK	512
+
+static bool tt_pagescan_invalidate(struct mmu_interval_notifier *mni,
+				   const struct mmu_notifier_range *range,
+				   unsigned long cur_seq)
+{
+	/*
+	 * Nothing is cached from a scan, so there is nothing to invalidate:
+	 * recording the sequence makes a scan running concurrently return
+	 * -EBUSY and be repeated.
+	 */
+	mmu_interval_set_seq(mni, cur_seq);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops tt_pagescan_ops = {
+	.invalidate = tt_pagescan_invalidate,
+};
+
+/**
+ * tt_pagescan_init() - start watching [start, end) of @mm
+ * @ps:    the scanner.
+ * @mm:    an mm with mm_users > 0 (the caller's, or one held by mmget()).
+ * @start: page-aligned start.
+ * @end:   page-aligned end, > @start.
+ *
+ * Must be called without mmap_lock.
+ *
+ * Return: 0 or a negative errno (-ENOMEM).
+ */
+int tt_pagescan_init(struct tt_pagescan *ps, struct mm_struct *mm,
+		     unsigned long start, unsigned long end)
+{
+	return mmu_interval_notifier_insert(&ps->notifier, mm, start,
+					    end - start, &tt_pagescan_ops);
+}
+
+/**
+ * tt_pagescan_exit() - stop watching; must be called without mmap_lock
+ * @ps: the scanner.
+ */
+void tt_pagescan_exit(struct tt_pagescan *ps)
+{
+	mmu_interval_notifier_remove(&ps->notifier);
+}
+
+/**
+ * tt_pagescan_begin() - start one scan; call without mmap_lock
+ * @ps: the scanner.
+ *
+ * Return: the sequence to pass to tt_pagescan_fill().
+ */
+unsigned long tt_pagescan_begin(struct tt_pagescan *ps)
+{
+	return mmu_interval_read_begin(&ps->notifier);
+}
+
+/**
+ * tt_pagescan_fill() - read the page-table entries of [start, end)
+ * @ps:    the scanner; [start, end) must lie inside its range.
+ * @seq:   from tt_pagescan_begin().
+ * @start: page-aligned start.
+ * @end:   page-aligned end.
+ * @pfns:  out: one hmm pfn per page, decode with tt_pagescan_page().
+ *
+ * Called with mmap_read_lock held. Never faults and never sleeps waiting
+ * for a page.
+ *
+ * Return: 0, -EBUSY when the range was invalidated meanwhile (unlock and
+ * repeat from tt_pagescan_begin()), or another negative errno.
+ */
+int tt_pagescan_fill(struct tt_pagescan *ps, unsigned long seq,
+		     unsigned long start, unsigned long end,
+		     unsigned long *pfns)
+{
+	struct hmm_range range = {
+		.notifier = &ps->notifier,
+		.notifier_seq = seq,
+		.start = start,
+		.end = end,
+		.hmm_pfns = pfns,
+		.default_flags = 0,
+		.pfn_flags_mask = 0,
+	};
+
+	return hmm_range_fault(&range);
+}
+
+/**
+ * tt_pagescan_page() - decode one pfn of a scan
+ * @vma:     the vma the pfn was read from.
+ * @hmm_pfn: the value tt_pagescan_fill() stored.
+ * @kind:    out: what the entry maps.
+ *
+ * The page is not referenced: it may be freed at any time after the scan,
+ * so the caller may look at it (node, flags) but must not use it.
+ *
+ * Return: the page when @kind is TT_PAGE_PRESENT, NULL otherwise.
+ */
+struct page *tt_pagescan_page(struct vm_area_struct *vma,
+			      unsigned long hmm_pfn, enum tt_page_kind *kind)
+{
+	unsigned long pfn = hmm_pfn & ~HMM_PFN_FLAGS;
+	struct page *page;
+
+	*kind = TT_PAGE_ABSENT;
+	if ((hmm_pfn & HMM_PFN_ERROR) || !pfn)
+		return NULL;
+	if (is_zero_pfn(pfn)) {
+		*kind = TT_PAGE_ZERO;
+		return NULL;
+	}
+	if (!pfn_valid(pfn))
+		return NULL;
+	page = pfn_to_page(pfn);
+	if (vma_is_anonymous(vma) && !PageAnon(page)) {
+		*kind = TT_PAGE_ZERO;
+		return NULL;
+	}
+	*kind = TT_PAGE_PRESENT;
+	return page;
+}
+
+/**
+ * tt_pagescan_pte_mapped_thp() - does this entry map part of a THP by a pte?
+ * @page:    the page tt_pagescan_page() returned.
+ * @hmm_pfn: the value tt_pagescan_fill() stored.
+ *
+ * True for an accessible pte pointing into a compound page (a THP whose
+ * huge pmd was split by a partial munmap, mprotect or madvise). A PROT_NONE
+ * (NUMA hinting) entry is never reported: hmm gives no mapping order for it,
+ * so a pte cannot be told from a huge pmd.
+ *
+ * Return: true for a THP mapped by ptes.
+ */
+bool tt_pagescan_pte_mapped_thp(struct page *page, unsigned long hmm_pfn)
+{
+	return (hmm_pfn & HMM_PFN_VALID) && PageCompound(page) &&
+	       hmm_pfn_to_map_order(hmm_pfn) == 0;
+}
+
+static int tt_residency_check_holes(struct mm_struct *mm, unsigned long start,
+				    unsigned long end)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr = start;
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr) {
+			ret = -EFAULT;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/**
+ * tt_residency() - bytes of [start, end) resident on each node
+ * @mm:          the caller's mm.
+ * @start:       page-aligned start.
+ * @end:         page-aligned end, > @start.
+ * @bytes:       out: @nr_nodes counters, zeroed by the caller.
+ * @nr_nodes:    elements of @bytes.
+ * @not_present: out: bytes not resident (added to).
+ * @other:       out: bytes on nodes >= @nr_nodes (added to).
+ *
+ * Never faults, never moves anything, accepts any mapping type.
+ *
+ * Return: 0, -EFAULT when part of the range is not mapped, -EINTR on a
+ * fatal signal, -ENOMEM.
+ */
+int tt_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
+		 u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other)
+{
+	struct vm_area_struct *vma;
+	struct tt_pagescan ps;
+	unsigned long *pfns, addr, next, seq, i;
+	int ret;
+
+	ret = tt_residency_check_holes(mm, start, end);
+	if (ret)
+		return ret;
+	pfns = kmalloc_array(TT_SCAN_CHUNK, sizeof(*pfns), GFP_KERNEL);
+	if (!pfns)
+		return -ENOMEM;
+	ret = tt_pagescan_init(&ps, mm, start, end);
+	if (ret)
+		goto out_free;
+
+	addr = start;
+	while (addr < end) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		seq = tt_pagescan_begin(&ps);
+		if (mmap_read_lock_killable(mm)) {
+			ret = -EINTR;
+			break;
+		}
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr) {
+			/* Unmapped by another thread since the check. */
+			next = vma ? min(vma->vm_start, end) : end;
+			mmap_read_unlock(mm);
+			*not_present += next - addr;
+			addr = next;
+			continue;
+		}
+		next = min3(end, vma->vm_end, addr + TT_SCAN_CHUNK * PAGE_SIZE);
+		ret = tt_pagescan_fill(&ps, seq, addr, next, pfns);
+		if (ret == -EBUSY) {
+			mmap_read_unlock(mm);
+			cond_resched();
+			continue;
+		}
+		if (ret) {
+			mmap_read_unlock(mm);
+			break;
+		}
+		for (i = 0; i < (next - addr) >> PAGE_SHIFT; i++) {
+			enum tt_page_kind kind;
+			struct page *page;
+			int nid;
+
+			page = tt_pagescan_page(vma, pfns[i], &kind);
+			if (!page) {
+				*not_present += PAGE_SIZE;
+				continue;
+			}
+			nid = page_to_nid(page);
+			if (nid < nr_nodes)
+				bytes[nid] += PAGE_SIZE;
+			else
+				*other += PAGE_SIZE;
+		}
+		mmap_read_unlock(mm);
+		addr = next;
+		cond_resched();
+	}
+	tt_pagescan_exit(&ps);
+out_free:
+	kfree(pfns);
+	return ret;
+}

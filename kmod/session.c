@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One session per open of /dev/tiertrain, bound to the opener's
+ * mm, with its registrations, counters and asynchronous migrations.
+ *
+ * Lifetime. The open file holds one reference, every asynchronous
+ * migration queued or running holds another. Closing (tt_session_close(),
+ * from the file's release) cancels the asynchronous migrations that have
+ * not started, makes the running ones stop at their next batch and waits
+ * for them, then forgets every registration; the session is freed by the
+ * last reference. Release may come after the mm has been torn down (a
+ * process exiting runs exit_mm() before exit_files()): the session only
+ * holds mm_count (mmgrab), workers take mm_users with mmget_not_zero() and
+ * give up when it is zero, and the registrations were already forgotten by
+ * MMU_NOTIFY_RELEASE; removing their notifiers needs only mm_count.
+ *
+ * An asynchronous migration is owned by its work function once it is
+ * RUNNING; while QUEUED it may be taken by close, which marks it CANCELLED
+ * under the lock: cancel_work_sync() then either removes it from the queue
+ * or waits for the work function, which sees CANCELLED and returns without
+ * touching it again.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+#include "migrate.h"
+#include "pagescan.h"
+#include "session.h"
+#include "tiers.h"
+
+enum tt_async_state {
+	TT_ASYNC_QUEUED,
+	TT_ASYNC_RUNNING,
+	TT_ASYNC_CANCELLED,
+};
+
+/**
+ * struct tt_async - one asynchronous migration (TT_MIGRATE_ASYNC)
+ * @work:  runs on the migration worker pool.
+ * @s:     the session (a reference).
+ * @link:  on @s->async.
+ * @seq:   queue order, for TT_IOC_FLUSH.
+ * @start: range start.
+ * @end:   range end.
+ * @nid:   target node.
+ * @state: enum tt_async_state, under @s->lock.
+ */
+struct tt_async {
+	struct work_struct work;
+	struct tt_session *s;
+	struct list_head link;
+	u64 seq;
+	unsigned long start;
+	unsigned long end;
+	int nid;
+	enum tt_async_state state;
+};
+
+static struct kmem_cache *tt_async_cache;
+static atomic_t tt_nr_sessions = ATOMIC_INIT(0);
+
+static void tt_session_free(struct kref *ref)
+{
+	struct tt_session *s = container_of(ref, struct tt_session, ref);
+
+	WARN_ON_ONCE(!list_empty(&s->async));
+	mmdrop(s->mm);
+	kfree(s);
+}
+
+static void tt_session_put(struct tt_session *s)
+{
+	kref_put(&s->ref, tt_session_free);
+}
+
+/**
+ * tt_session_count() - sessions open now
+ *
+ * Return: the number of open sessions.
+ */
+unsigned int tt_session_count(void)
+{
+	return atomic_read(&tt_nr_sessions);
+}
+
+/**
+ * tt_session_open() - create a session bound to the caller's mm
+ *
+ * Return: the session, or ERR_PTR(-ENOMEM), or ERR_PTR(-EPERM) for a
+ * caller without an mm (a kernel thread).
+ */
+struct tt_session *tt_session_open(void)
+{
+	struct tt_session *s;
+
+	if (!current->mm)
+		return ERR_PTR(-EPERM);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&s->ref);
+	mmgrab(current->mm);
+	s->mm = current->mm;
+	tt_registry_init(&s->reg, s->mm);
+	spin_lock_init(&s->lock);
+	INIT_LIST_HEAD(&s->async);
+	init_waitqueue_head(&s->wq);
+	atomic_set(&s->stop, 0);
+	atomic_inc(&tt_nr_sessions);
+	return s;
+}
+
+static bool tt_session_idle(struct tt_session *s)
+{
+	bool idle;
+
+	spin_lock(&s->lock);
+	idle = list_empty(&s->async);
+	spin_unlock(&s->lock);
+	return idle;
+}
+
+/**
+ * tt_session_close() - the file was released: wind the session down
+ * @s: the session; the caller's reference is dropped.
+ */
+void tt_session_close(struct tt_session *s)
+{
+	struct tt_async *a, *tmp;
+	LIST_HEAD(cancel);
+
+	spin_lock(&s->lock);
+	s->closing = true;
+	atomic_set(&s->stop, 1);
+	list_for_each_entry_safe(a, tmp, &s->async, link) {
+		if (a->state != TT_ASYNC_QUEUED)
+			continue;
+		a->state = TT_ASYNC_CANCELLED;
+		list_move_tail(&a->link, &cancel);
+	}
+	spin_unlock(&s->lock);
+
+	list_for_each_entry_safe(a, tmp, &cancel, link) {
+		cancel_work_sync(&a->work);
+		list_del(&a->link);
+		spin_lock(&s->lock);
+		s->stats.async_cancelled++;
+		spin_unlock(&s->lock);
+		kmem_cache_free(tt_async_cache, a);
+		tt_session_put(s);
+	}
+	wait_event(s->wq, tt_session_idle(s));
+
+	tt_registry_destroy(&s->reg);
+	atomic_dec(&tt_nr_sessions);
+	tt_session_put(s);
+}
+
+/**
+ * tt_session_check_caller() - is the caller allowed to use this session?
+ * @s: the session.
+ *
+ * Return: 0, or -EPERM when the caller's mm is not the session's.
+ */
+int tt_session_check_caller(struct tt_session *s)
+{
+	return current->mm == s->mm ? 0 : -EPERM;
+}
+
+/**
+ * tt_session_register() - TT_IOC_REGISTER
+ * @s:   the session.
+ * @arg: the ioctl argument.
+ *
+ * Return: 0 or a negative errno (see TT_IOC_REGISTER).
+ */
+int tt_session_register(struct tt_session *s, const struct tt_ioc_range *arg)
+{
+	unsigned long start, end;
+	int ret;
+
+	if (arg->flags & ~TT_RANGE_FLAGS_ALL)
+		return -EOPNOTSUPP;
+	ret = tt_range_from_user(arg->addr, arg->len, &start, &end);
+	if (ret)
+		return ret;
+	return tt_registry_add(&s->reg, start, end, arg->layer, arg->flags);
+}
+
+/**
+ * tt_session_unregister() - TT_IOC_UNREGISTER
+ * @s:   the session.
+ * @arg: the ioctl argument.
+ *
+ * Return: 0 or a negative errno (see TT_IOC_UNREGISTER).
+ */
+int tt_session_unregister(struct tt_session *s,
+			  const struct tt_ioc_range *arg)
+{
+	unsigned long start, end;
+	int ret;
+
+	if (arg->flags)
+		return -EOPNOTSUPP;
+	ret = tt_range_from_user(arg->addr, arg->len, &start, &end);
+	if (ret)
+		return ret;
+	return tt_registry_remove(&s->reg, start, end);
+}
+
+static void tt_async_work(struct work_struct *work)
+{
+	struct tt_async *a = container_of(work, struct tt_async, work);
+	struct tt_session *s = a->s;
+	struct tt_migrate_result res = {};
+	int ret;
+
+	spin_lock(&s->lock);
+	if (a->state == TT_ASYNC_CANCELLED) {
+		/* tt_session_close() owns @a now. */
+		spin_unlock(&s->lock);
+		return;
+	}
+	a->state = TT_ASYNC_RUNNING;
+	spin_unlock(&s->lock);
+
+	ret = tt_migrate_range(s->mm, a->start, a->end, a->nid, TT_MIG_REMOTE,
+			       &s->stop, &res);
+	if (ret == -ENOMEM)
+		pr_warn_ratelimited("asynchronous migration of %lu pages to node %d: out of memory\n",
+				    (a->end - a->start) >> PAGE_SHIFT, a->nid);
+
+	spin_lock(&s->lock);
+	if (ret == -ESRCH) {
+		/* The process exited before the migration could start. */
+		s->stats.async_cancelled++;
+	} else {
+		tt_stats_account(&s->stats, &res, a->nid);
+		s->stats.async_done++;
+	}
+	list_del(&a->link);
+	spin_unlock(&s->lock);
+	wake_up_all(&s->wq);
+	kmem_cache_free(tt_async_cache, a);
+	tt_session_put(s);
+}
+
+static int tt_session_queue(struct tt_session *s, unsigned long start,
+			    unsigned long end, int nid)
+{
+	struct tt_async *a;
+
+	a = kmem_cache_zalloc(tt_async_cache, GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return -ENOMEM;
+	INIT_WORK(&a->work, tt_async_work);
+	kref_get(&s->ref);
+	a->s = s;
+	a->start = start;
+	a->end = end;
+	a->nid = nid;
+	a->state = TT_ASYNC_QUEUED;
+
+	spin_lock(&s->lock);
+	a->seq = ++s->async_seq;
+	list_add_tail(&a->link, &s->async);
+	s->stats.migrate_calls++;
+	s->stats.async_queued++;
+	spin_unlock(&s->lock);
+
+	tt_migrate_queue(&a->work);
+	return 0;
+}
+
+/**
+ * tt_session_migrate() - TT_IOC_MIGRATE
+ * @s:   the session.
+ * @arg: the ioctl argument; @arg->result is filled (zero for an
+ *       asynchronous migration or a call rejected by the checks).
+ *
+ * Return: 0 or a negative errno (see TT_IOC_MIGRATE); @arg->result is
+ * meaningful also with -ENOSPC and -EINTR.
+ */
+int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg)
+{
+	unsigned long start, end;
+	int ret;
+
+	memset(&arg->result, 0, sizeof(arg->result));
+	if (arg->flags & ~TT_MIGRATE_FLAGS_ALL)
+		return -EOPNOTSUPP;
+	ret = tt_range_from_user(arg->addr, arg->len, &start, &end);
+	if (ret)
+		return ret;
+	ret = tt_tier_node_check(arg->node);
+	if (ret)
+		return ret;
+	ret = tt_migrate_check(s->mm, start, end);
+	if (ret)
+		return ret;
+
+	if (arg->flags & TT_MIGRATE_ASYNC)
+		return tt_session_queue(s, start, end, arg->node);
+
+	ret = tt_migrate_sync(s->mm, start, end, arg->node, &arg->result);
+	spin_lock(&s->lock);
+	s->stats.migrate_calls++;
+	tt_stats_account(&s->stats, &arg->result, arg->node);
+	spin_unlock(&s->lock);
+	if (!ret && arg->result.skipped_no_memory)
+		ret = -ENOSPC;
+	return ret;
+}
+
+/**
+ * tt_session_residency() - TT_IOC_RESIDENCY
+ * @s:   the session.
+ * @arg: the ioctl argument; its out fields are filled and the per-node
+ *       array is copied to @arg->bytes_ptr.
+ *
+ * Return: 0 or a negative errno (see TT_IOC_RESIDENCY).
+ */
+int tt_session_residency(struct tt_session *s, struct tt_ioc_residency *arg)
+{
+	unsigned long start, end;
+	u64 *bytes;
+	int ret;
+
+	arg->not_present_bytes = 0;
+	arg->other_bytes = 0;
+	if (arg->flags)
+		return -EOPNOTSUPP;
+	if (!arg->len || !arg->nr_nodes || arg->nr_nodes > TT_MAX_NODES)
+		return -EINVAL;
+	if (arg->addr + arg->len < arg->addr || arg->addr + arg->len > TASK_SIZE)
+		return -EOVERFLOW;
+	start = arg->addr & PAGE_MASK;
+	end = PAGE_ALIGN(arg->addr + arg->len);
+
+	bytes = kcalloc(arg->nr_nodes, sizeof(*bytes), GFP_KERNEL);
+	if (!bytes)
+		return -ENOMEM;
+	ret = tt_residency(s->mm, start, end, bytes, arg->nr_nodes,
+			   &arg->not_present_bytes, &arg->other_bytes);
+	if (!ret && copy_to_user(u64_to_user_ptr(arg->bytes_ptr), bytes,
+				 arg->nr_nodes * sizeof(*bytes)))
+		ret = -EFAULT;
+	kfree(bytes);
+	return ret;
+}
+
+/**
+ * tt_session_stats() - TT_IOC_STATS
+ * @s:    the session.
+ * @out:  the reply.
+ * @size: size of the caller's structure.
+ *
+ * Return: bytes of @out to copy to user space.
+ */
+size_t tt_session_stats(struct tt_session *s, struct tt_ioc_stats *out,
+			size_t size)
+{
+	struct tt_registry_counts rc;
+	struct tt_stats st;
+
+	tt_registry_counts(&s->reg, &rc);
+	spin_lock(&s->lock);
+	st = s->stats;
+	spin_unlock(&s->lock);
+	return tt_stats_fill(out, size, &st, &rc);
+}
+
+static bool tt_session_flushed(struct tt_session *s, u64 upto)
+{
+	struct tt_async *a;
+	bool done;
+
+	spin_lock(&s->lock);
+	a = list_first_entry_or_null(&s->async, struct tt_async, link);
+	done = !a || a->seq > upto;
+	spin_unlock(&s->lock);
+	return done;
+}
+
+/**
+ * tt_session_flush() - TT_IOC_FLUSH
+ * @s: the session.
+ *
+ * Return: 0 once every asynchronous migration queued before the call has
+ * completed, -EINTR on a fatal signal.
+ */
+int tt_session_flush(struct tt_session *s)
+{
+	u64 upto;
+
+	spin_lock(&s->lock);
+	upto = s->async_seq;
+	spin_unlock(&s->lock);
+	if (wait_event_killable(s->wq, tt_session_flushed(s, upto)))
+		return -EINTR;
+	return 0;
+}
+
+/**
+ * tt_session_init() - create the cache of asynchronous migrations
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tt_session_init(void)
+{
+	tt_async_cache = KMEM_CACHE(tt_async, 0);
+	return tt_async_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * tt_session_exit() - destroy the cache; every session is gone by now
+ */
+void tt_session_exit(void)
+{
+	kmem_cache_destroy(tt_async_cache);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One session per open of /dev/tiertrain.
+ */
+#ifndef TT_SESSION_H
+#define TT_SESSION_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mm_types.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/tiertrain.h>
+
+#include "registry.h"
+#include "stats.h"
+
+/**
+ * struct tt_session - the state behind one open file of /dev/tiertrain
+ * @ref:       references: the open file, and each asynchronous migration
+ *             queued or running.
+ * @mm:        the opener's mm (mmgrab), the only one its ioctls accept.
+ * @reg:       registered ranges.
+ * @lock:      protects @stats, @async, @async_seq and @closing.
+ * @stats:     migration counters.
+ * @async:     asynchronous migrations queued or running, in queue order.
+ * @async_seq: sequence number of the last asynchronous migration queued.
+ * @wq:        woken whenever an entry leaves @async.
+ * @stop:      set when the session closes: running asynchronous migrations
+ *             stop at their next batch.
+ * @closing:   the file was released.
+ */
+struct tt_session {
+	struct kref ref;
+	struct mm_struct *mm;
+	struct tt_registry reg;
+	spinlock_t lock;	/* see @lock above */
+	struct tt_stats stats;
+	struct list_head async;
+	u64 async_seq;
+	wait_queue_head_t wq;
+	atomic_t stop;
+	bool closing;
+};
+
+int tt_session_init(void);
+void tt_session_exit(void);
+
+struct tt_session *tt_session_open(void);
+void tt_session_close(struct tt_session *s);
+unsigned int tt_session_count(void);
+
+int tt_session_check_caller(struct tt_session *s);
+int tt_session_register(struct tt_session *s, const struct tt_ioc_range *arg);
+int tt_session_unregister(struct tt_session *s,
+			  const struct tt_ioc_range *arg);
+int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg);
+int tt_session_residency(struct tt_session *s, struct tt_ioc_residency *arg);
+size_t tt_session_stats(struct tt_session *s, struct tt_ioc_stats *out,
+			size_t size);
+int tt_session_flush(struct tt_session *s);
+
+#endif /* TT_SESSION_H */

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Arithmetic on migration results and the TT_IOC_STATS layout.
+ */
+#include <linux/kernel.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+#include <asm/page.h>
+
+#include "stats.h"
+#include "tiers.h"
+
+/**
+ * tt_result_add() - add one migration result to another
+ * @acc: accumulator.
+ * @res: result to add.
+ */
+void tt_result_add(struct tt_migrate_result *acc,
+		   const struct tt_migrate_result *res)
+{
+	acc->pages += res->pages;
+	acc->moved += res->moved;
+	acc->already_on_node += res->already_on_node;
+	acc->skipped_not_present += res->skipped_not_present;
+	acc->skipped_busy += res->skipped_busy;
+	acc->skipped_unsupported += res->skipped_unsupported;
+	acc->skipped_no_memory += res->skipped_no_memory;
+	acc->elapsed_ns += res->elapsed_ns;
+}
+
+/**
+ * tt_result_consistent() - do the page counts of a result add up?
+ * @res: the result.
+ *
+ * Return: true when moved + already_on_node + skipped_* == pages.
+ */
+bool tt_result_consistent(const struct tt_migrate_result *res)
+{
+	return res->moved + res->already_on_node + res->skipped_not_present +
+	       res->skipped_busy + res->skipped_unsupported +
+	       res->skipped_no_memory == res->pages;
+}
+
+/**
+ * tt_stats_account() - add a completed migration to the session counters
+ * @st:  the counters.
+ * @res: what the migration did.
+ * @nid: its target node; its role decides bytes_to_fast or bytes_to_slow.
+ */
+void tt_stats_account(struct tt_stats *st, const struct tt_migrate_result *res,
+		      int nid)
+{
+	u64 bytes = res->moved << PAGE_SHIFT;
+
+	tt_result_add(&st->total, res);
+	switch (tt_tier_role(nid, NULL)) {
+	case TT_ROLE_FAST:
+		st->bytes_to_fast += bytes;
+		break;
+	case TT_ROLE_SLOW:
+		st->bytes_to_slow += bytes;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The part of struct tt_ioc_stats this module fills: everything up to and
+ * including @total. The scheduler counters appended after it belong to the
+ * scheduler, which this version of the module does not contain; @size tells
+ * user space where the filled part ends.
+ */
+#define TT_STATS_FILLED	offsetofend(struct tt_ioc_stats, total)
+
+/**
+ * tt_stats_fill() - build the TT_IOC_STATS reply
+ * @out:  reply, sizeof(*out) bytes.
+ * @size: bytes the caller's structure has (_IOC_SIZE of its command).
+ * @st:   the session's migration counters.
+ * @rc:   the session's registry counters.
+ *
+ * Return: the number of bytes of @out to copy to user space, which is also
+ * stored in @out->size.
+ */
+size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
+		     const struct tt_stats *st,
+		     const struct tt_registry_counts *rc)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi_version = TT_ABI_VERSION;
+	out->size = min_t(size_t, size, TT_STATS_FILLED);
+	out->registered_ranges = rc->ranges;
+	out->registered_bytes = rc->bytes;
+	out->ranges_unmapped = rc->unmapped;
+	out->migrate_calls = st->migrate_calls;
+	out->async_queued = st->async_queued;
+	out->async_done = st->async_done;
+	out->async_cancelled = st->async_cancelled;
+	out->bytes_to_fast = st->bytes_to_fast;
+	out->bytes_to_slow = st->bytes_to_slow;
+	out->total = st->total;
+	return out->size;
+}
