@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Generic netlink helpers (see nl.h).
+ *
+ * Every request carries NLM_F_REQUEST | NLM_F_ACK. The socket has
+ * NETLINK_EXT_ACK (the kernel adds a message and the offset of the offending
+ * attribute to errors) and NETLINK_CAP_ACK (it does not echo the request
+ * back) enabled; a kernel without them still works, with plainer errors.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/tiertrain.h>
+
+#include "nl.h"
+
+/**
+ * struct tt_nl_talk_ctx - state of one request/reply exchange
+ * @nl:    the connection.
+ * @req:   the request (to name the attribute an error points at).
+ * @what:  what the request was, for error text.
+ * @cb:    the caller's callback for reply messages.
+ * @data:  its argument.
+ * @error: the errno of an NLMSG_ERROR, 0 when none came.
+ */
+struct tt_nl_talk_ctx {
+	struct tt_nl *nl;
+	const struct nlmsghdr *req;
+	const char *what;
+	mnl_cb_t cb;
+	void *data;
+	int error;
+};
+
+/*
+ * The extended ACK attributes of an NLMSG_ERROR: where they start and what
+ * they say. Returns the kernel's message (NULL if none) and sets *offs to
+ * the offending attribute's offset in the request, or -1.
+ */
+static const char *tt_nl_extack(const struct nlmsghdr *nlh, long *offs)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	const char *msg = NULL;
+	const struct nlattr *attr;
+	size_t hlen = sizeof(*e);
+
+	*offs = -1;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NULL;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		hlen += e->msg.nlmsg_len > sizeof(struct nlmsghdr) ?
+			e->msg.nlmsg_len - sizeof(struct nlmsghdr) : 0;
+	if (mnl_nlmsg_get_payload_len(nlh) < hlen)
+		return NULL;
+	mnl_attr_for_each(attr, nlh, hlen) {
+		switch (mnl_attr_get_type(attr)) {
+		case NLMSGERR_ATTR_MSG:
+			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+				msg = mnl_attr_get_str(attr);
+			break;
+		case NLMSGERR_ATTR_OFFS:
+			if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
+				*offs = mnl_attr_get_u32(attr);
+			break;
+		}
+	}
+	return msg;
+}
+
+/**
+ * tt_nl_error_text() - describe an NLMSG_ERROR message.
+ * @nlh: the NLMSG_ERROR message.
+ * @req: the request it answers, or NULL.
+ * @buf: out: "<kernel message> (attribute type N): <strerror>", with the
+ *       parts the kernel did not send left out; "" for an ACK without one.
+ * @len: size of @buf.
+ *
+ * The attribute type is read from @req at the offset the kernel gave
+ * (NLMSGERR_ATTR_OFFS), when it points at an attribute of @req.
+ *
+ * Return: the error as -errno; 0 for an ACK (@buf then holds the kernel's
+ * warning, if any); -EBADMSG when @nlh is too short to be an error.
+ */
+int tt_nl_error_text(const struct nlmsghdr *nlh, const struct nlmsghdr *req,
+		     char *buf, size_t len)
+{
+	const struct nlmsgerr *e;
+	char attr[48] = "";
+	const char *msg;
+	long offs;
+	int err;
+
+	if (nlh->nlmsg_len < NLMSG_HDRLEN ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*e)) {
+		snprintf(buf, len, "truncated netlink error message (%u bytes)",
+			 nlh->nlmsg_len);
+		return -EBADMSG;
+	}
+	e = mnl_nlmsg_get_payload(nlh);
+	err = e->error < 0 ? -e->error : e->error;
+	msg = tt_nl_extack(nlh, &offs);
+	if (req && offs >= (long)(NLMSG_HDRLEN + GENL_HDRLEN) &&
+	    offs + sizeof(struct nlattr) <= req->nlmsg_len) {
+		const struct nlattr *a = (const void *)((const char *)req + offs);
+
+		snprintf(attr, sizeof(attr), " (attribute type %u)",
+			 a->nla_type & NLA_TYPE_MASK);
+	}
+	if (!err)
+		snprintf(buf, len, "%s%s", msg ? msg : "", msg ? attr : "");
+	else if (msg)
+		snprintf(buf, len, "%s%s: %s", msg, attr, strerror(err));
+	else if (attr[0])
+		snprintf(buf, len, "%s%s", strerror(err), attr);
+	else
+		snprintf(buf, len, "%s", strerror(err));
+	return -err;
+}
+
+static int tt_nl_error_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct tt_nl_talk_ctx *ctx = data;
+	char text[384];
+	int err;
+
+	err = -tt_nl_error_text(nlh, ctx->req, text, sizeof(text));
+	if (!err) {
+		if (text[0])
+			fprintf(stderr, "tierctl: warning: %s: %s\n", ctx->what,
+				text);
+		return MNL_CB_STOP;
+	}
+	ctx->error = err;
+	snprintf(ctx->nl->err, sizeof(ctx->nl->err), "%s: %s", ctx->what, text);
+	errno = err;
+	return MNL_CB_ERROR;
+}
+
+static int tt_nl_data_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct tt_nl_talk_ctx *ctx = data;
+
+	return ctx->cb ? ctx->cb(nlh, ctx->data) : MNL_CB_OK;
+}
+
+/**
+ * tt_nl_request() - start a generic netlink request in @nl->buf.
+ * @nl:      the connection.
+ * @type:    the family id.
+ * @cmd:     the command.
+ * @version: the family version.
+ *
+ * Return: the message, to add attributes to and pass to tt_nl_talk().
+ */
+struct nlmsghdr *tt_nl_request(struct tt_nl *nl, uint16_t type, uint8_t cmd,
+			       uint8_t version)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	struct genlmsghdr *genl;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = ++nl->seq;
+	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
+	genl->cmd = cmd;
+	genl->version = version;
+	return nlh;
+}
+
+/**
+ * tt_nl_talk() - send @req and run @cb on every reply until the ACK.
+ * @nl:   the connection.
+ * @req:  a message from tt_nl_request(), in @nl->buf.
+ * @what: what the request is, for error text ("status request").
+ * @cb:   called for each reply message that is not an ACK or error; NULL
+ *        to ignore replies.
+ * @data: its argument.
+ *
+ * The request is copied before @nl->buf is reused for replies.
+ *
+ * Return: 0, or -errno with @nl->err describing the failure.
+ */
+int tt_nl_talk(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
+	       mnl_cb_t cb, void *data)
+{
+	mnl_cb_t ctl_cb[NLMSG_MIN_TYPE] = { [NLMSG_ERROR] = tt_nl_error_cb };
+	struct tt_nl_talk_ctx ctx = {
+		.nl = nl, .what = what, .cb = cb, .data = data,
+	};
+	struct nlmsghdr *copy;
+	ssize_t n;
+	int ret;
+
+	copy = malloc(req->nlmsg_len);
+	if (!copy) {
+		snprintf(nl->err, sizeof(nl->err), "%s: %s", what,
+			 strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	memcpy(copy, req, req->nlmsg_len);
+	ctx.req = copy;
+	if (mnl_socket_sendto(nl->sock, copy, copy->nlmsg_len) < 0) {
+		ret = -errno;
+		snprintf(nl->err, sizeof(nl->err), "%s: cannot send: %s", what,
+			 strerror(-ret));
+		goto out;
+	}
+	for (;;) {
+		n = mnl_socket_recvfrom(nl->sock, nl->buf,
+					MNL_SOCKET_BUFFER_SIZE);
+		if (n < 0) {
+			ret = -errno;
+			snprintf(nl->err, sizeof(nl->err),
+				 "%s: cannot receive the reply: %s", what,
+				 strerror(-ret));
+			goto out;
+		}
+		ret = mnl_cb_run2(nl->buf, n, copy->nlmsg_seq, nl->portid,
+				  tt_nl_data_cb, &ctx, ctl_cb, NLMSG_MIN_TYPE);
+		if (ret == MNL_CB_STOP) {
+			ret = 0;
+			goto out;
+		}
+		if (ret == MNL_CB_ERROR) {
+			ret = -(ctx.error ? ctx.error : errno);
+			if (!ctx.error)
+				snprintf(nl->err, sizeof(nl->err), "%s: %s",
+					 what, strerror(-ret));
+			goto out;
+		}
+	}
+out:
+	free(copy);
+	return ret;
+}
+
+static int tt_nl_family_attr_cb(const struct nlattr *attr, void *data)
+{
+	uint16_t *family = data;
+
+	if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID &&
+	    mnl_attr_validate(attr, MNL_TYPE_U16) == 0)
+		*family = mnl_attr_get_u16(attr);
+	return MNL_CB_OK;
+}
+
+static int tt_nl_family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, GENL_HDRLEN, tt_nl_family_attr_cb, data);
+}
+
+/**
+ * tt_nl_open() - connect to the tiertrain generic netlink family.
+ * @nl: out: the connection.
+ *
+ * Return: 0, or -errno with @nl->err set; -ENOENT when the family does not
+ * exist (the module is not loaded).
+ */
+int tt_nl_open(struct tt_nl *nl)
+{
+	struct nlmsghdr *nlh;
+	uint16_t family = 0;
+	int one = 1, ret;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->buf = malloc(MNL_SOCKET_BUFFER_SIZE);
+	if (!nl->buf) {
+		snprintf(nl->err, sizeof(nl->err), "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	nl->sock = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	if (!nl->sock || mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		snprintf(nl->err, sizeof(nl->err),
+			 "cannot open a generic netlink socket: %s",
+			 strerror(-ret));
+		tt_nl_close(nl);
+		return ret;
+	}
+	/* Older kernels lack these; errors are then just less detailed. */
+	mnl_socket_setsockopt(nl->sock, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl->sock, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl->portid = mnl_socket_get_portid(nl->sock);
+	nl->seq = time(NULL);
+
+	nlh = tt_nl_request(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, TT_GENL_NAME);
+	ret = tt_nl_talk(nl, nlh, "generic netlink family lookup",
+			 tt_nl_family_cb, &family);
+	if (ret == -ENOENT) {
+		snprintf(nl->err, sizeof(nl->err),
+			 "the tiertrain kernel module is not loaded (generic netlink family \"%s\" not found); try 'modprobe tiertrain'",
+			 TT_GENL_NAME);
+	} else if (!ret && !family) {
+		ret = -EPROTO;
+		snprintf(nl->err, sizeof(nl->err),
+			 "generic netlink family lookup: the reply for \"%s\" has no family id",
+			 TT_GENL_NAME);
+	}
+	if (ret < 0) {
+		tt_nl_close(nl);
+		return ret;
+	}
+	nl->family = family;
+	return 0;
+}
+
+/* tt_nl_close() - close the connection; the error text stays readable. */
+void tt_nl_close(struct tt_nl *nl)
+{
+	if (nl->sock)
+		mnl_socket_close(nl->sock);
+	nl->sock = NULL;
+	free(nl->buf);
+	nl->buf = NULL;
+}

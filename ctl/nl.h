@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Generic netlink helpers for tierctl (libmnl): resolve the "tiertrain"
+ * family, send a request with NLM_F_ACK and extended ACKs enabled, run a
+ * callback on each reply, and turn a failure into text.
+ */
+#ifndef TT_CTL_NL_H
+#define TT_CTL_NL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libmnl/libmnl.h>
+
+/**
+ * struct tt_nl - a generic netlink connection to the tiertrain family
+ * @sock:   the netlink socket.
+ * @portid: its port id.
+ * @seq:    sequence number of the last request.
+ * @family: the resolved id of TT_GENL_NAME.
+ * @buf:    MNL_SOCKET_BUFFER_SIZE bytes for requests and replies.
+ * @err:    after a failure: what went wrong, as a sentence for a human
+ *          (print it after "tierctl: ").
+ */
+struct tt_nl {
+	struct mnl_socket *sock;
+	unsigned int portid;
+	unsigned int seq;
+	uint16_t family;
+	char *buf;
+	char err[512];
+};
+
+int tt_nl_open(struct tt_nl *nl);
+void tt_nl_close(struct tt_nl *nl);
+struct nlmsghdr *tt_nl_request(struct tt_nl *nl, uint16_t type, uint8_t cmd,
+			       uint8_t version);
+int tt_nl_talk(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
+	       mnl_cb_t cb, void *data);
+int tt_nl_error_text(const struct nlmsghdr *nlh, const struct nlmsghdr *req,
+		     char *buf, size_t len);
+
+#endif /* TT_CTL_NL_H */

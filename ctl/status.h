@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* tierctl status: the reply of TT_CMD_GET_STATUS, parsed and printed. */
+#ifndef TT_CTL_STATUS_H
+#define TT_CTL_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libmnl/libmnl.h>
+
+#include "tierctl.h"
+
+/**
+ * struct tt_status_node - one TT_A_NODE of the reply
+ * @id:          TT_NODE_A_ID.
+ * @role:        TT_NODE_A_ROLE (enum tt_node_role).
+ * @role_source: TT_NODE_A_ROLE_SOURCE (enum tt_role_source).
+ * @nr_cpus:     TT_NODE_A_NR_CPUS.
+ * @total_bytes: TT_NODE_A_TOTAL_BYTES.
+ * @free_bytes:  TT_NODE_A_FREE_BYTES.
+ */
+struct tt_status_node {
+	uint32_t id;
+	uint32_t role;
+	uint32_t role_source;
+	uint32_t nr_cpus;
+	uint64_t total_bytes;
+	uint64_t free_bytes;
+};
+
+/**
+ * struct tt_status - the parsed reply of TT_CMD_GET_STATUS
+ * @version:     TT_A_VERSION.
+ * @abi:         TT_A_ABI_VERSION.
+ * @workers:     TT_A_WORKERS.
+ * @batch_pages: TT_A_BATCH_PAGES.
+ * @sessions:    TT_A_NR_SESSIONS.
+ * @nodes:       the TT_A_NODE entries of TT_A_NODES, in reply order
+ *               (allocated; tt_status_free() frees it).
+ * @nr_nodes:    entries in @nodes.
+ * @replies:     reply messages parsed.
+ * @err:         after a parse failure: what is wrong with the reply.
+ */
+struct tt_status {
+	char version[64];
+	uint32_t abi;
+	uint32_t workers;
+	uint32_t batch_pages;
+	uint32_t sessions;
+	struct tt_status_node *nodes;
+	size_t nr_nodes;
+	unsigned int replies;
+	char err[256];
+};
+
+int tt_status_parse(const struct nlmsghdr *nlh, struct tt_status *st);
+void tt_status_free(struct tt_status *st);
+const char *tt_status_role_name(uint32_t role, char *buf, size_t len);
+const char *tt_status_source_name(uint32_t source, char *buf, size_t len);
+int tt_status_print(const struct tt_ctl *ctl, const struct tt_status *st,
+		    const int *tier_of, int nr_tier_of);
+
+#endif /* TT_CTL_STATUS_H */
