@@ -11,12 +11,15 @@
  * not installed) the same calls work in-process through move_pages(2)
  * ("move_pages" backend): migrations are synchronous and use the calling
  * thread, residency is read with move_pages(2) status queries, registrations
- * are kept in the library. Setting the environment variable
+ * are kept in the library (and, unlike the module's, are not forgotten when
+ * their memory is unmapped). Setting the environment variable
  * TIERTRAIN_BACKEND=move_pages forces the fallback; TIERTRAIN_BACKEND=kernel
- * makes tt_open() fail instead of falling back.
+ * makes tt_open() fail instead of falling back; any other non-empty value is
+ * an error (EINVAL).
  *
  * Errors are those documented in <linux/tiertrain.h> for the matching ioctl,
  * in both backends: EINVAL, EOVERFLOW, EFAULT, EOPNOTSUPP, ENODEV, ENOSPC...
+ * A NULL session fails with EBADF.
  *
  * Thread safety: a session may be used from several threads at once.
  */
@@ -39,7 +42,8 @@ const char *tt_version(void);
 /*
  * tt_open() - open a session bound to the calling process's memory.
  * Returns NULL and sets errno on failure (EACCES: no permission on
- * /dev/tiertrain; ENOENT: TIERTRAIN_BACKEND=kernel and no device; ENOMEM).
+ * /dev/tiertrain; ENOENT: TIERTRAIN_BACKEND=kernel and no device; EINVAL:
+ * TIERTRAIN_BACKEND has an unknown value; ENOMEM).
  */
 struct tt_session *tt_open(void);
 
@@ -48,7 +52,8 @@ void tt_close(struct tt_session *s);
 
 /*
  * tt_backend() - "kernel" or "move_pages": the backend @s uses, or, with
- * @s == NULL, the backend tt_open() would pick now.
+ * @s == NULL, the backend tt_open() would pick now (NULL with errno EINVAL
+ * when TIERTRAIN_BACKEND has an unknown value).
  */
 const char *tt_backend(const struct tt_session *s);
 
