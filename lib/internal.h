@@ -173,6 +173,8 @@ enum tt_mp_fate {
 /* Status value move_pages(2) never writes: "not written by the kernel". */
 #define TT_MP_STATUS_UNSET	INT32_MIN
 
+long tt_mp_move(unsigned long count, void **pages, const int *nodes,
+		int *status, int *mflags);
 bool tt_mp_account_before(int status, int node, struct tt_migrate_result *r);
 enum tt_mp_fate tt_mp_fate(int move_status, int now, int node);
 void tt_mp_account_fate(enum tt_mp_fate fate, struct tt_migrate_result *r);

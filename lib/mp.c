@@ -21,7 +21,11 @@
  * How a migration reads move_pages(2). A chunk of pages is first queried
  * (status query, nodes == NULL) to tell the pages already on the target node
  * and those not present from those to move; only the latter are passed to
- * the move call (MPOL_MF_MOVE). Per page, a status query gives:
+ * the move call. That call asks for MPOL_MF_MOVE_ALL, which also moves pages
+ * shared with other processes (copy-on-write after fork(), as the module's
+ * engine does), and falls back to MPOL_MF_MOVE, which leaves them in place
+ * (-EACCES below), when the kernel refuses it for lack of CAP_SYS_NICE.
+ * Per page, a status query gives:
  *   node id           resident there: already_on_node if it is the target,
  *                     to move otherwise;
  *   -ENOENT, -EFAULT  not present (never touched, swapped out, the zero
@@ -90,6 +94,31 @@ static long tt_move_pages(unsigned long count, void **pages, const int *nodes,
 			  int *status, int flags)
 {
 	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
+}
+
+/**
+ * tt_mp_move() - the move call of a migration.
+ * @count:  pages.
+ * @pages:  their addresses.
+ * @nodes:  the target node of each.
+ * @status: out: their statuses.
+ * @mflags: in/out: the MPOL_MF_* flags, MPOL_MF_MOVE_ALL at first; switched
+ *          for good to MPOL_MF_MOVE when the kernel refuses MPOL_MF_MOVE_ALL
+ *          with EPERM (no CAP_SYS_NICE).
+ *
+ * Return: what move_pages(2) returns.
+ */
+long tt_mp_move(unsigned long count, void **pages, const int *nodes,
+		       int *status, int *mflags)
+{
+	long ret;
+
+	ret = tt_move_pages(count, pages, nodes, status, *mflags);
+	if (ret < 0 && errno == EPERM && *mflags == MPOL_MF_MOVE_ALL) {
+		*mflags = MPOL_MF_MOVE;
+		ret = tt_move_pages(count, pages, nodes, status, *mflags);
+	}
+	return ret;
 }
 
 /* Status query of @count pages: 0 or -errno. */
@@ -183,13 +212,14 @@ void tt_mp_account_fate(enum tt_mp_fate fate, struct tt_migrate_result *r)
  * Move one page that the kernel did not get to, on its own. Returns 1 when
  * it stayed put because @node had no free page, else 0 or -errno.
  */
-static int tt_mp_move_one(void *page, int node, struct tt_migrate_result *r)
+static int tt_mp_move_one(void *page, int node, int *mflags,
+			  struct tt_migrate_result *r)
 {
 	int status = TT_MP_STATUS_UNSET;
 	int now = TT_MP_STATUS_UNSET;
 	long ret;
 
-	ret = tt_move_pages(1, &page, &node, &status, MPOL_MF_MOVE);
+	ret = tt_mp_move(1, &page, &node, &status, mflags);
 	if (ret < 0 && errno != ENOMEM)
 		return -errno;
 	if (status != node && tt_mp_query(&page, 1, &now) < 0)
@@ -204,7 +234,7 @@ static int tt_mp_move_one(void *page, int node, struct tt_migrate_result *r)
 
 /* Migrate the @n pages at @addr (n <= TT_MP_CHUNK), adding to @r. */
 static int tt_mp_move_chunk(struct tt_mp_buf *b, uint64_t addr, size_t n,
-			    int node, struct tt_migrate_result *r)
+			    int node, int *mflags, struct tt_migrate_result *r)
 {
 	size_t ps = tt_page_size();
 	size_t i, m = 0, q = 0;
@@ -227,7 +257,7 @@ static int tt_mp_move_chunk(struct tt_mp_buf *b, uint64_t addr, size_t n,
 	}
 	if (!m)
 		return 0;
-	ret = tt_move_pages(m, b->mpages, b->nodes, b->mstatus, MPOL_MF_MOVE);
+	ret = tt_mp_move(m, b->mpages, b->nodes, b->mstatus, mflags);
 	if (ret < 0 && errno != ENOMEM)
 		return -errno;
 	/* ret > 0 or ENOMEM: the unwritten statuses are retried below. */
@@ -258,7 +288,7 @@ static int tt_mp_move_chunk(struct tt_mp_buf *b, uint64_t addr, size_t n,
 			r->skipped_no_memory++;
 			continue;
 		}
-		ret = tt_mp_move_one(b->qpages[i], node, r);
+		ret = tt_mp_move_one(b->qpages[i], node, mflags, r);
 		if (ret < 0)
 			return ret;
 		full = ret;
@@ -290,6 +320,7 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 	struct tt_migrate_result r = { 0 };
 	bool async = m->flags & TT_MIGRATE_ASYNC;
 	uint64_t addr, end, t0, ps = tt_page_size();
+	int mflags = MPOL_MF_MOVE_ALL;
 	struct tt_mp_buf *b;
 	int ret;
 
@@ -326,7 +357,7 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 		if (next > end)
 			next = end;
 		ret = tt_mp_move_chunk(b, addr, (next - addr) / ps, m->node,
-				       &r);
+				       &mflags, &r);
 		addr = next;
 	}
 	r.elapsed_ns = tt_now_ns() - t0;

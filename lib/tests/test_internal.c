@@ -7,6 +7,8 @@
  * statuses become result counts.
  */
 #include <errno.h>
+#include <linux/capability.h>
+#include <linux/mempolicy.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -309,6 +314,65 @@ static void test_range_check(void **state)
 			 -EOVERFLOW);
 }
 
+/* Whether CAP_SYS_NICE is in the effective set; with @drop, clear it. */
+static bool cap_sys_nice(bool drop)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+	uint32_t bit = 1U << (CAP_SYS_NICE % 32);
+	bool had;
+
+	assert_int_equal(syscall(SYS_capget, &h, d), 0);
+	had = d[CAP_SYS_NICE / 32].effective & bit;
+	if (drop) {
+		d[CAP_SYS_NICE / 32].effective &= ~bit;
+		assert_int_equal(syscall(SYS_capset, &h, d), 0);
+	}
+	return had;
+}
+
+/*
+ * The move call asks for MPOL_MF_MOVE_ALL and falls back to MPOL_MF_MOVE
+ * when the caller lacks CAP_SYS_NICE (checked in a child that drops it).
+ */
+static void test_move_flags(void **state)
+{
+	int node = 0, status, mflags, wstatus;
+	char *p;
+	pid_t pid;
+
+	(void)state;
+	p = mmap(NULL, tt_page_size(), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	p[0] = 1;
+
+	status = TT_MP_STATUS_UNSET;
+	mflags = MPOL_MF_MOVE_ALL;
+	assert_int_equal(tt_mp_move(1, (void **)&p, &node, &status, &mflags),
+			 0);
+	assert_int_equal(status, 0);
+	assert_int_equal(mflags, cap_sys_nice(false) ? MPOL_MF_MOVE_ALL :
+						       MPOL_MF_MOVE);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		cap_sys_nice(true);
+		status = TT_MP_STATUS_UNSET;
+		mflags = MPOL_MF_MOVE_ALL;
+		if (tt_mp_move(1, (void **)&p, &node, &status, &mflags))
+			_exit(1);
+		_exit(status != 0 ? 2 : mflags != MPOL_MF_MOVE ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+	assert_true(WIFEXITED(wstatus));
+	assert_int_equal(WEXITSTATUS(wstatus), 0);
+	munmap(p, tt_page_size());
+}
+
 static void test_account_before(void **state)
 {
 	struct tt_migrate_result r = { 0 };
@@ -444,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_maps_parse_line),
 		cmocka_unit_test(test_maps_check),
 		cmocka_unit_test(test_range_check),
+		cmocka_unit_test(test_move_flags),
 		cmocka_unit_test(test_account_before),
 		cmocka_unit_test(test_fate),
 		cmocka_unit_test(test_account_fate),
