@@ -134,6 +134,24 @@ static int tt_mp_owner(const struct tt_session *s)
 	return getpid() == s->pid ? 0 : -EPERM;
 }
 
+/*
+ * The checks migrate and register share, in the module's order: the
+ * caller's process, unknown @flags bits (outside @known), the range
+ * arithmetic.
+ */
+static int tt_mp_check_args(const struct tt_session *s, uint32_t flags,
+			    uint32_t known, uint64_t addr, uint64_t len)
+{
+	int ret;
+
+	ret = tt_mp_owner(s);
+	if (ret < 0)
+		return ret;
+	if (flags & ~known)
+		return -EOPNOTSUPP;
+	return tt_range_check(addr, len);
+}
+
 static uint64_t tt_now_ns(void)
 {
 	struct timespec ts;
@@ -325,12 +343,8 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 	int ret;
 
 	memset(&m->result, 0, sizeof(m->result));
-	ret = tt_mp_owner(s);
-	if (ret < 0)
-		return ret;
-	if (m->flags & ~TT_MIGRATE_FLAGS_ALL)
-		return -EOPNOTSUPP;
-	ret = tt_range_check(m->addr, m->len);
+	ret = tt_mp_check_args(s, m->flags, TT_MIGRATE_FLAGS_ALL, m->addr,
+			       m->len);
 	if (ret < 0)
 		return ret;
 	ret = tt_node_check(TT_SYSFS_NODE_DIR, m->node);
@@ -567,12 +581,8 @@ static int tt_mp_reg(struct tt_session *s, const struct tt_ioc_range *r)
 {
 	int ret;
 
-	ret = tt_mp_owner(s);
-	if (ret < 0)
-		return ret;
-	if (r->flags & ~TT_RANGE_FLAGS_ALL)
-		return -EOPNOTSUPP;
-	ret = tt_range_check(r->addr, r->len);
+	ret = tt_mp_check_args(s, r->flags, TT_RANGE_FLAGS_ALL, r->addr,
+			       r->len);
 	if (ret < 0)
 		return ret;
 	ret = tt_maps_check_self(r->addr, r->addr + r->len, true);
