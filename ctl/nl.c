@@ -160,9 +160,12 @@ static int tt_nl_data_cb(const struct nlmsghdr *nlh, void *data)
 struct nlmsghdr *tt_nl_request(struct tt_nl *nl, uint16_t type, uint8_t cmd,
 			       uint8_t version)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	struct nlmsghdr *nlh;
 	struct genlmsghdr *genl;
 
+	/* Attribute padding is not written by libmnl: start from zeroes. */
+	memset(nl->buf, 0, MNL_SOCKET_BUFFER_SIZE);
+	nlh = mnl_nlmsg_put_header(nl->buf);
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	nlh->nlmsg_seq = ++nl->seq;
