@@ -503,11 +503,21 @@ static void test_run(void **state)
 	capture_close(&out);
 	capture_close(&err);
 
-	/* The host has no tiertrain module: the family lookup fails. */
-	assert_int_equal(run(&out, &err, 2, "tierctl", "status"), 1);
-	assert_string_equal(capture_text(&err),
-			    "tierctl: the tiertrain kernel module is not loaded (generic netlink family \"tiertrain\" not found); try 'modprobe tiertrain'\n");
-	assert_string_equal(capture_text(&out), "");
+	/*
+	 * The real thing: on the host there is no module and the family
+	 * lookup fails; where it is loaded (the test guest), status works.
+	 */
+	if (access("/sys/module/tiertrain", F_OK)) {
+		assert_int_equal(run(&out, &err, 2, "tierctl", "status"), 1);
+		assert_string_equal(capture_text(&err),
+				    "tierctl: the tiertrain kernel module is not loaded (generic netlink family \"tiertrain\" not found); try 'modprobe tiertrain'\n");
+		assert_string_equal(capture_text(&out), "");
+	} else {
+		assert_int_equal(run(&out, &err, 2, "tierctl", "status"), 0);
+		assert_string_equal(capture_text(&err), "");
+		assert_true(!strncmp(capture_text(&out), "module version: ",
+				     16));
+	}
 	capture_close(&out);
 	capture_close(&err);
 }
