@@ -159,6 +159,7 @@ int tt_range_check(uint64_t addr, uint64_t len);
  * @TT_MP_BUSY:        the kernel could not isolate or migrate it.
  * @TT_MP_NOT_PRESENT: it went away (unmapped, swapped) meanwhile.
  * @TT_MP_UNSUPPORTED: move_pages(2) reported an error we do not know.
+ * @TT_MP_NO_MEMORY:   the target node had no free page for it.
  * @TT_MP_RETRY:       move_pages(2) gave up on its batch before reaching
  *                     this page; try it alone.
  */
@@ -167,6 +168,7 @@ enum tt_mp_fate {
 	TT_MP_BUSY,
 	TT_MP_NOT_PRESENT,
 	TT_MP_UNSUPPORTED,
+	TT_MP_NO_MEMORY,
 	TT_MP_RETRY,
 };
 

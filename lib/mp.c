@@ -39,6 +39,9 @@
  *                     pages of a huge page moved with its head fail to be
  *                     isolated a second time and report -EBUSY);
  *   -ENOENT, -EFAULT  it went away meanwhile: skipped_not_present;
+ *   -ENOMEM           no page for it on the target node (6.1 reports that
+ *                     for the whole call instead, see below):
+ *                     skipped_no_memory, and the call returns ENOSPC;
  *   not written       the kernel stopped early (it returns the count of pages
  *                     not migrated, or fails with ENOMEM, and leaves the
  *                     rest of its batch unwritten): each such page is moved
@@ -200,6 +203,8 @@ enum tt_mp_fate tt_mp_fate(int move_status, int now, int node)
 	if (move_status == -ENOENT || move_status == -EFAULT ||
 	    now == -ENOENT || now == -EFAULT)
 		return TT_MP_NOT_PRESENT;
+	if (move_status == -ENOMEM)
+		return TT_MP_NO_MEMORY;
 	if (move_status >= 0 || move_status == -EBUSY ||
 	    move_status == -EACCES || move_status == -EAGAIN)
 		return TT_MP_BUSY;
@@ -218,6 +223,9 @@ void tt_mp_account_fate(enum tt_mp_fate fate, struct tt_migrate_result *r)
 		break;
 	case TT_MP_UNSUPPORTED:
 		r->skipped_unsupported++;
+		break;
+	case TT_MP_NO_MEMORY:
+		r->skipped_no_memory++;
 		break;
 	case TT_MP_BUSY:
 	case TT_MP_RETRY:

@@ -412,6 +412,9 @@ static void test_fate(void **state)
 	assert_int_equal(tt_mp_fate(-EAGAIN, 0, 1), TT_MP_BUSY);
 	assert_int_equal(tt_mp_fate(0, 0, 1), TT_MP_BUSY);
 	/* Anything else. */
+	/* No room on the target node. */
+	assert_int_equal(tt_mp_fate(-ENOMEM, 0, 1), TT_MP_NO_MEMORY);
+	assert_int_equal(tt_mp_fate(-ENOMEM, 1, 1), TT_MP_MOVED);
 	assert_int_equal(tt_mp_fate(-EIO, 0, 1), TT_MP_UNSUPPORTED);
 }
 
@@ -426,11 +429,13 @@ static void test_account_fate(void **state)
 	tt_mp_account_fate(TT_MP_RETRY, &r);
 	tt_mp_account_fate(TT_MP_NOT_PRESENT, &r);
 	tt_mp_account_fate(TT_MP_UNSUPPORTED, &r);
+	tt_mp_account_fate(TT_MP_NO_MEMORY, &r);
 	assert_int_equal(r.moved, 2);
 	assert_int_equal(r.skipped_busy, 2);
 	assert_int_equal(r.skipped_not_present, 1);
 	assert_int_equal(r.skipped_unsupported, 1);
-	assert_int_equal(r.already_on_node + r.skipped_no_memory, 0);
+	assert_int_equal(r.skipped_no_memory, 1);
+	assert_int_equal(r.already_on_node, 0);
 }
 
 static void test_account_residency(void **state)
