@@ -384,6 +384,11 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 	}
 	r.elapsed_ns = tt_now_ns() - t0;
 	free(b);
+	/* After a failure, the result covers the pages handled before it. */
+	if (ret < 0)
+		r.pages = r.moved + r.already_on_node + r.skipped_not_present +
+			  r.skipped_busy + r.skipped_unsupported +
+			  r.skipped_no_memory;
 
 	pthread_mutex_lock(&s->lock);
 	tt_mp_add_result(&s->stats.total, &r);
