@@ -226,6 +226,9 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
  * @src:  migrate_vma source array, @cap entries.
  * @dst:  migrate_vma destination array, @cap entries.
  * @hpfn: scan results, @cap entries.
+ * @gfp:  flags for destination pages; direct reclaim is dropped after the
+ *        first failure, so a full node costs one reclaim attempt per call,
+ *        not one per page (kswapd is still woken).
  * @scan: the page-table scanner over the whole range.
  * @res:  result being accumulated.
  */
@@ -237,6 +240,7 @@ struct tt_mig {
 	unsigned long *src;
 	unsigned long *dst;
 	unsigned long *hpfn;
+	gfp_t gfp;
 	struct tt_pagescan scan;
 	struct tt_migrate_result *res;
 };
@@ -347,8 +351,9 @@ static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
 			res->already_on_node++;
 			continue;
 		}
-		dpage = alloc_pages_node(m->nid, TT_GFP_DST, 0);
+		dpage = alloc_pages_node(m->nid, m->gfp, 0);
 		if (!dpage) {
+			m->gfp &= ~__GFP_DIRECT_RECLAIM;
 			res->skipped_no_memory++;
 			continue;
 		}
@@ -488,6 +493,7 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 		.mm = mm,
 		.nid = nid,
 		.end = end,
+		.gfp = TT_GFP_DST,
 		.res = res,
 	};
 	unsigned long addr;
