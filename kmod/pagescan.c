@@ -22,8 +22,10 @@
  *    symbol is not exported; it is recognised as the only page an anonymous
  *    mapping can map that is not an anonymous page.
  *  - a vma without VM_READ (PROT_NONE set by the program), VM_IO or
- *    VM_PFNMAP, or a special pte without a struct page: HMM_PFN_ERROR. The
- *    page tables of such a vma are not read, so its pages count as absent.
+ *    VM_PFNMAP, or a special pte without a struct page: HMM_PFN_ERROR, the
+ *    page tables of such a vma are not read. tt_residency() reads a vma
+ *    without VM_READ with get_user_pages_remote(FOLL_FORCE | FOLL_NOFAULT)
+ *    instead; VM_IO and VM_PFNMAP pages (device memory) count as absent.
  */
 #include <linux/hmm.h>
 #include <linux/mm.h>
@@ -200,6 +202,97 @@ static int tt_residency_check_holes(struct mm_struct *mm, unsigned long start,
 }
 
 /**
+ * struct tt_residency_acc - what tt_residency() adds up
+ * @bytes:       per-node bytes, @nr_nodes elements.
+ * @nr_nodes:    elements of @bytes.
+ * @not_present: bytes not resident.
+ * @other:       bytes on nodes >= @nr_nodes.
+ */
+struct tt_residency_acc {
+	u64 *bytes;
+	u32 nr_nodes;
+	u64 *not_present;
+	u64 *other;
+};
+
+static void tt_residency_count(struct tt_residency_acc *acc,
+			       struct page *page)
+{
+	int nid;
+
+	if (!page) {
+		*acc->not_present += PAGE_SIZE;
+		return;
+	}
+	nid = page_to_nid(page);
+	if (nid < acc->nr_nodes)
+		acc->bytes[nid] += PAGE_SIZE;
+	else
+		*acc->other += PAGE_SIZE;
+}
+
+/*
+ * hmm_range_fault() does not read the page tables of a vma without VM_READ
+ * (PROT_NONE set by the program). get_user_pages_remote() may, with
+ * FOLL_FORCE, and with FOLL_NOFAULT it never faults: it stops before the
+ * first page that is not present. Called with mmap_read_lock held.
+ */
+static void tt_residency_gup(struct tt_residency_acc *acc,
+			     struct vm_area_struct *vma, unsigned long addr,
+			     unsigned long end, struct page **pages)
+{
+	long n, i;
+
+	while (addr < end) {
+		n = get_user_pages_remote(vma->vm_mm, addr,
+					  min_t(unsigned long, TT_SCAN_CHUNK,
+						(end - addr) >> PAGE_SHIFT),
+					  FOLL_FORCE | FOLL_NOFAULT, pages,
+					  NULL, NULL);
+		if (n <= 0) {
+			tt_residency_count(acc, NULL);
+			addr += PAGE_SIZE;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			struct page *page = pages[i];
+
+			if (is_zero_pfn(page_to_pfn(page)) ||
+			    (vma_is_anonymous(vma) && !PageAnon(page)))
+				tt_residency_count(acc, NULL);
+			else
+				tt_residency_count(acc, page);
+			put_page(page);
+		}
+		addr += n << PAGE_SHIFT;
+	}
+}
+
+/* One piece of tt_residency(), inside @vma, with mmap_read_lock held. */
+static int tt_residency_piece(struct tt_residency_acc *acc,
+			      struct tt_pagescan *ps, unsigned long seq,
+			      struct vm_area_struct *vma, unsigned long addr,
+			      unsigned long end, unsigned long *buf)
+{
+	unsigned long i;
+	int ret;
+
+	if (!(vma->vm_flags & (VM_READ | VM_IO | VM_PFNMAP))) {
+		tt_residency_gup(acc, vma, addr, end, (struct page **)buf);
+		return 0;
+	}
+	ret = tt_pagescan_fill(ps, seq, addr, end, buf);
+	if (ret)
+		return ret;
+	for (i = 0; i < (end - addr) >> PAGE_SHIFT; i++) {
+		enum tt_page_kind kind;
+
+		tt_residency_count(acc, tt_pagescan_page(vma, buf[i], &kind));
+	}
+	return 0;
+}
+
+/**
  * tt_residency() - bytes of [start, end) resident on each node
  * @mm:          the caller's mm.
  * @start:       page-aligned start.
@@ -209,7 +302,9 @@ static int tt_residency_check_holes(struct mm_struct *mm, unsigned long start,
  * @not_present: out: bytes not resident (added to).
  * @other:       out: bytes on nodes >= @nr_nodes (added to).
  *
- * Never faults, never moves anything, accepts any mapping type.
+ * Never faults, never moves anything, accepts any mapping type. Pages of
+ * VM_IO and VM_PFNMAP mappings (device memory, no struct page) count as
+ * not present.
  *
  * Return: 0, -EFAULT when part of the range is not mapped, -EINTR on a
  * fatal signal, -ENOMEM.
@@ -217,16 +312,24 @@ static int tt_residency_check_holes(struct mm_struct *mm, unsigned long start,
 int tt_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
 		 u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other)
 {
+	struct tt_residency_acc acc = {
+		.bytes = bytes,
+		.nr_nodes = nr_nodes,
+		.not_present = not_present,
+		.other = other,
+	};
 	struct vm_area_struct *vma;
 	struct tt_pagescan ps;
-	unsigned long *pfns, addr, next, seq, i;
+	unsigned long *buf, addr, next, seq;
 	int ret;
 
+	BUILD_BUG_ON(sizeof(*buf) != sizeof(struct page *));
 	ret = tt_residency_check_holes(mm, start, end);
 	if (ret)
 		return ret;
-	pfns = kmalloc_array(TT_SCAN_CHUNK, sizeof(*pfns), GFP_KERNEL);
-	if (!pfns)
+	/* hmm pfns, or struct page pointers for tt_residency_gup() */
+	buf = kmalloc_array(TT_SCAN_CHUNK, sizeof(*buf), GFP_KERNEL);
+	if (!buf)
 		return -ENOMEM;
 	ret = tt_pagescan_init(&ps, mm, start, end);
 	if (ret)
@@ -247,44 +350,27 @@ int tt_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
 		if (!vma || vma->vm_start > addr) {
 			/* Unmapped by another thread since the check. */
 			next = vma ? min(vma->vm_start, end) : end;
-			mmap_read_unlock(mm);
 			*not_present += next - addr;
-			addr = next;
-			continue;
+		} else {
+			next = min3(end, vma->vm_end,
+				    addr + TT_SCAN_CHUNK * PAGE_SIZE);
+			ret = tt_residency_piece(&acc, &ps, seq, vma, addr,
+						 next, buf);
 		}
-		next = min3(end, vma->vm_end, addr + TT_SCAN_CHUNK * PAGE_SIZE);
-		ret = tt_pagescan_fill(&ps, seq, addr, next, pfns);
+		mmap_read_unlock(mm);
 		if (ret == -EBUSY) {
-			mmap_read_unlock(mm);
+			/* Invalidated meanwhile: scan the piece again. */
+			ret = 0;
 			cond_resched();
 			continue;
 		}
-		if (ret) {
-			mmap_read_unlock(mm);
+		if (ret)
 			break;
-		}
-		for (i = 0; i < (next - addr) >> PAGE_SHIFT; i++) {
-			enum tt_page_kind kind;
-			struct page *page;
-			int nid;
-
-			page = tt_pagescan_page(vma, pfns[i], &kind);
-			if (!page) {
-				*not_present += PAGE_SIZE;
-				continue;
-			}
-			nid = page_to_nid(page);
-			if (nid < nr_nodes)
-				bytes[nid] += PAGE_SIZE;
-			else
-				*other += PAGE_SIZE;
-		}
-		mmap_read_unlock(mm);
 		addr = next;
 		cond_resched();
 	}
 	tt_pagescan_exit(&ps);
 out_free:
-	kfree(pfns);
+	kfree(buf);
 	return ret;
 }
