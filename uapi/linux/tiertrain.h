@@ -228,7 +228,8 @@ struct tt_ioc_residency {
  *
  * Read only: it never faults pages in and never moves them, and it also
  * sees pages that automatic NUMA balancing has made PROT_NONE (which
- * move_pages(2) reports as EFAULT on 6.1). Any mapping type is accepted.
+ * move_pages(2) on 6.1 reports as ENOENT, or as EFAULT for a THP). Any
+ * mapping type is accepted.
  * Errors: EINVAL (len 0, nr_nodes out of range), EOVERFLOW, EFAULT (a hole
  * in the range), besides the common errors.
  */
