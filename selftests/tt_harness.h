@@ -36,7 +36,8 @@
 	struct tt_st_place *_p = malloc(sizeof(*_p));			\
 	char _d[512];							\
 	ASSERT_NE(NULL, _p);						\
-	ASSERT_EQ(0, tt_st_place((addr), (len), _p));			\
+	ASSERT_EQ(0, tt_st_place_settled((addr), (len), (node),	\
+					 (want), _p));			\
 	ASSERT_EQ((uint64_t)(want), _p->on_node[(node)])		\
 		TH_LOG("move_pages(2) placement: %s; expected %llu "	\
 		       "pages on node %d",				\

@@ -448,6 +448,21 @@ out:
 	return ret;
 }
 
+int tt_st_place_settled(const void *addr, size_t len, int node,
+			uint64_t want, struct tt_st_place *p)
+{
+	int tries, ret;
+
+	for (tries = 0; tries < 100; tries++) {
+		ret = tt_st_place(addr, len, p);
+		if (ret || p->on_node[node] == want ||
+		    !(p->absent + p->faulted))
+			return ret;
+		usleep(10000);
+	}
+	return 0;
+}
+
 const char *tt_st_place_str(const struct tt_st_place *p, char *buf,
 			    size_t size)
 {
@@ -699,6 +714,30 @@ long long tt_st_vmstat(const char *name)
 	}
 	fclose(f);
 	return ret;
+}
+
+#define TT_ST_KHUGEPAGED_SLEEP \
+	"/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs"
+
+int tt_st_khugepaged_pause(long long *saved)
+{
+	int ret;
+
+	ret = tt_st_read_ll(TT_ST_KHUGEPAGED_SLEEP, saved);
+	if (ret)
+		return ret;
+	ret = tt_st_write_file(TT_ST_KHUGEPAGED_SLEEP, "86400000");
+	/* let a scan in progress finish its batch */
+	usleep(200000);
+	return ret;
+}
+
+int tt_st_khugepaged_resume(long long saved)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%lld", saved);
+	return tt_st_write_file(TT_ST_KHUGEPAGED_SLEEP, v);
 }
 
 uint64_t tt_st_now_ns(void)

@@ -101,6 +101,13 @@ long long tt_st_check_sample(const void *buf, size_t len, uint64_t seed);
 
 /* Placement of the pages of a range, via move_pages(2) with nodes == NULL. */
 int tt_st_place(const void *addr, size_t len, struct tt_st_place *p);
+/*
+ * tt_st_place() until @want pages are on @node or no page is in a transient
+ * state (-ENOENT/-EFAULT, e.g. khugepaged collapsing a range has its PMD
+ * cleared for a moment), for at most about one second.
+ */
+int tt_st_place_settled(const void *addr, size_t len, int node,
+			uint64_t want, struct tt_st_place *p);
 /* "node0=N node1=M faulted=F" summary of @p for messages. */
 const char *tt_st_place_str(const struct tt_st_place *p, char *buf,
 			    size_t size);
@@ -136,6 +143,14 @@ int tt_st_read_file(const char *path, char *buf, size_t size);
 int tt_st_write_file(const char *path, const char *s);
 /* A file holding one integer (sysfs): 0 or -errno. */
 int tt_st_read_ll(const char *path, long long *v);
+
+/*
+ * Pause khugepaged (scan_sleep_millisecs set to a day) so it cannot collapse
+ * base pages into a huge page on the node it saw them on before a migration
+ * moved them; @saved receives the value to give tt_st_khugepaged_resume().
+ */
+int tt_st_khugepaged_pause(long long *saved);
+int tt_st_khugepaged_resume(long long saved);
 
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t tt_st_now_ns(void);

@@ -7,7 +7,7 @@
  *                     64 MiB migration (32 batches of the default 512
  *                     pages, spread over the pool) verified by data and
  *                     move_pages(2); an async one with workers=1 too.
- *   invalid_values    0, -1, words and empty strings are refused and the
+ *   invalid_values    0, -1, words and an empty line are refused and the
  *                     value stays.
  *   change_while_busy the value toggles between 1 and 2 while another
  *                     thread migrates back and forth.
@@ -116,7 +116,7 @@ TEST_F_TIMEOUT(workers, set_and_migrate, 300)
 
 TEST_F(workers, invalid_values)
 {
-	static const char *const bad[] = { "0", "-1", "abc", "", "1x" };
+	static const char *const bad[] = { "0", "-1", "abc", "\n", "1x" };
 	long long v = -1;
 	size_t i;
 
