@@ -45,6 +45,10 @@
 #include <tiertrain.h>
 #include "tt_selftest.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define TT_BENCH_MAX_REPS	64
 #define TT_BENCH_GOAL		1.5
 
@@ -81,7 +85,7 @@ static const struct tt_bench_case tt_cases[] = {
 	{ "thp", 1, 256 },
 };
 
-#define TT_NR_CASES	(sizeof(tt_cases) / sizeof(tt_cases[0]))
+#define TT_NR_CASES	ARRAY_SIZE(tt_cases)
 
 /**
  * struct tt_bench_result - the measurements of one case and method

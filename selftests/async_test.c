@@ -69,7 +69,7 @@ FIXTURE_TEARDOWN(async)
 }
 
 /* A fresh session moves 16 MiB there and back with the data intact. */
-#define TT_ASSERT_FRESH_SESSION_WORKS() do {				\
+#define TT_ASSERT_FRESH_SESSION_WORKS(topo) do {			\
 	struct tt_migrate_result _r;					\
 	struct tt_session *_s = tt_open();				\
 	size_t _l = 16 * TT_ST_MIB;					\
@@ -77,12 +77,12 @@ FIXTURE_TEARDOWN(async)
 	ASSERT_NE(NULL, _s);						\
 	ASSERT_NE(NULL, _m);						\
 	tt_st_fill(_m, _l, 39);						\
-	ASSERT_EQ(0, tt_migrate_ex(_s, _m, _l, self->topo.slow, 0, &_r)); \
-	ASSERT_EQ(_l / self->ps, _r.moved);				\
-	TT_ASSERT_PLACED(_m, _l, self->topo.slow);			\
-	ASSERT_EQ(0, tt_migrate_ex(_s, _m, _l, self->topo.fast, 0, &_r)); \
-	ASSERT_EQ(_l / self->ps, _r.moved);				\
-	TT_ASSERT_PLACED(_m, _l, self->topo.fast);			\
+	ASSERT_EQ(0, tt_migrate_ex(_s, _m, _l, (topo)->slow, 0, &_r));	\
+	ASSERT_EQ(_l / tt_page_size(), _r.moved);			\
+	TT_ASSERT_PLACED(_m, _l, (topo)->slow);				\
+	ASSERT_EQ(0, tt_migrate_ex(_s, _m, _l, (topo)->fast, 0, &_r));	\
+	ASSERT_EQ(_l / tt_page_size(), _r.moved);			\
+	TT_ASSERT_PLACED(_m, _l, (topo)->fast);				\
 	TT_ASSERT_PATTERN(_m, _l, 39);					\
 	munmap(_m, _l);							\
 	tt_close(_s);							\
@@ -226,7 +226,7 @@ static void tt_child_queue(int slow, int wfd, int linger)
 }
 
 static void tt_queued_child(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(async) *self, int kill_it)
+			    const struct tt_st_topo *topo, int kill_it)
 {
 	long long ref0 = tt_refcnt();
 	int p[2], status;
@@ -239,7 +239,7 @@ static void tt_queued_child(struct __test_metadata *_metadata,
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		close(p[0]);
-		tt_child_queue(self->topo.slow, p[1], kill_it);
+		tt_child_queue(topo->slow, p[1], kill_it);
 	}
 	close(p[1]);
 	ASSERT_EQ(1, read(p[0], &c, 1)) TH_LOG("the child failed to queue");
@@ -256,19 +256,19 @@ static void tt_queued_child(struct __test_metadata *_metadata,
 	}
 	/* the child's session is gone with it */
 	ASSERT_EQ(ref0, tt_refcnt());
-	TT_ASSERT_FRESH_SESSION_WORKS();
+	TT_ASSERT_FRESH_SESSION_WORKS(topo);
 }
 
 TEST_F_TIMEOUT(async, exit_with_queued, 300)
 {
 	TT_SKIP_IF_SETUP_SKIPPED();
-	tt_queued_child(_metadata, self, 0);
+	tt_queued_child(_metadata, &self->topo, 0);
 }
 
 TEST_F_TIMEOUT(async, kill_with_queued, 300)
 {
 	TT_SKIP_IF_SETUP_SKIPPED();
-	tt_queued_child(_metadata, self, 1);
+	tt_queued_child(_metadata, &self->topo, 1);
 }
 
 TEST_F_TIMEOUT(async, munmap_queued, 300)
@@ -300,7 +300,7 @@ TEST_F_TIMEOUT(async, munmap_queued, 300)
 	       (unsigned long long)(st1.total.moved - st0.total.moved),
 	       (unsigned long long)(st1.total.skipped_not_present -
 				    st0.total.skipped_not_present));
-	TT_ASSERT_FRESH_SESSION_WORKS();
+	TT_ASSERT_FRESH_SESSION_WORKS(&self->topo);
 }
 
 /* Child of two_processes: @rounds round trips of 64 MiB; 0 or a step. */

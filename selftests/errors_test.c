@@ -221,7 +221,7 @@ static void *tt_map_pfnmap(void *at, char *why, size_t size)
 	};
 	size_t off = 0, i;
 
-	for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(devs); i++) {
 		int fd = open(devs[i].path, O_RDONLY | O_CLOEXEC);
 		void *p;
 

@@ -222,7 +222,7 @@ TEST_F_TIMEOUT(migrate, untouched_pages, 300)
 	size_t len = 16 * TT_ST_MIB, pages = len / self->ps, i;
 	size_t written = 0, zero = 0, untouched = 0;
 	int fast = self->topo.fast, slow = self->topo.slow;
-	volatile char sink = 0;
+	char sink = 0;
 	char *b;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -243,7 +243,7 @@ TEST_F_TIMEOUT(migrate, untouched_pages, 300)
 			written++;
 			break;
 		case 1:
-			sink += p[0];
+			sink |= __atomic_load_n(p, __ATOMIC_RELAXED);
 			zero++;
 			break;
 		default:

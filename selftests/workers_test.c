@@ -122,7 +122,7 @@ TEST_F(workers, invalid_values)
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	TT_SET_WORKERS(2);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		int ret = tt_st_write_file(TT_ST_WORKERS, bad[i]);
 
 		ASSERT_NE(0, ret) TH_LOG("workers accepted \"%s\"", bad[i]);
@@ -134,7 +134,7 @@ TEST_F(workers, invalid_values)
 }
 
 struct tt_toggle {
-	volatile int stop;
+	int stop;	/* __atomic: set by the test thread */
 	int writes, failures;
 };
 
@@ -142,7 +142,7 @@ static void *tt_toggle_workers(void *p)
 {
 	struct tt_toggle *t = p;
 
-	while (!t->stop) {
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
 		if (tt_st_write_file(TT_ST_WORKERS, t->writes & 1 ? "2" : "1"))
 			t->failures++;
 		t->writes++;
@@ -163,7 +163,7 @@ TEST_F_TIMEOUT(workers, change_while_busy, 600)
 		TT_MOVE_ALL(self->topo.slow);
 		TT_MOVE_ALL(self->topo.fast);
 	}
-	t.stop = 1;
+	__atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	ASSERT_EQ(0, t.failures);
 	TH_LOG("%d writes to workers during 6 migrations", t.writes);
