@@ -50,6 +50,11 @@ struct tt_session;
  * @reg:       TT_IOC_REGISTER.
  * @unreg:     TT_IOC_UNREGISTER.
  * @stats:     TT_IOC_STATS.
+ * @event:     TT_IOC_EVENT: one scheduler event.
+ * @events:    TT_IOC_EVENTS: @a->count events; sets @a->done in every case.
+ * @sched_get: TT_IOC_GET_SCHED.
+ * @sched_set: TT_IOC_SET_SCHED.
+ * @layers:    TT_IOC_LAYERS; sets @a->count to the layers known.
  * @close:     release the backend's resources (not the session memory).
  */
 struct tt_ops {
@@ -60,6 +65,11 @@ struct tt_ops {
 	int (*reg)(struct tt_session *s, const struct tt_ioc_range *r);
 	int (*unreg)(struct tt_session *s, const struct tt_ioc_range *r);
 	int (*stats)(struct tt_session *s, struct tt_ioc_stats *st);
+	int (*event)(struct tt_session *s, const struct tt_event *ev);
+	int (*events)(struct tt_session *s, struct tt_ioc_events *a);
+	int (*sched_get)(struct tt_session *s, struct tt_ioc_sched *cfg);
+	int (*sched_set)(struct tt_session *s, const struct tt_ioc_sched *cfg);
+	int (*layers)(struct tt_session *s, struct tt_ioc_layers *a);
 	void (*close)(struct tt_session *s);
 };
 
@@ -85,11 +95,16 @@ struct tt_mp_range {
  *             calls from another process fail with EPERM, as the kernel's
  *             do from another mm).
  * @lock:      move_pages backend: protects @ranges, @nr_ranges,
- *             @cap_ranges and @stats.
+ *             @cap_ranges, @stats, @sched and @last_ts_ns.
  * @ranges:    move_pages backend: registrations, sorted by address, disjoint.
  * @nr_ranges: entries used in @ranges.
  * @cap_ranges: entries allocated in @ranges.
  * @stats:     move_pages backend: the session counters.
+ * @sched:     move_pages backend: the scheduler settings (valid is
+ *             TT_SCHED_SET_ALL).
+ * @last_ts_ns: move_pages backend: the time of the latest event (given
+ *             with TT_EV_TIMESTAMP or read at submission), CLOCK_MONOTONIC
+ *             ns; a TT_EV_TIMESTAMP before it is rejected.
  */
 struct tt_session {
 	const struct tt_ops *ops;
@@ -100,6 +115,8 @@ struct tt_session {
 	size_t nr_ranges;
 	size_t cap_ranges;
 	struct tt_ioc_stats stats;
+	struct tt_ioc_sched sched;
+	uint64_t last_ts_ns;
 };
 
 extern const struct tt_ops tt_kernel_ops;
@@ -110,6 +127,35 @@ int tt_kernel_open(struct tt_session *s);
 
 /* mp.c */
 int tt_mp_open(struct tt_session *s);
+int tt_mp_owner(const struct tt_session *s);
+uint64_t tt_now_ns(void);
+
+/*
+ * sched.c: the checks of scheduler events and settings, as the module does
+ * them, and the move_pages backend's event and settings calls.
+ */
+
+/* Most events one TT_IOC_EVENTS call takes. */
+#define TT_EVENTS_MAX		4096
+
+/* Scheduler defaults: the module parameters' defaults. */
+#define TT_SCHED_DEF_PROFILE_ITERS	1
+#define TT_SCHED_DEF_STAY_NS		(1000ULL * 1000)
+#define TT_SCHED_DEF_RATE_BPS		(1024ULL * 1024 * 1024)
+#define TT_SCHED_MAX_PROFILE_ITERS	1000
+
+int tt_event_check(const struct tt_event *ev);
+uint64_t tt_event_pages(uint64_t addr, uint64_t len, uint64_t page_size,
+			uint64_t *start);
+void tt_sched_defaults(struct tt_ioc_sched *cfg);
+int tt_sched_apply(struct tt_ioc_sched *cur, const struct tt_ioc_sched *req,
+		   const char *node_dir);
+int tt_mp_event(struct tt_session *s, const struct tt_event *ev);
+int tt_mp_event_op(struct tt_session *s, const struct tt_event *ev);
+int tt_mp_events_op(struct tt_session *s, struct tt_ioc_events *a);
+int tt_mp_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
+int tt_mp_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
+int tt_mp_layers(struct tt_session *s, struct tt_ioc_layers *a);
 
 /* nodes.c: node lists and the node checks of the move_pages backend. */
 int tt_nodelist_parse(const char *str, struct tt_nodemask *mask);

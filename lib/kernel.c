@@ -89,6 +89,38 @@ static int tt_kernel_stats(struct tt_session *s, struct tt_ioc_stats *st)
 	return tt_kernel_ioctl(s, TT_IOC_STATS, st);
 }
 
+/*
+ * The event path: one ioctl, no copy (TT_IOC_EVENT and TT_IOC_SET_SCHED only
+ * read their argument, whatever the const-less prototype of ioctl() says).
+ */
+static int tt_kernel_event(struct tt_session *s, const struct tt_event *ev)
+{
+	return tt_kernel_ioctl(s, TT_IOC_EVENT, (void *)ev);
+}
+
+static int tt_kernel_events(struct tt_session *s, struct tt_ioc_events *a)
+{
+	/* A module that fails before processing anything leaves done alone. */
+	a->done = 0;
+	return tt_kernel_ioctl(s, TT_IOC_EVENTS, a);
+}
+
+static int tt_kernel_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
+{
+	return tt_kernel_ioctl(s, TT_IOC_GET_SCHED, cfg);
+}
+
+static int tt_kernel_sched_set(struct tt_session *s,
+			       const struct tt_ioc_sched *cfg)
+{
+	return tt_kernel_ioctl(s, TT_IOC_SET_SCHED, (void *)cfg);
+}
+
+static int tt_kernel_layers(struct tt_session *s, struct tt_ioc_layers *a)
+{
+	return tt_kernel_ioctl(s, TT_IOC_LAYERS, a);
+}
+
 static void tt_kernel_close(struct tt_session *s)
 {
 	close(s->fd);
@@ -103,5 +135,10 @@ const struct tt_ops tt_kernel_ops = {
 	.reg = tt_kernel_reg,
 	.unreg = tt_kernel_unreg,
 	.stats = tt_kernel_stats,
+	.event = tt_kernel_event,
+	.events = tt_kernel_events,
+	.sched_get = tt_kernel_sched_get,
+	.sched_set = tt_kernel_sched_set,
+	.layers = tt_kernel_layers,
 	.close = tt_kernel_close,
 };

@@ -16,7 +16,9 @@
  *     partly inside the range moves whole (the module splits it instead);
  *   - on 6.1, pages automatic NUMA balancing has made PROT_NONE are seen
  *     by move_pages(2) as EFAULT: migrations count them as not present and
- *     leave them in place, residency counts them in not_present_bytes.
+ *     leave them in place, residency counts them in not_present_bytes;
+ *   - scheduler events are checked and counted, and the scheduler settings
+ *     kept, but nothing is scheduled (sched.c).
  *
  * How a migration reads move_pages(2). A chunk of pages is first queried
  * (status query, nodes == NULL) to tell the pages already on the target node
@@ -132,7 +134,8 @@ static int tt_mp_query(void **pages, size_t count, int *status)
 	return 0;
 }
 
-static int tt_mp_owner(const struct tt_session *s)
+/* tt_mp_owner() - 0 in the session's process, -EPERM in any other. */
+int tt_mp_owner(const struct tt_session *s)
 {
 	return getpid() == s->pid ? 0 : -EPERM;
 }
@@ -155,7 +158,8 @@ static int tt_mp_check_args(const struct tt_session *s, uint32_t flags,
 	return tt_range_check(addr, len);
 }
 
-static uint64_t tt_now_ns(void)
+/* tt_now_ns() - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t tt_now_ns(void)
 {
 	struct timespec ts;
 
@@ -657,6 +661,8 @@ int tt_mp_open(struct tt_session *s)
 	memset(&s->stats, 0, sizeof(s->stats));
 	s->stats.abi_version = TT_ABI_VERSION;
 	s->stats.size = sizeof(s->stats);
+	tt_sched_defaults(&s->sched);
+	s->last_ts_ns = 0;
 	return 0;
 }
 
@@ -668,5 +674,10 @@ const struct tt_ops tt_mp_ops = {
 	.reg = tt_mp_reg,
 	.unreg = tt_mp_unreg,
 	.stats = tt_mp_stats,
+	.event = tt_mp_event_op,
+	.events = tt_mp_events_op,
+	.sched_get = tt_mp_sched_get,
+	.sched_set = tt_mp_sched_set,
+	.layers = tt_mp_layers,
 	.close = tt_mp_close,
 };

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -237,4 +238,129 @@ TT_EXPORT int tt_stats(struct tt_session *s, struct tt_ioc_stats *st)
 	if (!s)
 		return tt_ret(-EBADF);
 	return tt_ret(s->ops->stats(s, st));
+}
+
+/* One scheduler event, built on the stack and handed to the backend. */
+static int tt_event_submit(struct tt_session *s, uint16_t type,
+			   uint16_t flags, uint32_t layer, uint64_t addr,
+			   uint64_t len)
+{
+	struct tt_event ev = {
+		.type = type,
+		.flags = flags,
+		.layer = layer,
+		.addr = addr,
+		.len = len,
+	};
+
+	if (!s)
+		return tt_ret(-EBADF);
+	return tt_ret(s->ops->event(s, &ev));
+}
+
+TT_EXPORT int tt_iter_begin(struct tt_session *s)
+{
+	return tt_event_submit(s, TT_EV_ITER_BEGIN, 0, 0, 0, 0);
+}
+
+/* A layer event: @phase must be exactly TT_FWD or TT_BWD. */
+static int tt_layer_event(struct tt_session *s, uint16_t type, uint32_t layer,
+			  unsigned int phase)
+{
+	if (!s)
+		return tt_ret(-EBADF);
+	if (phase != TT_FWD && phase != TT_BWD)
+		return tt_ret(-EINVAL);
+	return tt_event_submit(s, type, phase, layer, 0, 0);
+}
+
+TT_EXPORT int tt_layer_begin(struct tt_session *s, uint32_t layer,
+			     unsigned int phase)
+{
+	return tt_layer_event(s, TT_EV_LAYER_BEGIN, layer, phase);
+}
+
+TT_EXPORT int tt_layer_end(struct tt_session *s, uint32_t layer,
+			   unsigned int phase)
+{
+	return tt_layer_event(s, TT_EV_LAYER_END, layer, phase);
+}
+
+TT_EXPORT int tt_tensor_saved_ex(struct tt_session *s, uint32_t layer,
+				 const void *addr, size_t len,
+				 unsigned int flags)
+{
+	if (!s)
+		return tt_ret(-EBADF);
+	if (flags & ~TT_EV_FLAGS_ALL)
+		return tt_ret(-EOPNOTSUPP);
+	if (flags & ~TT_EV_PERSISTENT)
+		return tt_ret(-EINVAL);
+	return tt_event_submit(s, TT_EV_TENSOR_SAVED, flags, layer,
+			       (uintptr_t)addr, len);
+}
+
+TT_EXPORT int tt_tensor_saved(struct tt_session *s, uint32_t layer,
+			      const void *addr, size_t len)
+{
+	return tt_tensor_saved_ex(s, layer, addr, len, 0);
+}
+
+TT_EXPORT int tt_events(struct tt_session *s, const struct tt_event *ev,
+			unsigned int n)
+{
+	unsigned int done = 0;
+	int ret;
+
+	if (!s)
+		return tt_ret(-EBADF);
+	if (n > INT_MAX)
+		return tt_ret(-EINVAL);
+	while (done < n) {
+		struct tt_ioc_events a = {
+			.events_ptr = (uintptr_t)ev + done * sizeof(*ev),
+			.count = n - done < TT_EVENTS_MAX ? n - done :
+							    TT_EVENTS_MAX,
+		};
+
+		ret = s->ops->events(s, &a);
+		if (ret < 0)
+			return tt_ret(ret);
+		done += a.count;
+	}
+	return (int)n;
+}
+
+TT_EXPORT int tt_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
+{
+	if (!s)
+		return tt_ret(-EBADF);
+	return tt_ret(s->ops->sched_get(s, cfg));
+}
+
+TT_EXPORT int tt_sched_set(struct tt_session *s,
+			   const struct tt_ioc_sched *cfg)
+{
+	if (!s)
+		return tt_ret(-EBADF);
+	return tt_ret(s->ops->sched_set(s, cfg));
+}
+
+TT_EXPORT int tt_layers(struct tt_session *s, struct tt_layer_info *info,
+			unsigned int n)
+{
+	struct tt_ioc_layers a = {
+		.info_ptr = (uintptr_t)info,
+		.count = n,
+	};
+	int ret;
+
+	if (!s)
+		return tt_ret(-EBADF);
+	ret = s->ops->layers(s, &a);
+	if (ret < 0)
+		return tt_ret(ret);
+	if (a.count > INT_MAX)
+		return tt_ret(-EOVERFLOW);
+	return (int)a.count;
 }

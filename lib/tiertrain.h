@@ -109,6 +109,93 @@ int tt_stats(struct tt_session *s, struct tt_ioc_stats *st);
 /* tt_page_size() - the page size ranges must be aligned to. */
 size_t tt_page_size(void);
 
+/*
+ * Scheduler events (see "Scheduler" in <linux/tiertrain.h>). A training
+ * process reports each iteration's start, each layer's forward and backward
+ * begin and end, and the tensors each layer saves for its backward pass;
+ * the session's scheduler evicts and prefetches them.
+ *
+ * Kernel backend: each call below is one ioctl (TT_IOC_EVENT...); the
+ * module takes the timestamps (CLOCK_MONOTONIC) and checks the arguments.
+ * Nothing is allocated or locked in the library on this path.
+ *
+ * move_pages backend: each event is checked exactly as the module checks it
+ * (same EINVAL and EOPNOTSUPP cases, including a TT_EV_TIMESTAMP going
+ * backwards) and counted in tt_stats(): iterations, events, tensors_saved
+ * and tensors_ignored (the same inward rounding to whole pages). The
+ * backend has no scheduler yet: it keeps no profile and no tensor list
+ * (so it never fails with ENOSPC), moves nothing by itself (the layers_*,
+ * bytes_* and rate counters stay 0), stores the settings of
+ * tt_sched_set() and returns them from tt_sched_get(), and tt_layers()
+ * reports no layer. Memory moves with this backend only through
+ * tt_migrate() calls.
+ */
+
+/* tt_iter_begin() - a training iteration starts (TT_EV_ITER_BEGIN). */
+int tt_iter_begin(struct tt_session *s);
+
+/*
+ * tt_layer_begin() / tt_layer_end() - @layer's forward (@phase TT_FWD) or
+ * backward (@phase TT_BWD) pass begins / ends (TT_EV_LAYER_BEGIN,
+ * TT_EV_LAYER_END). @phase must be exactly one of TT_FWD and TT_BWD, else
+ * EINVAL.
+ */
+int tt_layer_begin(struct tt_session *s, uint32_t layer, unsigned int phase);
+int tt_layer_end(struct tt_session *s, uint32_t layer, unsigned int phase);
+
+/*
+ * tt_tensor_saved() - @layer saved the tensor at [addr, addr + len) for its
+ * backward pass (TT_EV_TENSOR_SAVED). Any alignment: the range is rounded
+ * inward to whole pages, and a tensor that covers no whole page is counted
+ * in tensors_ignored. The range is checked when it is evicted, not here.
+ * The scheduler forgets it at the end of the layer's backward pass.
+ */
+int tt_tensor_saved(struct tt_session *s, uint32_t layer, const void *addr,
+		    size_t len);
+
+/*
+ * tt_tensor_saved_ex() - tt_tensor_saved() with @flags: 0 or
+ * TT_EV_PERSISTENT (keep the tensor across iterations, e.g. weights).
+ * Unknown bits fail with EOPNOTSUPP, the other event flags with EINVAL.
+ */
+int tt_tensor_saved_ex(struct tt_session *s, uint32_t layer, const void *addr,
+		       size_t len, unsigned int flags);
+
+/*
+ * tt_events() - submit @n events in order, in batches of at most 4096 per
+ * ioctl (TT_IOC_EVENTS). The caller fills each struct tt_event as
+ * <linux/tiertrain.h> documents it; with TT_EV_TIMESTAMP in an event's
+ * flags its @ts_ns is the caller's CLOCK_MONOTONIC time, else @ts_ns must be
+ * 0 and the time of submission is used. Returns @n, or -errno at the first
+ * invalid event: the events before it have been processed, it and those
+ * after it have not. @n above INT_MAX fails with EINVAL; @n == 0 returns 0.
+ */
+int tt_events(struct tt_session *s, const struct tt_event *ev, unsigned int n);
+
+/*
+ * tt_sched_get() - the session's scheduler settings (TT_IOC_GET_SCHED):
+ * @cfg->valid gets every TT_SCHED_SET_* bit this version knows.
+ */
+int tt_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
+
+/*
+ * tt_sched_set() - change the fields of @cfg that @cfg->valid selects
+ * (TT_IOC_SET_SCHED); nothing changes when a value is rejected. Errors:
+ * EOPNOTSUPP (unknown valid or flags bits, reserved not 0), EINVAL
+ * (profile_iters outside 1..1000, a rate of 0, a node id below -1 or not a
+ * possible node), ENODEV (a node that is offline or has no memory).
+ */
+int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
+
+/*
+ * tt_layers() - the scheduler's per-layer view (TT_IOC_LAYERS), in layer id
+ * order: up to @n entries are written to @info (NULL is fine with @n == 0).
+ * Returns the number of layers the scheduler knows, which may exceed @n
+ * (call again with a larger array), or -errno.
+ */
+int tt_layers(struct tt_session *s, struct tt_layer_info *info,
+	      unsigned int n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Scheduler events and settings: the checks the module documents in
+ * <linux/tiertrain.h>, done in the library for the move_pages backend, and
+ * that backend's TT_IOC_EVENT, TT_IOC_EVENTS, TT_IOC_GET_SCHED,
+ * TT_IOC_SET_SCHED and TT_IOC_LAYERS.
+ *
+ * Event checks, in this order:
+ *   EOPNOTSUPP  a flag bit outside TT_EV_FLAGS_ALL;
+ *   EINVAL      an unknown type; a layer event without exactly one of
+ *               TT_FWD and TT_BWD; a flag of another event type (TT_FWD or
+ *               TT_BWD on a tensor or iteration event, TT_EV_PERSISTENT on
+ *               anything but a tensor); a field that must be 0 and is not
+ *               (layer of TT_EV_ITER_BEGIN, addr and len of non-tensor
+ *               events, ts_ns without TT_EV_TIMESTAMP);
+ *   EINVAL      a TT_EV_TIMESTAMP time before the session's latest event.
+ * The range of a saved tensor is not checked (the module checks it when it
+ * evicts it).
+ *
+ * Every event of the move_pages backend goes through tt_mp_event(): that is
+ * where a userspace scheduler plugs in. Today it checks, timestamps and
+ * counts the event (iterations, events, tensors_saved, tensors_ignored) and
+ * keeps nothing else.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+/**
+ * tt_event_check() - the stateless checks of one event (see above).
+ * @ev: the event.
+ *
+ * Return: 0, -EOPNOTSUPP or -EINVAL.
+ */
+int tt_event_check(const struct tt_event *ev)
+{
+	unsigned int phase = ev->flags & (TT_FWD | TT_BWD);
+
+	if (ev->flags & ~TT_EV_FLAGS_ALL)
+		return -EOPNOTSUPP;
+	switch (ev->type) {
+	case TT_EV_ITER_BEGIN:
+		if (phase || (ev->flags & TT_EV_PERSISTENT) || ev->layer ||
+		    ev->addr || ev->len)
+			return -EINVAL;
+		break;
+	case TT_EV_LAYER_BEGIN:
+	case TT_EV_LAYER_END:
+		if ((phase != TT_FWD && phase != TT_BWD) ||
+		    (ev->flags & TT_EV_PERSISTENT) || ev->addr || ev->len)
+			return -EINVAL;
+		break;
+	case TT_EV_TENSOR_SAVED:
+		if (phase)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!(ev->flags & TT_EV_TIMESTAMP) && ev->ts_ns)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * tt_event_pages() - a saved tensor's range rounded inward to whole pages.
+ * @addr:      its start, any alignment.
+ * @len:       its length in bytes.
+ * @page_size: the page size (a power of two).
+ * @start:     out: the first whole page; may be NULL.
+ *
+ * A range that wraps around the end of the address space is cut there.
+ *
+ * Return: the number of whole pages in [addr, addr + len); 0 when the
+ * tensor covers no whole page (it is then ignored).
+ */
+uint64_t tt_event_pages(uint64_t addr, uint64_t len, uint64_t page_size,
+			uint64_t *start)
+{
+	uint64_t mask = page_size - 1, first, end;
+
+	end = addr + len < addr ? UINT64_MAX : addr + len;
+	end &= ~mask;
+	if (addr > UINT64_MAX - mask)
+		return 0;
+	first = (addr + mask) & ~mask;
+	if (start)
+		*start = first;
+	return end > first ? (end - first) / page_size : 0;
+}
+
+/**
+ * tt_sched_defaults() - the settings of a new session.
+ * @cfg: out: the module parameters' defaults, with every valid bit set.
+ */
+void tt_sched_defaults(struct tt_ioc_sched *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->valid = TT_SCHED_SET_ALL;
+	cfg->profile_iters = TT_SCHED_DEF_PROFILE_ITERS;
+	cfg->stay_ns = TT_SCHED_DEF_STAY_NS;
+	cfg->er_bps = TT_SCHED_DEF_RATE_BPS;
+	cfg->pr_bps = TT_SCHED_DEF_RATE_BPS;
+	cfg->slow_node = -1;
+	cfg->fast_node = -1;
+}
+
+/* A node setting: -1 (automatic) or a node that can hold pages. */
+static int tt_sched_node_check(const char *node_dir, int node)
+{
+	return node == -1 ? 0 : tt_node_check(node_dir, node);
+}
+
+/*
+ * The checks of TT_IOC_SET_SCHED, in this order: unknown valid or flags
+ * bits and a non-zero reserved field (EOPNOTSUPP, whatever @req->valid
+ * selects), then the values of the selected fields (EINVAL, ENODEV).
+ */
+static int tt_sched_check(const struct tt_ioc_sched *req,
+			  const char *node_dir)
+{
+	int ret;
+
+	if ((req->valid & ~TT_SCHED_SET_ALL) ||
+	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->reserved)
+		return -EOPNOTSUPP;
+	if ((req->valid & TT_SCHED_SET_PROFILE) &&
+	    (req->profile_iters < 1 ||
+	     req->profile_iters > TT_SCHED_MAX_PROFILE_ITERS))
+		return -EINVAL;
+	if ((req->valid & TT_SCHED_SET_RATES) && (!req->er_bps || !req->pr_bps))
+		return -EINVAL;
+	if (req->valid & TT_SCHED_SET_NODES) {
+		ret = tt_sched_node_check(node_dir, req->slow_node);
+		if (ret < 0)
+			return ret;
+		ret = tt_sched_node_check(node_dir, req->fast_node);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Copy the fields @req->valid selects; @req has passed tt_sched_check(). */
+static void tt_sched_merge(struct tt_ioc_sched *cur,
+			   const struct tt_ioc_sched *req)
+{
+	if (req->valid & TT_SCHED_SET_FLAGS)
+		cur->flags = req->flags;
+	if (req->valid & TT_SCHED_SET_PROFILE)
+		cur->profile_iters = req->profile_iters;
+	if (req->valid & TT_SCHED_SET_STAY)
+		cur->stay_ns = req->stay_ns;
+	if (req->valid & TT_SCHED_SET_RATES) {
+		cur->er_bps = req->er_bps;
+		cur->pr_bps = req->pr_bps;
+	}
+	if (req->valid & TT_SCHED_SET_NODES) {
+		cur->slow_node = req->slow_node;
+		cur->fast_node = req->fast_node;
+	}
+}
+
+/**
+ * tt_sched_apply() - TT_IOC_SET_SCHED on a settings structure.
+ * @cur:      the settings; changed only when every check passes.
+ * @req:      the request.
+ * @node_dir: the sysfs node directory for the node checks
+ *            (TT_SYSFS_NODE_DIR; tests use a copy).
+ *
+ * Return: 0, -EOPNOTSUPP, -EINVAL, -ENODEV, or -errno when sysfs cannot be
+ * read.
+ */
+int tt_sched_apply(struct tt_ioc_sched *cur, const struct tt_ioc_sched *req,
+		   const char *node_dir)
+{
+	int ret = tt_sched_check(req, node_dir);
+
+	if (ret < 0)
+		return ret;
+	tt_sched_merge(cur, req);
+	return 0;
+}
+
+/**
+ * tt_mp_event() - the move_pages backend's handling of one event.
+ * @s:  the session (the caller has checked the process).
+ * @ev: the event.
+ *
+ * Every event of the backend, single or batched, comes here. The event is
+ * checked, given its time (@ev->ts_ns with TT_EV_TIMESTAMP, else now, never
+ * before the previous event's) and counted in the session's stats.
+ *
+ * Return: 0, -EOPNOTSUPP or -EINVAL (nothing is counted then).
+ */
+int tt_mp_event(struct tt_session *s, const struct tt_event *ev)
+{
+	bool stamped = ev->flags & TT_EV_TIMESTAMP;
+	uint64_t now = stamped ? ev->ts_ns : tt_now_ns();
+	int ret;
+
+	ret = tt_event_check(ev);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&s->lock);
+	if (now < s->last_ts_ns) {
+		if (stamped) {
+			pthread_mutex_unlock(&s->lock);
+			return -EINVAL;
+		}
+		/* Another thread's stamp came later than our clock read. */
+		now = s->last_ts_ns;
+	}
+	s->last_ts_ns = now;
+	s->stats.events++;
+	switch (ev->type) {
+	case TT_EV_ITER_BEGIN:
+		s->stats.iterations++;
+		break;
+	case TT_EV_TENSOR_SAVED:
+		if (tt_event_pages(ev->addr, ev->len, tt_page_size(), NULL))
+			s->stats.tensors_saved++;
+		else
+			s->stats.tensors_ignored++;
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* TT_IOC_EVENT. */
+int tt_mp_event_op(struct tt_session *s, const struct tt_event *ev)
+{
+	int ret = tt_mp_owner(s);
+
+	if (ret < 0)
+		return ret;
+	if (!ev)
+		return -EFAULT;
+	return tt_mp_event(s, ev);
+}
+
+/*
+ * TT_IOC_EVENTS: flags and reserved (EOPNOTSUPP), count (EINVAL), then the
+ * events in order up to the first one rejected.
+ */
+int tt_mp_events_op(struct tt_session *s, struct tt_ioc_events *a)
+{
+	const struct tt_event *ev = (const void *)(uintptr_t)a->events_ptr;
+	uint32_t i;
+	int ret;
+
+	a->done = 0;
+	ret = tt_mp_owner(s);
+	if (ret < 0)
+		return ret;
+	if (a->flags || a->reserved)
+		return -EOPNOTSUPP;
+	if (a->count > TT_EVENTS_MAX)
+		return -EINVAL;
+	if (a->count && !ev)
+		return -EFAULT;
+	for (i = 0; i < a->count; i++) {
+		ret = tt_mp_event(s, &ev[i]);
+		if (ret < 0)
+			return ret;
+		a->done++;
+	}
+	return 0;
+}
+
+/* TT_IOC_GET_SCHED. */
+int tt_mp_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
+{
+	int ret = tt_mp_owner(s);
+
+	if (ret < 0)
+		return ret;
+	if (!cfg)
+		return -EFAULT;
+	pthread_mutex_lock(&s->lock);
+	*cfg = s->sched;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* TT_IOC_SET_SCHED: checked outside the lock (sysfs reads), then merged. */
+int tt_mp_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg)
+{
+	int ret = tt_mp_owner(s);
+
+	if (ret < 0)
+		return ret;
+	if (!cfg)
+		return -EFAULT;
+	ret = tt_sched_check(cfg, TT_SYSFS_NODE_DIR);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&s->lock);
+	tt_sched_merge(&s->sched, cfg);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* TT_IOC_LAYERS: no scheduler, so no layer is known. */
+int tt_mp_layers(struct tt_session *s, struct tt_ioc_layers *a)
+{
+	int ret = tt_mp_owner(s);
+
+	if (ret < 0)
+		return ret;
+	if (a->flags)
+		return -EOPNOTSUPP;
+	a->count = 0;
+	return 0;
+}
