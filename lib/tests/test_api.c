@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -179,6 +181,7 @@ static void test_backend_env(void **state)
 static void test_null_session(void **state)
 {
 	struct tt_migrate_result res;
+	struct tt_ioc_sched cfg = { 0 };
 	struct tt_ioc_stats st;
 	uint64_t bytes[1];
 	char buf[1];
@@ -193,6 +196,17 @@ static void test_null_session(void **state)
 	assert_fails(EBADF, tt_register(NULL, buf, ps, 0, 0));
 	assert_fails(EBADF, tt_unregister(NULL, buf, ps));
 	assert_fails(EBADF, tt_stats(NULL, &st));
+	assert_fails(EBADF, tt_iter_begin(NULL));
+	assert_fails(EBADF, tt_layer_begin(NULL, 0, TT_FWD));
+	assert_fails(EBADF, tt_layer_end(NULL, 0, TT_BWD));
+	/* EBADF comes before the other argument checks. */
+	assert_fails(EBADF, tt_layer_begin(NULL, 0, 0));
+	assert_fails(EBADF, tt_tensor_saved(NULL, 0, buf, 1));
+	assert_fails(EBADF, tt_tensor_saved_ex(NULL, 0, buf, 1, ~0U));
+	assert_fails(EBADF, tt_events(NULL, NULL, 0));
+	assert_fails(EBADF, tt_sched_get(NULL, &cfg));
+	assert_fails(EBADF, tt_sched_set(NULL, &cfg));
+	assert_fails(EBADF, tt_layers(NULL, NULL, 0));
 	tt_close(NULL);
 }
 
@@ -617,6 +631,331 @@ static void test_stats(void **state)
 	munmap(p, 8 * ps);
 }
 
+/* Read the session counters, which must be readable. */
+static struct tt_ioc_stats stats_of(struct tt_session *s)
+{
+	struct tt_ioc_stats st;
+
+	assert_int_equal(tt_stats(s, &st), 0);
+	return st;
+}
+
+/* The phase argument of the layer calls and the flags of saved tensors. */
+static void test_event_args(void **state)
+{
+	static const unsigned int bad_phases[] = {
+		0, TT_FWD | TT_BWD, TT_EV_PERSISTENT, TT_EV_TIMESTAMP,
+		TT_FWD | TT_EV_TIMESTAMP, TT_BWD | TT_EV_PERSISTENT, 1U << 4,
+		1U << 16, ~0U,
+	};
+	struct tt_session *s = *state;
+	char buf[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_phases) / sizeof(bad_phases[0]); i++) {
+		assert_fails(EINVAL, tt_layer_begin(s, 1, bad_phases[i]));
+		assert_fails(EINVAL, tt_layer_end(s, 1, bad_phases[i]));
+	}
+	assert_int_equal(tt_layer_begin(s, 0, TT_FWD), 0);
+	assert_int_equal(tt_layer_end(s, 0, TT_FWD), 0);
+	assert_int_equal(tt_layer_begin(s, UINT32_MAX, TT_BWD), 0);
+	assert_int_equal(tt_layer_end(s, UINT32_MAX, TT_BWD), 0);
+
+	/* Unknown bits first, then known flags of other events. */
+	assert_fails(EOPNOTSUPP, tt_tensor_saved_ex(s, 0, buf, 64, 1U << 4));
+	assert_fails(EOPNOTSUPP, tt_tensor_saved_ex(s, 0, buf, 64,
+						    TT_FWD | 1U << 31));
+	assert_fails(EINVAL, tt_tensor_saved_ex(s, 0, buf, 64, TT_FWD));
+	assert_fails(EINVAL, tt_tensor_saved_ex(s, 0, buf, 64, TT_BWD));
+	assert_fails(EINVAL, tt_tensor_saved_ex(s, 0, buf, 64,
+						TT_EV_TIMESTAMP));
+	assert_fails(EINVAL, tt_tensor_saved_ex(s, 0, buf, 64,
+						TT_EV_PERSISTENT |
+						TT_EV_TIMESTAMP));
+	assert_int_equal(tt_tensor_saved_ex(s, 0, buf, 64, TT_EV_PERSISTENT),
+			 0);
+	assert_int_equal(tt_tensor_saved_ex(s, 0, buf, 64, 0), 0);
+	assert_int_equal(tt_tensor_saved(s, 0, buf, 64), 0);
+	/* The range is not checked at submission. */
+	assert_int_equal(tt_tensor_saved(s, 0, NULL, 0), 0);
+	assert_int_equal(tt_tensor_saved(s, 0, (void *)(uintptr_t)-4096,
+					 SIZE_MAX), 0);
+
+	/* Only the accepted calls count. */
+	assert_int_equal(stats_of(s).events, 9);
+}
+
+/* What the move_pages backend counts, with the module's rounding. */
+static void test_event_counting(void **state)
+{
+	struct tt_session *s = *state;
+	char *p = map_anon(4);
+	struct tt_ioc_stats st;
+
+	st = stats_of(s);
+	assert_int_equal(st.iterations, 0);
+	assert_int_equal(st.events, 0);
+
+	assert_int_equal(tt_iter_begin(s), 0);
+	assert_int_equal(tt_layer_begin(s, 1, TT_FWD), 0);
+	/* Whole pages, aligned or not. */
+	assert_int_equal(tt_tensor_saved(s, 1, p, ps), 0);
+	assert_int_equal(tt_tensor_saved(s, 1, p + 1, 2 * ps), 0);
+	assert_int_equal(tt_tensor_saved(s, 1, p + ps / 2, 3 * ps), 0);
+	assert_int_equal(tt_tensor_saved_ex(s, 1, p, 4 * ps,
+					    TT_EV_PERSISTENT), 0);
+	/* No whole page after rounding inward. */
+	assert_int_equal(tt_tensor_saved(s, 1, p, ps - 1), 0);
+	assert_int_equal(tt_tensor_saved(s, 1, p + 1, 2 * ps - 2), 0);
+	assert_int_equal(tt_tensor_saved(s, 1, p + 1, ps), 0);
+	assert_int_equal(tt_tensor_saved(s, 1, p, 0), 0);
+	assert_int_equal(tt_layer_end(s, 1, TT_FWD), 0);
+	assert_int_equal(tt_layer_begin(s, 1, TT_BWD), 0);
+	assert_int_equal(tt_layer_end(s, 1, TT_BWD), 0);
+	assert_int_equal(tt_iter_begin(s), 0);
+
+	st = stats_of(s);
+	assert_int_equal(st.iterations, 2);
+	assert_int_equal(st.events, 14);
+	assert_int_equal(st.tensors_saved, 4);
+	assert_int_equal(st.tensors_ignored, 4);
+	/* No scheduler in this backend: nothing planned or moved. */
+	assert_int_equal(st.layers_accepted + st.layers_modified +
+			 st.layers_dropped + st.layers_unknown, 0);
+	assert_int_equal(st.bytes_evicted + st.bytes_prefetched, 0);
+	assert_int_equal(st.late_bytes + st.late_count + st.reprofiles, 0);
+	assert_int_equal(st.migrate_calls, 0);
+	assert_int_equal(st.registered_ranges, 0);
+
+	/* Rejected events count nowhere. */
+	assert_fails(EINVAL, tt_layer_begin(s, 1, 0));
+	assert_fails(EOPNOTSUPP, tt_tensor_saved_ex(s, 1, p, ps, 1U << 8));
+	st = stats_of(s);
+	assert_int_equal(st.events, 14);
+	assert_int_equal(st.tensors_saved + st.tensors_ignored, 8);
+	munmap(p, 4 * ps);
+}
+
+/* A whole iteration of @layers layers as events, into @ev. */
+static unsigned int iteration_events(struct tt_event *ev, unsigned int layers,
+				     const char *mem)
+{
+	unsigned int n = 0, l;
+
+	ev[n++] = (struct tt_event){ .type = TT_EV_ITER_BEGIN };
+	for (l = 0; l < layers; l++) {
+		ev[n++] = (struct tt_event){ .type = TT_EV_LAYER_BEGIN,
+					     .flags = TT_FWD, .layer = l };
+		ev[n++] = (struct tt_event){ .type = TT_EV_TENSOR_SAVED,
+					     .layer = l,
+					     .addr = (uintptr_t)mem,
+					     .len = ps };
+		ev[n++] = (struct tt_event){ .type = TT_EV_LAYER_END,
+					     .flags = TT_FWD, .layer = l };
+	}
+	for (l = layers; l-- > 0;) {
+		ev[n++] = (struct tt_event){ .type = TT_EV_LAYER_BEGIN,
+					     .flags = TT_BWD, .layer = l };
+		ev[n++] = (struct tt_event){ .type = TT_EV_LAYER_END,
+					     .flags = TT_BWD, .layer = l };
+	}
+	return n;
+}
+
+/* tt_events(): batches above the ioctl's 4096, errors part-way. */
+static void test_events_batch(void **state)
+{
+	struct tt_session *s = *state;
+	unsigned int n = 0, i;
+	struct tt_ioc_stats st;
+	struct tt_event *ev;
+	char *p = map_anon(1);
+
+	/* 10 iterations of 2000 layers: 100010 events, 25 ioctls. */
+	ev = calloc(100010, sizeof(*ev));
+	assert_non_null(ev);
+	for (i = 0; i < 10; i++)
+		n += iteration_events(ev + n, 2000, p);
+	assert_int_equal(n, 100010);
+	assert_int_equal(tt_events(s, ev, n), (int)n);
+	st = stats_of(s);
+	assert_int_equal(st.events, 100010);
+	assert_int_equal(st.iterations, 10);
+	assert_int_equal(st.tensors_saved, 20000);
+	assert_int_equal(st.tensors_ignored, 0);
+
+	/* Nothing to do. */
+	assert_int_equal(tt_events(s, NULL, 0), 0);
+	assert_int_equal(tt_events(s, ev, 0), 0);
+	assert_fails(EFAULT, tt_events(s, NULL, 1));
+	assert_fails(EINVAL, tt_events(s, ev, (unsigned int)INT_MAX + 1));
+	assert_fails(EINVAL, tt_events(s, ev, UINT_MAX));
+	assert_int_equal(stats_of(s).events, 100010);
+
+	/* The events before a bad one are processed, the rest are not. */
+	ev[5000].flags = TT_FWD | TT_BWD;
+	assert_fails(EINVAL, tt_events(s, ev, 10000));
+	st = stats_of(s);
+	assert_int_equal(st.events, 100010 + 5000);
+	ev[5000].flags = 1U << 12;
+	assert_fails(EOPNOTSUPP, tt_events(s, ev + 4096, 2000));
+	st = stats_of(s);
+	assert_int_equal(st.events, 100010 + 5000 + 904);
+	/* A bad first event: nothing is processed. */
+	assert_fails(EOPNOTSUPP, tt_events(s, ev + 5000, 3));
+	assert_int_equal(stats_of(s).events, 100010 + 5000 + 904);
+	free(ev);
+	munmap(p, ps);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* TT_EV_TIMESTAMP: the caller's times must not go backwards. */
+static void test_event_timestamps(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_event ev[4];
+	uint64_t t0 = now_ns();
+
+	memset(ev, 0, sizeof(ev));
+	ev[0] = (struct tt_event){ .type = TT_EV_ITER_BEGIN,
+				   .flags = TT_EV_TIMESTAMP, .ts_ns = t0 };
+	ev[1] = (struct tt_event){ .type = TT_EV_LAYER_BEGIN,
+				   .flags = TT_FWD | TT_EV_TIMESTAMP,
+				   .ts_ns = t0 };
+	ev[2] = (struct tt_event){ .type = TT_EV_LAYER_END,
+				   .flags = TT_FWD | TT_EV_TIMESTAMP,
+				   .ts_ns = t0 + 10 };
+	ev[3] = (struct tt_event){ .type = TT_EV_LAYER_BEGIN,
+				   .flags = TT_BWD | TT_EV_TIMESTAMP,
+				   .ts_ns = t0 + 9 };
+	assert_fails(EINVAL, tt_events(s, ev, 4));
+	assert_int_equal(stats_of(s).events, 3);
+
+	/* Events the library stamps come after t0 + 10 on this clock... */
+	assert_int_equal(tt_layer_begin(s, 0, TT_BWD), 0);
+	/* ...so t0 + 10 is in the past now. */
+	ev[3].ts_ns = t0 + 10;
+	assert_fails(EINVAL, tt_events(s, &ev[3], 1));
+	ev[3].ts_ns = now_ns();
+	assert_int_equal(tt_events(s, &ev[3], 1), 1);
+
+	/* A time without TT_EV_TIMESTAMP is refused. */
+	ev[0] = (struct tt_event){ .type = TT_EV_ITER_BEGIN, .ts_ns = 1 };
+	assert_fails(EINVAL, tt_events(s, ev, 1));
+	assert_int_equal(stats_of(s).events, 5);
+}
+
+/* tt_sched_get() / tt_sched_set() in the move_pages backend. */
+static void test_sched(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_ioc_sched cfg, got, def;
+
+	assert_fails(EFAULT, tt_sched_get(s, NULL));
+	assert_fails(EFAULT, tt_sched_set(s, NULL));
+	memset(&def, 0xff, sizeof(def));
+	assert_int_equal(tt_sched_get(s, &def), 0);
+	assert_int_equal(def.valid, TT_SCHED_SET_ALL);
+	assert_int_equal(def.flags, 0);
+	assert_int_equal(def.profile_iters, 1);
+	assert_int_equal(def.reserved, 0);
+	assert_int_equal(def.stay_ns, 1000 * 1000);
+	assert_int_equal(def.er_bps, 1024ULL * 1024 * 1024);
+	assert_int_equal(def.pr_bps, 1024ULL * 1024 * 1024);
+	assert_int_equal(def.slow_node, -1);
+	assert_int_equal(def.fast_node, -1);
+
+	/* A partial update keeps the other fields. */
+	cfg = (struct tt_ioc_sched){
+		.valid = TT_SCHED_SET_RATES | TT_SCHED_SET_STAY,
+		.profile_iters = 0,
+		.stay_ns = 0,
+		.er_bps = 3,
+		.pr_bps = 5,
+		.slow_node = -7,
+	};
+	assert_int_equal(tt_sched_set(s, &cfg), 0);
+	assert_int_equal(tt_sched_get(s, &got), 0);
+	assert_int_equal(got.stay_ns, 0);
+	assert_int_equal(got.er_bps, 3);
+	assert_int_equal(got.pr_bps, 5);
+	assert_int_equal(got.profile_iters, 1);
+	assert_int_equal(got.slow_node, -1);
+	assert_int_equal(got.valid, TT_SCHED_SET_ALL);
+
+	cfg = got;
+	cfg.flags = TT_SCHED_SYNC_LATE;
+	cfg.profile_iters = 3;
+	cfg.slow_node = 0;
+	cfg.fast_node = 0;
+	assert_int_equal(tt_sched_set(s, &cfg), 0);
+	assert_int_equal(tt_sched_get(s, &got), 0);
+	assert_memory_equal(&got, &cfg, sizeof(cfg));
+
+	/* Rejected settings change nothing. */
+	cfg.profile_iters = 4;
+	cfg.valid |= 1U << 7;
+	assert_fails(EOPNOTSUPP, tt_sched_set(s, &cfg));
+	cfg.valid = TT_SCHED_SET_ALL;
+	cfg.flags = TT_SCHED_FLAGS_ALL + 1;
+	assert_fails(EOPNOTSUPP, tt_sched_set(s, &cfg));
+	cfg.flags = 0;
+	cfg.reserved = 1;
+	assert_fails(EOPNOTSUPP, tt_sched_set(s, &cfg));
+	cfg.reserved = 0;
+	cfg.profile_iters = 0;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	cfg.profile_iters = 1001;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	cfg.profile_iters = 4;
+	cfg.er_bps = 0;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	cfg.er_bps = 1;
+	cfg.pr_bps = 0;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	cfg.pr_bps = 1;
+	cfg.slow_node = -2;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	cfg.slow_node = TT_MAX_NODES;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	cfg.slow_node = -1;
+	cfg.fast_node = INT32_MAX;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	assert_int_equal(tt_sched_get(s, &cfg), 0);
+	assert_memory_equal(&got, &cfg, sizeof(cfg));
+
+	/* Back to the defaults. */
+	assert_int_equal(tt_sched_set(s, &def), 0);
+	assert_int_equal(tt_sched_get(s, &got), 0);
+	assert_memory_equal(&got, &def, sizeof(def));
+}
+
+/* No scheduler in the move_pages backend: no layer is known. */
+static void test_layers(void **state)
+{
+	struct tt_session *s = *state;
+	struct tt_layer_info info[4];
+
+	assert_int_equal(tt_layers(s, NULL, 0), 0);
+	assert_int_equal(tt_layers(s, info, 4), 0);
+	/* Even after a whole iteration. */
+	assert_int_equal(tt_iter_begin(s), 0);
+	assert_int_equal(tt_layer_begin(s, 0, TT_FWD), 0);
+	assert_int_equal(tt_tensor_saved(s, 0, info, sizeof(info)), 0);
+	assert_int_equal(tt_layer_end(s, 0, TT_FWD), 0);
+	assert_int_equal(tt_layer_begin(s, 0, TT_BWD), 0);
+	assert_int_equal(tt_layer_end(s, 0, TT_BWD), 0);
+	assert_int_equal(tt_iter_begin(s), 0);
+	assert_int_equal(tt_layers(s, info, 4), 0);
+}
+
 /* A session belongs to the process that opened it. */
 static void test_fork_eperm(void **state)
 {
@@ -630,6 +969,8 @@ static void test_fork_eperm(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		struct tt_event ev = { .type = TT_EV_ITER_BEGIN };
+		struct tt_ioc_sched cfg = { 0 };
 		struct tt_ioc_stats st;
 		uint64_t bytes[1];
 		int bad = 0;
@@ -641,6 +982,15 @@ static void test_fork_eperm(void **state)
 		bad |= (tt_residency(s, p, ps, bytes, 1) != -EPERM) << 4;
 		bad |= (tt_stats(s, &st) != -EPERM) << 5;
 		bad |= (tt_flush(s) != -EPERM) << 6;
+		bad |= (tt_iter_begin(s) != -EPERM) << 7;
+		bad |= (tt_layer_begin(s, 0, TT_FWD) != -EPERM) << 8;
+		bad |= (tt_layer_end(s, 0, TT_FWD) != -EPERM) << 9;
+		bad |= (tt_tensor_saved(s, 0, p, ps) != -EPERM) << 10;
+		bad |= (tt_events(s, &ev, 1) != -EPERM) << 11;
+		bad |= (tt_sched_get(s, &cfg) != -EPERM) << 12;
+		bad |= (tt_sched_set(s, &cfg) != -EPERM) << 13;
+		bad |= (tt_layers(s, NULL, 0) != -EPERM) << 14;
+		bad |= (errno != EPERM) << 15;
 		_exit(bad);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -648,6 +998,7 @@ static void test_fork_eperm(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* The parent's session is untouched. */
 	assert_int_equal(tt_unregister(s, p, ps), 0);
+	assert_int_equal(stats_of(s).events, 0);
 	munmap(p, 2 * ps);
 }
 
@@ -681,6 +1032,10 @@ static void *thread_main(void *data)
 	}
 	for (i = 0; i < 64; i += 2)
 		a->bad += tt_unregister(a->s, a->mem + i * ps, ps) != 0;
+	for (i = 0; i < 1000; i++) {
+		a->bad += tt_iter_begin(a->s) != 0;
+		a->bad += tt_tensor_saved(a->s, i, a->mem + i % 64, ps) != 0;
+	}
 	return NULL;
 }
 
@@ -708,6 +1063,11 @@ static void test_threads(void **state)
 	assert_int_equal(st.migrate_calls, 8 * 20);
 	assert_int_equal(st.total.pages, 8 * 20 * 64);
 	assert_int_equal(st.total.already_on_node, 8 * 20 * 64);
+	assert_int_equal(st.events, 8 * 2000);
+	assert_int_equal(st.iterations, 8 * 1000);
+	/* Offsets 1..63 leave no whole page; offset 0 covers one. */
+	assert_int_equal(st.tensors_saved, 8 * 16);
+	assert_int_equal(st.tensors_ignored, 8 * (1000 - 16));
 	for (i = 0; i < 8; i++)
 		munmap(args[i].mem, 64 * ps);
 }
@@ -734,6 +1094,12 @@ int main(void)
 		T(test_register),
 		T(test_register_enospc),
 		T(test_stats),
+		T(test_event_args),
+		T(test_event_counting),
+		T(test_events_batch),
+		T(test_event_timestamps),
+		T(test_sched),
+		T(test_layers),
 		T(test_fork_eperm),
 		T(test_threads),
 #undef T

@@ -506,6 +506,290 @@ static void test_ranges(void **state)
 	tt_mp_ops.close(&s);
 }
 
+/* Every stateless event check of the ABI, one row per case. */
+static void test_event_check(void **state)
+{
+	static const struct {
+		struct tt_event ev;
+		int ret;
+	} cases[] = {
+		/* Well-formed events. */
+		{ { .type = TT_EV_ITER_BEGIN }, 0 },
+		{ { .type = TT_EV_ITER_BEGIN, .flags = TT_EV_TIMESTAMP,
+		    .ts_ns = 5 }, 0 },
+		{ { .type = TT_EV_ITER_BEGIN, .flags = TT_EV_TIMESTAMP }, 0 },
+		{ { .type = TT_EV_LAYER_BEGIN, .flags = TT_FWD, .layer = 7 }, 0 },
+		{ { .type = TT_EV_LAYER_BEGIN, .flags = TT_BWD,
+		    .layer = UINT32_MAX }, 0 },
+		{ { .type = TT_EV_LAYER_END, .flags = TT_FWD }, 0 },
+		{ { .type = TT_EV_LAYER_END, .flags = TT_BWD | TT_EV_TIMESTAMP,
+		    .ts_ns = 1 }, 0 },
+		{ { .type = TT_EV_TENSOR_SAVED, .layer = 3, .addr = 1,
+		    .len = 1 }, 0 },
+		{ { .type = TT_EV_TENSOR_SAVED, .flags = TT_EV_PERSISTENT,
+		    .addr = 0x1000, .len = 0x1000 }, 0 },
+		{ { .type = TT_EV_TENSOR_SAVED,
+		    .flags = TT_EV_PERSISTENT | TT_EV_TIMESTAMP, .ts_ns = 9 }, 0 },
+		{ { .type = TT_EV_TENSOR_SAVED }, 0 },
+		/* Unknown flag bits: EOPNOTSUPP, whatever else is wrong. */
+		{ { .type = TT_EV_ITER_BEGIN, .flags = 1U << 4 }, -EOPNOTSUPP },
+		{ { .type = TT_EV_LAYER_END, .flags = TT_FWD | 1U << 15 },
+		  -EOPNOTSUPP },
+		{ { .type = 99, .flags = 1U << 4 }, -EOPNOTSUPP },
+		/* Unknown types. */
+		{ { .type = 0 }, -EINVAL },
+		{ { .type = 5 }, -EINVAL },
+		{ { .type = UINT16_MAX }, -EINVAL },
+		/* Iteration begin: no phase, layer, range or persistence. */
+		{ { .type = TT_EV_ITER_BEGIN, .flags = TT_FWD }, -EINVAL },
+		{ { .type = TT_EV_ITER_BEGIN, .flags = TT_EV_PERSISTENT },
+		  -EINVAL },
+		{ { .type = TT_EV_ITER_BEGIN, .layer = 1 }, -EINVAL },
+		{ { .type = TT_EV_ITER_BEGIN, .addr = 1 }, -EINVAL },
+		{ { .type = TT_EV_ITER_BEGIN, .len = 1 }, -EINVAL },
+		/* Layer events: exactly one phase, no range, no persistence. */
+		{ { .type = TT_EV_LAYER_BEGIN }, -EINVAL },
+		{ { .type = TT_EV_LAYER_BEGIN, .flags = TT_FWD | TT_BWD },
+		  -EINVAL },
+		{ { .type = TT_EV_LAYER_END, .flags = TT_EV_TIMESTAMP }, -EINVAL },
+		{ { .type = TT_EV_LAYER_END, .flags = TT_BWD | TT_EV_PERSISTENT },
+		  -EINVAL },
+		{ { .type = TT_EV_LAYER_BEGIN, .flags = TT_FWD, .addr = 4096 },
+		  -EINVAL },
+		{ { .type = TT_EV_LAYER_END, .flags = TT_BWD, .len = 4096 },
+		  -EINVAL },
+		/* Tensors: no phase. */
+		{ { .type = TT_EV_TENSOR_SAVED, .flags = TT_FWD }, -EINVAL },
+		{ { .type = TT_EV_TENSOR_SAVED, .flags = TT_BWD }, -EINVAL },
+		/* A time without TT_EV_TIMESTAMP. */
+		{ { .type = TT_EV_ITER_BEGIN, .ts_ns = 1 }, -EINVAL },
+		{ { .type = TT_EV_LAYER_BEGIN, .flags = TT_FWD, .ts_ns = 1 },
+		  -EINVAL },
+		{ { .type = TT_EV_TENSOR_SAVED, .ts_ns = UINT64_MAX }, -EINVAL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		int ret = tt_event_check(&cases[i].ev);
+
+		if (ret != cases[i].ret)
+			fail_msg("case %zu: type %u flags %#x: got %d, expected %d",
+				 i, cases[i].ev.type, cases[i].ev.flags, ret,
+				 cases[i].ret);
+	}
+}
+
+/* Saved tensors are rounded inward to whole pages. */
+static void test_event_pages(void **state)
+{
+	uint64_t start = 0;
+
+	(void)state;
+	assert_int_equal(tt_event_pages(0x1000, 0x1000, 0x1000, &start), 1);
+	assert_int_equal(start, 0x1000);
+	assert_int_equal(tt_event_pages(0x1000, 0x3000, 0x1000, &start), 3);
+	assert_int_equal(start, 0x1000);
+	/* Unaligned at both ends: only the pages fully inside count. */
+	assert_int_equal(tt_event_pages(0x1001, 0x2ffe, 0x1000, &start), 1);
+	assert_int_equal(start, 0x2000);
+	assert_int_equal(tt_event_pages(0x1800, 0x2000, 0x1000, &start), 1);
+	assert_int_equal(start, 0x2000);
+	assert_int_equal(tt_event_pages(0x1fff, 0x2002, 0x1000, &start), 2);
+	assert_int_equal(start, 0x2000);
+	/* Less than a page after rounding: nothing. */
+	assert_int_equal(tt_event_pages(0x1001, 0xfff, 0x1000, NULL), 0);
+	assert_int_equal(tt_event_pages(0x1001, 0x1ffe, 0x1000, NULL), 0);
+	assert_int_equal(tt_event_pages(0x1000, 0xfff, 0x1000, NULL), 0);
+	assert_int_equal(tt_event_pages(0x1000, 0, 0x1000, NULL), 0);
+	assert_int_equal(tt_event_pages(0, 0, 0x1000, NULL), 0);
+	assert_int_equal(tt_event_pages(0, 0x1000, 0x1000, NULL), 1);
+	/* Another page size. */
+	assert_int_equal(tt_event_pages(0x10000, 0x30000, 0x10000, &start), 3);
+	assert_int_equal(tt_event_pages(0x10001, 0x30000, 0x10000, &start), 2);
+	assert_int_equal(start, 0x20000);
+	/* Wrapping around the address space: cut at its end. */
+	assert_int_equal(tt_event_pages(UINT64_MAX - 0x2fff, UINT64_MAX,
+					0x1000, &start), 2);
+	assert_int_equal(start, UINT64_MAX - 0x2fff);
+	assert_int_equal(tt_event_pages(UINT64_MAX - 0xffe, 0x1000, 0x1000,
+					NULL), 0);
+	assert_int_equal(tt_event_pages(UINT64_MAX, UINT64_MAX, 0x1000, NULL),
+			 0);
+}
+
+static void assert_sched_equal(const struct tt_ioc_sched *a,
+			       const struct tt_ioc_sched *b)
+{
+	assert_memory_equal(a, b, sizeof(*a));
+}
+
+/* TT_IOC_SET_SCHED on a settings structure, with a fake node layout. */
+static void test_sched_apply(void **state)
+{
+	struct tt_ioc_sched cur, def, req, want;
+	struct fake_sysfs f;
+
+	(void)state;
+	/* Node 0: CPUs, 1: memory only, 2: possible without memory. */
+	fake_make(&f, "0-2\n", "0-1\n", "0\n");
+	tt_sched_defaults(&def);
+	assert_int_equal(def.valid, TT_SCHED_SET_ALL);
+	assert_int_equal(def.flags, 0);
+	assert_int_equal(def.profile_iters, 1);
+	assert_int_equal(def.reserved, 0);
+	assert_int_equal(def.stay_ns, 1000000);
+	assert_int_equal(def.er_bps, 1ULL << 30);
+	assert_int_equal(def.pr_bps, 1ULL << 30);
+	assert_int_equal(def.slow_node, -1);
+	assert_int_equal(def.fast_node, -1);
+
+	/* Nothing selected: nothing changes. */
+	cur = def;
+	memset(&req, 0, sizeof(req));
+	req.profile_iters = 0;
+	req.er_bps = 0;
+	req.slow_node = -5;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	assert_sched_equal(&cur, &def);
+
+	/* Each group alone. */
+	req = (struct tt_ioc_sched){ .valid = TT_SCHED_SET_FLAGS,
+				     .flags = TT_SCHED_SYNC_LATE | TT_SCHED_OFF };
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want = def;
+	want.flags = TT_SCHED_SYNC_LATE | TT_SCHED_OFF;
+	assert_sched_equal(&cur, &want);
+
+	req = (struct tt_ioc_sched){ .valid = TT_SCHED_SET_PROFILE,
+				     .profile_iters = 1000 };
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want.profile_iters = 1000;
+	assert_sched_equal(&cur, &want);
+
+	req = (struct tt_ioc_sched){ .valid = TT_SCHED_SET_STAY, .stay_ns = 0 };
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want.stay_ns = 0;
+	assert_sched_equal(&cur, &want);
+	req.stay_ns = UINT64_MAX;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want.stay_ns = UINT64_MAX;
+	assert_sched_equal(&cur, &want);
+
+	req = (struct tt_ioc_sched){ .valid = TT_SCHED_SET_RATES,
+				     .er_bps = 1, .pr_bps = UINT64_MAX };
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want.er_bps = 1;
+	want.pr_bps = UINT64_MAX;
+	assert_sched_equal(&cur, &want);
+
+	req = (struct tt_ioc_sched){ .valid = TT_SCHED_SET_NODES,
+				     .slow_node = 1, .fast_node = 0 };
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want.slow_node = 1;
+	want.fast_node = 0;
+	assert_sched_equal(&cur, &want);
+	req.slow_node = -1;
+	req.fast_node = -1;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want.slow_node = -1;
+	want.fast_node = -1;
+	assert_sched_equal(&cur, &want);
+
+	/* Everything at once; the valid bits of the request are ignored. */
+	cur = want;
+	req = def;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	assert_sched_equal(&cur, &def);
+
+	/* Rejections change nothing, even in the groups that were valid. */
+	want = def;
+	req = def;
+	req.profile_iters = 7;
+	req.valid = TT_SCHED_SET_ALL | (1U << 5);
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
+	req.valid = TT_SCHED_SET_ALL;
+	req.flags = 1U << 2;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
+	/* Unknown flags bits are refused even when flags is not selected. */
+	req.valid = TT_SCHED_SET_PROFILE;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
+	req.flags = 0;
+	req.reserved = 1;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
+	req.reserved = 0;
+	req.valid = TT_SCHED_SET_ALL;
+	req.profile_iters = 0;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	req.profile_iters = 1001;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	req.profile_iters = 7;
+	req.er_bps = 0;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	req.er_bps = 1;
+	req.pr_bps = 0;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	req.pr_bps = 1;
+	req.slow_node = -2;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	req.slow_node = 3;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	req.slow_node = 2;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -ENODEV);
+	req.slow_node = 1;
+	req.fast_node = 2;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -ENODEV);
+	req.fast_node = INT32_MIN;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	assert_sched_equal(&cur, &want);
+	fake_remove(&f);
+}
+
+/* tt_mp_event() counts what it accepts and keeps times monotonic. */
+static void test_mp_event(void **state)
+{
+	struct tt_session s;
+	struct tt_event ev;
+	uint64_t now;
+
+	(void)state;
+	assert_int_equal(tt_mp_open(&s), 0);
+	ev = (struct tt_event){ .type = TT_EV_ITER_BEGIN };
+	assert_int_equal(tt_mp_event(&s, &ev), 0);
+	now = tt_now_ns();
+	assert_true(s.last_ts_ns > 0 && s.last_ts_ns <= now);
+	ev = (struct tt_event){ .type = TT_EV_TENSOR_SAVED, .addr = 0x1000,
+				.len = 0x1000 };
+	assert_int_equal(tt_mp_event(&s, &ev), 0);
+	ev.addr = 0x1001;
+	assert_int_equal(tt_mp_event(&s, &ev), 0);
+	ev.flags = 1U << 9;
+	assert_int_equal(tt_mp_event(&s, &ev), -EOPNOTSUPP);
+	assert_int_equal(s.stats.events, 3);
+	assert_int_equal(s.stats.iterations, 1);
+	assert_int_equal(s.stats.tensors_saved, 1);
+	assert_int_equal(s.stats.tensors_ignored, 1);
+
+	/* A caller's time in the future: later clock reads are held at it. */
+	ev = (struct tt_event){ .type = TT_EV_LAYER_BEGIN,
+				.flags = TT_FWD | TT_EV_TIMESTAMP,
+				.ts_ns = now + 3600ULL * 1000000000 };
+	assert_int_equal(tt_mp_event(&s, &ev), 0);
+	assert_int_equal(s.last_ts_ns, ev.ts_ns);
+	ev.flags = TT_FWD;
+	ev.ts_ns = 0;
+	assert_int_equal(tt_mp_event(&s, &ev), 0);
+	assert_int_equal(s.last_ts_ns, now + 3600ULL * 1000000000);
+	/* The same time again is fine, one nanosecond less is not. */
+	ev.flags = TT_FWD | TT_EV_TIMESTAMP;
+	ev.ts_ns = now + 3600ULL * 1000000000;
+	assert_int_equal(tt_mp_event(&s, &ev), 0);
+	ev.ts_ns--;
+	assert_int_equal(tt_mp_event(&s, &ev), -EINVAL);
+	assert_int_equal(s.stats.events, 6);
+	tt_mp_ops.close(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +804,10 @@ int main(void)
 		cmocka_unit_test(test_account_fate),
 		cmocka_unit_test(test_account_residency),
 		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_event_check),
+		cmocka_unit_test(test_event_pages),
+		cmocka_unit_test(test_sched_apply),
+		cmocka_unit_test(test_mp_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
