@@ -25,10 +25,13 @@
  *    are never filled: dst stays 0).
  *  - 0: a page it could not lock, isolate or unmap, or one pinned (its
  *    reference count exceeds its map count); migrate_device_unmap() restores
- *    those and clears src to 0. Busy, except a THP mapped by ptes (after a
- *    partial munmap/mprotect): migrate_vma_collect_pmd() skips those
- *    (PageTransCompound, "FIXME support THP") and no exported function can
- *    split them: unsupported.
+ *    those and clears src to 0: busy. Without a scan (a vma without
+ *    VM_READ, which hmm does not read, or a batch invalidated
+ *    TT_SCAN_TRIES times in a row) a swapped-out page comes back as 0 too
+ *    and is counted busy.
+ * A THP mapped by ptes (after a partial munmap/mprotect) is skipped by
+ * migrate_vma_collect_pmd() (PageTransCompound, "FIXME support THP") and no
+ * exported function can split it: the scan counts it as unsupported.
  * A pmd-mapped THP is split by migrate_vma_collect_pmd() and its base
  * pages move; if the split fails (the THP is pinned) its pages are busy.
  */
@@ -60,7 +63,13 @@
 #define TT_GFP_DST	(GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | \
 			 __GFP_NORETRY | __GFP_NOWARN)
 
-/* The worker pool; NULL outside tt_migrate_init()..tt_migrate_exit(). */
+/*
+ * The worker pool; NULL outside tt_migrate_init()..tt_migrate_exit().
+ * WQ_UNBOUND so that migrations run on any CPU; not WQ_MEM_RECLAIM, since
+ * they allocate memory and reclaim never waits for them. For an unbound
+ * workqueue 6.1 applies max_active per NUMA node pool: work queued from
+ * CPUs of one node runs at most `workers` at a time.
+ */
 static struct workqueue_struct *tt_wq;
 static unsigned int tt_workers = 2;
 static unsigned int tt_batch_pages = 512;
@@ -276,23 +285,6 @@ static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 	return TT_MIG_MOVE;
 }
 
-/* A page migrate_vma_setup() did not take: why? */
-static void tt_mig_count_untaken(struct tt_mig *m, struct vm_area_struct *vma,
-				 const unsigned long *snap, unsigned long i)
-{
-	enum tt_page_kind kind;
-	struct page *page;
-
-	if (snap) {
-		page = tt_pagescan_page(vma, snap[i], &kind);
-		if (page && tt_pagescan_pte_mapped_thp(page, snap[i])) {
-			m->res->skipped_unsupported++;
-			return;
-		}
-	}
-	m->res->skipped_busy++;
-}
-
 static void tt_copy_page(struct page *dst, struct page *src)
 {
 	void *to = kmap_local_page(dst);
@@ -305,12 +297,10 @@ static void tt_copy_page(struct page *dst, struct page *src)
 
 /*
  * Move the pages of [start, end), all inside @vma, with one
- * migrate_vma_setup/pages/finalize sequence. @snap: the scan of the same
- * pages, or NULL when there is none.
+ * migrate_vma_setup/pages/finalize sequence.
  */
 static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
-		       unsigned long start, unsigned long end,
-		       const unsigned long *snap)
+		       unsigned long start, unsigned long end)
 {
 	struct tt_migrate_result *res = m->res;
 	struct migrate_vma args = {
@@ -339,7 +329,7 @@ static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
 
 		m->dst[i] = 0;
 		if (!(src & MIGRATE_PFN_MIGRATE)) {
-			tt_mig_count_untaken(m, vma, snap, i);
+			res->skipped_busy++;
 			continue;
 		}
 		spage = migrate_pfn_to_page(src);
@@ -443,7 +433,7 @@ again:
 	}
 	if (ret) {
 		/* No scan: let migrate_vma_setup() sort the pages out. */
-		tt_mig_run(m, vma, addr, bend, NULL);
+		tt_mig_run(m, vma, addr, bend);
 		goto out;
 	}
 
@@ -458,7 +448,7 @@ again:
 		while (j < n && tt_mig_classify(m, vma, m->hpfn[j]) == TT_MIG_MOVE)
 			j++;
 		tt_mig_run(m, vma, addr + (i << PAGE_SHIFT),
-			   addr + (j << PAGE_SHIFT), &m->hpfn[i]);
+			   addr + (j << PAGE_SHIFT));
 	}
 out:
 	mmap_read_unlock(m->mm);
