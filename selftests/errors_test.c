@@ -58,13 +58,7 @@ FIXTURE_SETUP(errors)
 	self->hugepages = -1;
 	self->filler = 0;
 	self->ps = tt_page_size();
-	if (access(TT_ST_DEV, F_OK))
-		SKIP(return, "%s missing: tiertrain.ko is not loaded", TT_ST_DEV);
-	ASSERT_EQ(0, tt_st_topo_read(&self->topo));
-	if (self->topo.fast < 0 || self->topo.slow < 0)
-		SKIP(return, "needs a node with CPUs and a memory-only node (fast %d, slow %d)",
-		     self->topo.fast, self->topo.slow);
-	ASSERT_EQ(0, tt_st_run_on_node(self->topo.fast));
+	TT_SETUP_NODES(&self->topo, 1);
 	self->fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", TT_ST_DEV, strerror(errno));
 	self->buf = tt_st_map(TT_BUF_LEN, -1);

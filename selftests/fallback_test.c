@@ -45,11 +45,7 @@ FIXTURE_SETUP(fallback)
 	self->buf = NULL;
 	self->filler = 0;
 	self->ps = tt_page_size();
-	ASSERT_EQ(0, tt_st_topo_read(&self->topo));
-	if (self->topo.fast < 0 || self->topo.slow < 0)
-		SKIP(return, "needs a node with CPUs and a memory-only node (fast %d, slow %d)",
-		     self->topo.fast, self->topo.slow);
-	ASSERT_EQ(0, tt_st_run_on_node(self->topo.fast));
+	TT_SETUP_NODES(&self->topo, 0);
 	ASSERT_EQ(0, setenv("TIERTRAIN_BACKEND", "move_pages", 1));
 	ASSERT_STREQ("move_pages", tt_backend(NULL));
 	self->s = tt_open();

@@ -38,17 +38,8 @@ FIXTURE_SETUP(reg)
 	self->s = NULL;
 	self->buf = NULL;
 	self->ps = tt_page_size();
-	if (access(TT_ST_DEV, F_OK))
-		SKIP(return, "%s missing: tiertrain.ko is not loaded", TT_ST_DEV);
-	ASSERT_EQ(0, tt_st_topo_read(&self->topo));
-	if (self->topo.fast < 0 || self->topo.slow < 0)
-		SKIP(return, "needs a node with CPUs and a memory-only node (fast %d, slow %d)",
-		     self->topo.fast, self->topo.slow);
-	ASSERT_EQ(0, tt_st_run_on_node(self->topo.fast));
-	unsetenv("TIERTRAIN_BACKEND");
-	self->s = tt_open();
-	ASSERT_NE(NULL, self->s) TH_LOG("tt_open: %s", strerror(errno));
-	ASSERT_STREQ("kernel", tt_backend(self->s));
+	TT_SETUP_NODES(&self->topo, 1);
+	TT_OPEN_KERNEL_SESSION(&self->s);
 	self->len = 4 * TT_ST_MIB;
 	self->buf = tt_st_map(self->len, -1);
 	ASSERT_NE(NULL, self->buf);

@@ -7,8 +7,10 @@
 #ifndef TT_HARNESS_H
 #define TT_HARNESS_H
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <tiertrain.h>
 
 #include "tt_selftest.h"
@@ -20,6 +22,30 @@
 #define TT_SKIP_IF_SETUP_SKIPPED() do {					\
 	if (_metadata->skip)						\
 		return;							\
+} while (0)
+
+/*
+ * FIXTURE_SETUP preamble: SKIP without /dev/tiertrain (when @need_dev) or
+ * without a node with CPUs plus a memory-only node; otherwise read the
+ * topology into *@topo and run on the fast node's CPUs.
+ */
+#define TT_SETUP_NODES(topo, need_dev) do {				\
+	if ((need_dev) && access(TT_ST_DEV, F_OK))			\
+		SKIP(return, "%s missing: tiertrain.ko is not loaded",	\
+		     TT_ST_DEV);					\
+	ASSERT_EQ(0, tt_st_topo_read(topo));				\
+	if ((topo)->fast < 0 || (topo)->slow < 0)			\
+		SKIP(return, "needs a node with CPUs and a memory-only node (fast %d, slow %d)", \
+		     (topo)->fast, (topo)->slow);			\
+	ASSERT_EQ(0, tt_st_run_on_node((topo)->fast));			\
+} while (0)
+
+/* Open a libtiertrain session on the kernel backend into *@sp. */
+#define TT_OPEN_KERNEL_SESSION(sp) do {					\
+	unsetenv("TIERTRAIN_BACKEND");					\
+	*(sp) = tt_open();						\
+	ASSERT_NE(NULL, *(sp)) TH_LOG("tt_open: %s", strerror(errno));	\
+	ASSERT_STREQ("kernel", tt_backend(*(sp)));			\
 } while (0)
 
 /* The pattern written with tt_st_fill(@seed) is intact. */
