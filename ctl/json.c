@@ -223,3 +223,30 @@ void tt_json_null(struct tt_json *j, const char *name)
 	if (tt_json_begin_value(j, name))
 		fputs("null", j->out);
 }
+
+/**
+ * tt_json_milli() - write @thousandths / 1000 as an exact decimal number:
+ * 12, 12.5, 12.345 (no trailing zeros, no exponent).
+ * @j:           the writer.
+ * @name:        the member name (NULL outside objects).
+ * @thousandths: the value in thousandths, e.g. nanoseconds for a value in
+ *               microseconds.
+ */
+void tt_json_milli(struct tt_json *j, const char *name, uint64_t thousandths)
+{
+	uint64_t frac = thousandths % 1000;
+	int digits = 3;
+
+	if (!tt_json_begin_value(j, name))
+		return;
+	if (!frac) {
+		fprintf(j->out, "%" PRIu64, thousandths / 1000);
+		return;
+	}
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	fprintf(j->out, "%" PRIu64 ".%0*" PRIu64, thousandths / 1000, digits,
+		frac);
+}

@@ -28,6 +28,7 @@ void tt_json_u64(struct tt_json *j, const char *name, uint64_t value);
 void tt_json_i64(struct tt_json *j, const char *name, int64_t value);
 void tt_json_bool(struct tt_json *j, const char *name, bool value);
 void tt_json_null(struct tt_json *j, const char *name);
+void tt_json_milli(struct tt_json *j, const char *name, uint64_t thousandths);
 
 void tt_json_write_string(FILE *out, const char *s);
 

@@ -171,6 +171,44 @@ static void test_json_escaping(void **state)
 	capture_close(&c);
 }
 
+/* Exact decimals from thousandths. */
+static void test_json_milli(void **state)
+{
+	struct capture c;
+	struct tt_json *j;
+
+	(void)state;
+	capture_open(&c);
+	j = tt_json_new(c.f, false);
+	tt_json_array_open(j, NULL);
+	tt_json_milli(j, NULL, 0);
+	tt_json_milli(j, NULL, 1);
+	tt_json_milli(j, NULL, 10);
+	tt_json_milli(j, NULL, 100);
+	tt_json_milli(j, NULL, 1000);
+	tt_json_milli(j, NULL, 1500);
+	tt_json_milli(j, NULL, 12345);
+	tt_json_milli(j, NULL, 20010);
+	tt_json_milli(j, NULL, UINT64_MAX);
+	tt_json_object_open(j, NULL);
+	tt_json_milli(j, "t", 450003662);
+	tt_json_object_close(j);
+	tt_json_array_close(j);
+	assert_int_equal(tt_json_end(j), 0);
+	assert_string_equal(capture_text(&c),
+			    "[0,0.001,0.01,0.1,1,1.5,12.345,20.01,18446744073709551.615,{\"t\":450003.662}]\n");
+	capture_close(&c);
+
+	/* Misuse is caught as for the other values. */
+	capture_open(&c);
+	j = tt_json_new(c.f, false);
+	tt_json_object_open(j, NULL);
+	tt_json_milli(j, NULL, 1);
+	tt_json_object_close(j);
+	assert_int_equal(tt_json_end(j), -EINVAL);
+	capture_close(&c);
+}
+
 static void test_json_misuse(void **state)
 {
 	struct capture c;
@@ -841,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_json_compact),
 		cmocka_unit_test(test_json_pretty),
 		cmocka_unit_test(test_json_escaping),
+		cmocka_unit_test(test_json_milli),
 		cmocka_unit_test(test_json_misuse),
 		cmocka_unit_test(test_fmt_bytes),
 		cmocka_unit_test(test_nodelist),
