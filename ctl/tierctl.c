@@ -29,6 +29,9 @@ static const char tt_help_usage[] =
 const struct tt_verb tt_verbs[] = {
 	{ "status", tt_status_main,
 	  "show the module's settings and the memory nodes", tt_status_usage },
+	{ "simulate", tt_simulate_main,
+	  "replay a layer trace through the scheduler's policy",
+	  tt_simulate_usage },
 	{ "help", tt_help_main,
 	  "list the verbs, or print the usage of one", tt_help_usage },
 	{ NULL, NULL, NULL, NULL },

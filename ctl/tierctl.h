@@ -66,5 +66,7 @@ int tt_memory_tiers(const char *dir, int *tier_of, int nr);
 /* The verbs. */
 int tt_status_main(const struct tt_ctl *ctl, int argc, char **argv);
 extern const char tt_status_usage[];
+int tt_simulate_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_simulate_usage[];
 
 #endif /* TT_CTL_TIERCTL_H */
