@@ -24,39 +24,8 @@
 #include "json.h"
 #include "nl.h"
 #include "status.h"
+#include "helpers.h"
 #include "tierctl.h"
-
-/**
- * struct capture - a memory stream to compare output with
- * @f:   the stream.
- * @buf: its contents after capture_text().
- * @len: their length.
- */
-struct capture {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void capture_open(struct capture *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	assert_non_null(c->f);
-}
-
-static const char *capture_text(struct capture *c)
-{
-	fflush(c->f);
-	return c->buf;
-}
-
-static void capture_close(struct capture *c)
-{
-	fclose(c->f);
-	free(c->buf);
-}
 
 /* ---- JSON writer ------------------------------------------------------ */
 
@@ -486,55 +455,39 @@ static void test_verb_table(void **state)
 	}
 }
 
-static int run(struct capture *out, struct capture *err, int argc, ...)
-{
-	char *argv[16];
-	va_list ap;
-	int i;
-
-	capture_open(out);
-	capture_open(err);
-	va_start(ap, argc);
-	for (i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
-	argv[argc] = NULL;
-	va_end(ap);
-	return tt_ctl_run(argc, argv, out->f, err->f);
-}
-
 static void test_run(void **state)
 {
 	struct capture out, err;
 
 	(void)state;
-	assert_int_equal(run(&out, &err, 2, "tierctl", "nope"), 1);
+	assert_int_equal(run_ctl(&out, &err, 2, "tierctl", "nope"), 1);
 	assert_string_equal(capture_text(&err),
 			    "tierctl: unknown verb 'nope'; try 'tierctl help'\n");
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 3, "tierctl", "status", "--help"), 0);
+	assert_int_equal(run_ctl(&out, &err, 3, "tierctl", "status", "--help"), 0);
 	assert_string_equal(capture_text(&out), tt_status_usage);
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 3, "tierctl", "help", "status"), 0);
+	assert_int_equal(run_ctl(&out, &err, 3, "tierctl", "help", "status"), 0);
 	assert_string_equal(capture_text(&out), tt_status_usage);
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 2, "tierctl", "help"), 0);
+	assert_int_equal(run_ctl(&out, &err, 2, "tierctl", "help"), 0);
 	assert_non_null(strstr(capture_text(&out), "  help "));
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 3, "tierctl", "help", "nope"), 1);
+	assert_int_equal(run_ctl(&out, &err, 3, "tierctl", "help", "nope"), 1);
 	assert_string_equal(capture_text(&err),
 			    "tierctl help: unknown verb 'nope'; try 'tierctl help'\n");
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 3, "tierctl", "status", "extra"), 1);
+	assert_int_equal(run_ctl(&out, &err, 3, "tierctl", "status", "extra"), 1);
 	assert_string_equal(capture_text(&err),
 			    "tierctl status: unexpected argument 'extra'; try 'tierctl status --help'\n");
 	assert_string_equal(capture_text(&out), "");
@@ -546,12 +499,12 @@ static void test_run(void **state)
 	 * lookup fails; where it is loaded (the test guest), status works.
 	 */
 	if (access("/sys/module/tiertrain", F_OK)) {
-		assert_int_equal(run(&out, &err, 2, "tierctl", "status"), 1);
+		assert_int_equal(run_ctl(&out, &err, 2, "tierctl", "status"), 1);
 		assert_string_equal(capture_text(&err),
 				    "tierctl: the tiertrain kernel module is not loaded (generic netlink family \"tiertrain\" not found); try 'modprobe tiertrain'\n");
 		assert_string_equal(capture_text(&out), "");
 	} else {
-		assert_int_equal(run(&out, &err, 2, "tierctl", "status"), 0);
+		assert_int_equal(run_ctl(&out, &err, 2, "tierctl", "status"), 0);
 		assert_string_equal(capture_text(&err), "");
 		assert_true(!strncmp(capture_text(&out), "module version: ",
 				     16));

@@ -16,44 +16,13 @@
 #include <cmocka.h>
 
 #include "simulate.h"
+#include "helpers.h"
 #include "tierctl.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define HEADER "layer,fwd_start_us,fwd_end_us,bwd_start_us,bwd_end_us,saved_bytes\n"
 #define HINT " (the header must be layer,fwd_start_us,fwd_end_us,bwd_start_us,bwd_end_us,saved_bytes)"
-
-/**
- * struct capture - a memory stream to compare output with
- * @f:   the stream.
- * @buf: its contents after capture_text().
- * @len: their length.
- */
-struct capture {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void capture_open(struct capture *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	assert_non_null(c->f);
-}
-
-static const char *capture_text(struct capture *c)
-{
-	fflush(c->f);
-	return c->buf;
-}
-
-static void capture_close(struct capture *c)
-{
-	fclose(c->f);
-	free(c->buf);
-}
 
 /* ---- RATE -------------------------------------------------------------- */
 
@@ -138,37 +107,45 @@ static void test_rate(void **state)
 
 /* ---- options ----------------------------------------------------------- */
 
-static int parse(struct tt_sim_opts *o, char *err, size_t len, int argc, ...)
+/*
+ * tt_sim_parse_opts() on "simulate" followed by the arguments in @ap, up
+ * to a NULL.
+ */
+static int vparse(struct tt_sim_opts *o, char *err, size_t len, va_list ap)
 {
-	char *argv[16];
-	va_list ap;
-	int i;
+	char *argv[16] = { "simulate" };
+	int argc = 1;
 
+	while ((argv[argc] = va_arg(ap, char *)))
+		assert_in_range(++argc, 2, 15);
 	memset(o, 0, sizeof(*o));
-	va_start(ap, argc);
-	for (i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
-	argv[argc] = NULL;
-	va_end(ap);
 	err[0] = '\0';
 	return tt_sim_parse_opts(argc, argv, o, err, len);
 }
 
-static void assert_bad_opts(const char *want, int argc, ...)
+static int parse(struct tt_sim_opts *o, char *err, size_t len, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, len);
+	ret = vparse(o, err, len, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* The arguments, up to a NULL, are refused with the message @want. */
+static void assert_bad_opts(const char *want, ...)
 {
 	struct tt_sim_opts o;
-	char *argv[16], err[256] = "";
+	char err[256];
 	va_list ap;
-	int i;
+	int ret;
 
-	va_start(ap, argc);
-	for (i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
-	argv[argc] = NULL;
+	va_start(ap, want);
+	ret = vparse(&o, err, sizeof(err), ap);
 	va_end(ap);
-	memset(&o, 0, sizeof(o));
-	assert_int_equal(tt_sim_parse_opts(argc, argv, &o, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(ret, -EINVAL);
 	assert_string_equal(err, want);
 }
 
@@ -178,7 +155,7 @@ static void test_opts(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(parse(&o, err, sizeof(err), 2, "simulate", "t.csv"), 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "t.csv", NULL), 0);
 	assert_int_equal(o.er_bps, 1ULL << 30);
 	assert_int_equal(o.pr_bps, 1ULL << 30);
 	assert_int_equal(o.stay_ns, 1000000);
@@ -187,10 +164,10 @@ static void test_opts(void **state)
 	assert_false(o.json);
 	assert_false(o.pretty);
 
-	assert_int_equal(parse(&o, err, sizeof(err), 10, "simulate", "--er",
-			       "2G", "--pr=1.5M", "--stay-time-us", "0", "-j",
-			       "--page-size=65536", "-", "--stay-time-us=7"),
-			 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "--er", "2G",
+			       "--pr=1.5M", "--stay-time-us", "0", "-j",
+			       "--page-size=65536", "-", "--stay-time-us=7",
+			       NULL), 0);
 	assert_int_equal(o.er_bps, 2ULL << 30);
 	assert_int_equal(o.pr_bps, 3ULL << 19);
 	assert_int_equal(o.stay_ns, 7000);
@@ -199,52 +176,48 @@ static void test_opts(void **state)
 	assert_true(o.json);
 	assert_false(o.pretty);
 
-	assert_int_equal(parse(&o, err, sizeof(err), 4, "simulate", "--pretty",
-			       "--", "-j"), 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "--pretty", "--", "-j",
+			       NULL), 0);
 	assert_string_equal(o.trace, "-j");
 	assert_true(o.json);
 	assert_true(o.pretty);
-	assert_int_equal(parse(&o, err, sizeof(err), 3, "simulate", "-p",
-			       "x"), 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "-p", "x", NULL), 0);
 	assert_true(o.pretty);
-	assert_int_equal(parse(&o, err, sizeof(err), 3, "simulate", "--json",
-			       "x"), 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "--json", "x", NULL), 0);
 	assert_true(o.json);
 	assert_false(o.pretty);
-	assert_int_equal(parse(&o, err, sizeof(err), 4, "simulate",
-			       "--stay-time-us", "18446744073709551", "x"), 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "--stay-time-us",
+			       "18446744073709551", "x", NULL), 0);
 	assert_int_equal(o.stay_ns, 18446744073709551000ULL);
-	assert_int_equal(parse(&o, err, sizeof(err), 4, "simulate",
-			       "--page-size", "1", "x"), 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "--page-size", "1", "x",
+			       NULL), 0);
 	assert_int_equal(o.page_size, 1);
 
-	assert_bad_opts("no trace file given", 1, "simulate");
-	assert_bad_opts("no trace file given", 3, "simulate", "--er", "1G");
-	assert_bad_opts("unexpected argument 'b' after the trace a", 3,
-			"simulate", "a", "b");
-	assert_bad_opts("unknown option '--rate'", 3, "simulate", "--rate", "x");
-	assert_bad_opts("unknown option '--err=1'", 3, "simulate", "--err=1", "x");
-	assert_bad_opts("unknown option '-x'", 2, "simulate", "-x");
-	assert_bad_opts("--er needs a value", 3, "simulate", "x", "--er");
-	assert_bad_opts("--er \"0\": a rate must be > 0", 4, "simulate",
-			"--er", "0", "x");
-	assert_bad_opts("--pr \"\" " NOT_RATE, 3, "simulate", "--pr=", "x");
+	assert_bad_opts("no trace file given", NULL);
+	assert_bad_opts("no trace file given", "--er", "1G", NULL);
+	assert_bad_opts("unexpected argument 'b' after the trace a", "a", "b",
+			NULL);
+	assert_bad_opts("unknown option '--rate'", "--rate", "x", NULL);
+	assert_bad_opts("unknown option '--err=1'", "--err=1", "x", NULL);
+	assert_bad_opts("unknown option '-x'", "-x", NULL);
+	assert_bad_opts("--er needs a value", "x", "--er", NULL);
+	assert_bad_opts("--er \"0\": a rate must be > 0", "--er", "0", "x",
+			NULL);
+	assert_bad_opts("--pr \"\" " NOT_RATE, "--pr=", "x", NULL);
 	assert_bad_opts("--stay-time-us \"1.5\" is not a whole number of microseconds",
-			4, "simulate", "--stay-time-us", "1.5", "x");
+			"--stay-time-us", "1.5", "x", NULL);
 	assert_bad_opts("--stay-time-us \"-1\" is not a whole number of microseconds",
-			4, "simulate", "--stay-time-us", "-1", "x");
+			"--stay-time-us", "-1", "x", NULL);
 	assert_bad_opts("--stay-time-us \"18446744073709552\": too large (at most 18446744073709551 us)",
-			4, "simulate", "--stay-time-us", "18446744073709552",
-			"x");
+			"--stay-time-us", "18446744073709552", "x", NULL);
 	assert_bad_opts("--page-size \"4k\" is not a whole number of bytes",
-			4, "simulate", "--page-size", "4k", "x");
+			"--page-size", "4k", "x", NULL);
 	assert_bad_opts("--page-size \"0\": a page size must be a power of two (e.g. 4096)",
-			4, "simulate", "--page-size", "0", "x");
+			"--page-size", "0", "x", NULL);
 	assert_bad_opts("--page-size \"1000\": a page size must be a power of two (e.g. 4096)",
-			3, "simulate", "--page-size=1000", "x");
+			"--page-size=1000", "x", NULL);
 	assert_bad_opts("--page-size \"99999999999999999999\": a page size must be a power of two (e.g. 4096)",
-			3, "simulate", "--page-size=99999999999999999999",
-			"x");
+			"--page-size=99999999999999999999", "x", NULL);
 }
 
 /* ---- the trace reader -------------------------------------------------- */
@@ -674,22 +647,6 @@ static void test_nothing_saved(void **state)
 
 /* ---- the verb ---------------------------------------------------------- */
 
-static int run(struct capture *out, struct capture *err, int argc, ...)
-{
-	char *argv[16];
-	va_list ap;
-	int i;
-
-	capture_open(out);
-	capture_open(err);
-	va_start(ap, argc);
-	for (i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
-	argv[argc] = NULL;
-	va_end(ap);
-	return tt_ctl_run(argc, argv, out->f, err->f);
-}
-
 static void test_verb(void **state)
 {
 	char path[] = "/tmp/tt-sim-XXXXXX", msg[256];
@@ -705,21 +662,21 @@ static void test_verb(void **state)
 	fputs(worked_trace, f);
 	fclose(f);
 
-	assert_int_equal(run(&out, &err, 8, "tierctl", "-j", "simulate",
+	assert_int_equal(run_ctl(&out, &err, 8, "tierctl", "-j", "simulate",
 			     "--er", "4096000", "--pr=4096000", "--", path), 0);
 	assert_string_equal(capture_text(&out), worked_json);
 	assert_string_equal(capture_text(&err), "");
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 6, "tierctl", "simulate", path,
+	assert_int_equal(run_ctl(&out, &err, 6, "tierctl", "simulate", path,
 			     "--er", "4096000", "--pr=4096000"), 0);
 	assert_string_equal(capture_text(&out), worked_text);
 	capture_close(&out);
 	capture_close(&err);
 
 	/* Errors: exit 1, a message naming the bad value, nothing printed. */
-	assert_int_equal(run(&out, &err, 5, "tierctl", "simulate", "--er", "0",
+	assert_int_equal(run_ctl(&out, &err, 5, "tierctl", "simulate", "--er", "0",
 			     path), 1);
 	assert_string_equal(capture_text(&err),
 			    "tierctl simulate: --er \"0\": a rate must be > 0; try 'tierctl simulate --help'\n");
@@ -727,7 +684,7 @@ static void test_verb(void **state)
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 3, "tierctl", "simulate",
+	assert_int_equal(run_ctl(&out, &err, 3, "tierctl", "simulate",
 			     "/nonexistent/trace.csv"), 1);
 	assert_string_equal(capture_text(&err),
 			    "tierctl: cannot open the trace /nonexistent/trace.csv: No such file or directory\n");
@@ -738,7 +695,7 @@ static void test_verb(void **state)
 	assert_non_null(f);
 	fputs(HEADER "7,0,10,12x,30,4096\n", f);
 	fclose(f);
-	assert_int_equal(run(&out, &err, 3, "tierctl", "simulate", path), 1);
+	assert_int_equal(run_ctl(&out, &err, 3, "tierctl", "simulate", path), 1);
 	snprintf(msg, sizeof(msg),
 		 "tierctl: %s:2: bwd_start_us \"12x\" is not a number\n", path);
 	assert_string_equal(capture_text(&err), msg);
@@ -746,7 +703,7 @@ static void test_verb(void **state)
 	capture_close(&out);
 	capture_close(&err);
 
-	assert_int_equal(run(&out, &err, 3, "tierctl", "simulate", "--help"),
+	assert_int_equal(run_ctl(&out, &err, 3, "tierctl", "simulate", "--help"),
 			 0);
 	assert_string_equal(capture_text(&out), tt_simulate_usage);
 	capture_close(&out);
