@@ -27,6 +27,8 @@
 
 #include "tiertrain.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 static size_t ps;
 
 /* Call @call, expect it to return -@err and set errno to @err. */
@@ -652,7 +654,7 @@ static void test_event_args(void **state)
 	char buf[64];
 	size_t i;
 
-	for (i = 0; i < sizeof(bad_phases) / sizeof(bad_phases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_phases); i++) {
 		assert_fails(EINVAL, tt_layer_begin(s, 1, bad_phases[i]));
 		assert_fails(EINVAL, tt_layer_end(s, 1, bad_phases[i]));
 	}
@@ -899,34 +901,19 @@ static void test_sched(void **state)
 	assert_int_equal(tt_sched_get(s, &got), 0);
 	assert_memory_equal(&got, &cfg, sizeof(cfg));
 
-	/* Rejected settings change nothing. */
+	/*
+	 * Rejected settings change nothing (every check is tested on
+	 * tt_sched_apply() in test_internal; one per error here).
+	 */
 	cfg.profile_iters = 4;
 	cfg.valid |= 1U << 7;
 	assert_fails(EOPNOTSUPP, tt_sched_set(s, &cfg));
 	cfg.valid = TT_SCHED_SET_ALL;
-	cfg.flags = TT_SCHED_FLAGS_ALL + 1;
-	assert_fails(EOPNOTSUPP, tt_sched_set(s, &cfg));
-	cfg.flags = 0;
-	cfg.reserved = 1;
-	assert_fails(EOPNOTSUPP, tt_sched_set(s, &cfg));
-	cfg.reserved = 0;
-	cfg.profile_iters = 0;
-	assert_fails(EINVAL, tt_sched_set(s, &cfg));
-	cfg.profile_iters = 1001;
-	assert_fails(EINVAL, tt_sched_set(s, &cfg));
-	cfg.profile_iters = 4;
 	cfg.er_bps = 0;
 	assert_fails(EINVAL, tt_sched_set(s, &cfg));
 	cfg.er_bps = 1;
-	cfg.pr_bps = 0;
-	assert_fails(EINVAL, tt_sched_set(s, &cfg));
-	cfg.pr_bps = 1;
-	cfg.slow_node = -2;
-	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	/* The host's real nodes: only node 0 is sure to exist. */
 	cfg.slow_node = TT_MAX_NODES;
-	assert_fails(EINVAL, tt_sched_set(s, &cfg));
-	cfg.slow_node = -1;
-	cfg.fast_node = INT32_MAX;
 	assert_fails(EINVAL, tt_sched_set(s, &cfg));
 	assert_int_equal(tt_sched_get(s, &cfg), 0);
 	assert_memory_equal(&got, &cfg, sizeof(cfg));
