@@ -383,6 +383,7 @@ enum tt_event_type {
  * @ts_ns: with TT_EV_TIMESTAMP, CLOCK_MONOTONIC in ns; must not go backwards
  *         within a session. Otherwise must be 0.
  * @addr:  TT_EV_TENSOR_SAVED: start of the tensor's memory (any alignment).
+ *         Other events: 0.
  * @len:   TT_EV_TENSOR_SAVED: its length in bytes. The range is rounded
  *         inward to whole pages: a tensor that covers no whole page is
  *         counted in tensors_ignored and otherwise ignored. Other events: 0.
@@ -404,7 +405,8 @@ struct tt_event {
 /*
  * TT_IOC_EVENT - submit one event.
  * Errors: EINVAL (unknown type, a layer event without exactly one phase,
- * a non-zero field that must be 0, a timestamp going backwards),
+ * a flag of another event type, a non-zero field that must be 0, a
+ * timestamp going backwards),
  * EOPNOTSUPP (unknown flag bit), ENOSPC (more than max_ranges tensors saved
  * and not yet forgotten), besides the common errors.
  */
@@ -440,6 +442,7 @@ struct tt_ioc_events {
  *                 sets all the bits it knows.
  * @flags:         TT_SCHED_* behaviour bits (applied with TT_SCHED_SET_FLAGS).
  * @profile_iters: iterations that only record the profile, 1..1000.
+ * @reserved:      must be 0.
  * @stay_ns:       stay time ST in ns (minimum time evicted data stays slow);
  *                 0 is allowed.
  * @er_bps:        eviction rate to assume now (bytes/s, > 0); the measured
@@ -488,7 +491,8 @@ struct tt_ioc_sched {
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
  * scheduler settings. Defaults come from the module parameters
  * profile_iters (1), stay_time_us (1000), er_seed_mbps and pr_seed_mbps
- * (1024 each). Errors: EOPNOTSUPP (unknown valid or flags bits), EINVAL (a
+ * (1024 each). Errors: EOPNOTSUPP (unknown valid or flags bits, even when
+ * TT_SCHED_SET_FLAGS is not set; reserved not 0), EINVAL (a
  * value out of range), ENODEV (a node that is offline or has no memory).
  */
 #define TT_IOC_SET_SCHED	_IOW(TT_IOC_MAGIC, 0x09, struct tt_ioc_sched)
