@@ -16,19 +16,18 @@
 #define NSEC_PER_SEC_ULL 1000000000ULL
 #define U64_MAX_ULL (~0ULL)
 
-typedef unsigned long long u64_t;
-
 /*
  * (hi:lo) / c with the quotient known to fit 64 bits (hi < c); *rem gets the
  * remainder. Restoring long division, one quotient bit per step.
  */
-static u64_t div128(u64_t hi, u64_t lo, u64_t c, u64_t *rem)
+static unsigned long long div128(unsigned long long hi, unsigned long long lo,
+				 unsigned long long c, unsigned long long *rem)
 {
-	u64_t q = 0;
+	unsigned long long q = 0;
 	int i;
 
 	for (i = 63; i >= 0; i--) {
-		u64_t carry = hi >> 63;
+		unsigned long long carry = hi >> 63;
 
 		hi = (hi << 1) | ((lo >> i) & 1);
 		q <<= 1;
@@ -42,10 +41,12 @@ static u64_t div128(u64_t hi, u64_t lo, u64_t c, u64_t *rem)
 }
 
 /* a * b / c, rounded down (or up with @up); saturates at U64_MAX. */
-static u64_t mul_div(u64_t a, u64_t b, u64_t c, int up)
+static unsigned long long mul_div(unsigned long long a, unsigned long long b,
+				  unsigned long long c, int up)
 {
 	unsigned __int128 prod = (unsigned __int128)a * b;
-	u64_t hi = (u64_t)(prod >> 64), lo = (u64_t)prod, q, r;
+	unsigned long long hi = (unsigned long long)(prod >> 64);
+	unsigned long long lo = (unsigned long long)prod, q, r;
 
 	if (!c)
 		return U64_MAX_ULL;
@@ -65,34 +66,35 @@ static u64_t mul_div(u64_t a, u64_t b, u64_t c, int up)
 	return q;
 }
 
-static u64_t sat_add(u64_t a, u64_t b)
+static unsigned long long sat_add(unsigned long long a, unsigned long long b)
 {
 	return a + b < a ? U64_MAX_ULL : a + b;
 }
 
-static u64_t min_u64(u64_t a, u64_t b)
+static unsigned long long min_u64(unsigned long long a, unsigned long long b)
 {
 	return a < b ? a : b;
 }
 
-static u64_t max_u64(u64_t a, u64_t b)
+static unsigned long long max_u64(unsigned long long a, unsigned long long b)
 {
 	return a > b ? a : b;
 }
 
-u64_t tt_policy_xfer_ns(u64_t bytes, u64_t bps)
+unsigned long long tt_policy_xfer_ns(unsigned long long bytes, unsigned long long bps)
 {
 	if (!bps)
 		return U64_MAX_ULL;
 	return mul_div(bytes, NSEC_PER_SEC_ULL, bps, 1);
 }
 
-u64_t tt_policy_bytes_in(u64_t ns, u64_t bps)
+unsigned long long tt_policy_bytes_in(unsigned long long ns, unsigned long long bps)
 {
 	return mul_div(ns, bps, NSEC_PER_SEC_ULL, 0);
 }
 
-u64_t tt_policy_ewma(u64_t old, u64_t sample, unsigned int weight)
+unsigned long long tt_policy_ewma(unsigned long long old,
+				  unsigned long long sample, unsigned int weight)
 {
 	if (weight >= 1024 || !weight)
 		return weight ? sample : old;
@@ -161,10 +163,10 @@ static void sort_backward(const struct tt_policy_layer *l, unsigned int *o,
 }
 
 /* Eq. 6/7: how much of the layer the idle time allows to evict. */
-static u64_t evict_size(const struct tt_policy_params *p,
-			const struct tt_policy_layer *l)
+static unsigned long long evict_size(const struct tt_policy_params *p,
+				     const struct tt_policy_layer *l)
 {
-	u64_t sz = l->saved_bytes, it, need, reff, sze;
+	unsigned long long sz = l->saved_bytes, it, need, reff, sze;
 
 	if (!sz)
 		return 0;
@@ -187,7 +189,7 @@ int tt_policy_plan(const struct tt_policy_params *p,
 		   unsigned int *order, struct tt_policy_summary *sum,
 		   unsigned int *bad)
 {
-	u64_t t_busy = 0;
+	unsigned long long t_busy = 0;
 	unsigned int i;
 
 	if (sum) {
@@ -217,7 +219,7 @@ int tt_policy_plan(const struct tt_policy_params *p,
 	sort_backward(layers, order, n);
 	for (i = 0; i < n; i++) {
 		struct tt_policy_layer *l = &layers[order[i]];
-		u64_t ts_b = l->bwd_start_ns, szp = 0, dur;
+		unsigned long long ts_b = l->bwd_start_ns, szp = 0, dur;
 
 		if (l->evict_bytes) {
 			/* eq. 8 (+ lead extension): when the prefetch must start */
@@ -265,13 +267,13 @@ int tt_policy_plan(const struct tt_policy_params *p,
  * eviction ends, and ends by bwd_end at the latest.
  */
 struct trap {
-	u64_t e0, e1, p0, p1, bytes;
+	unsigned long long e0, e1, p0, p1, bytes;
 };
 
 static void layer_trap(const struct tt_policy_params *p,
 		       const struct tt_policy_layer *l, struct trap *t)
 {
-	u64_t dp;
+	unsigned long long dp;
 
 	t->bytes = l->status == TT_POLICY_DROPPED ? 0 : l->final_bytes;
 	t->e0 = l->fwd_end_ns;
@@ -283,7 +285,7 @@ static void layer_trap(const struct tt_policy_params *p,
 }
 
 /* Evicted bytes of a layer at time t (continuous in t). */
-static u64_t trap_at(const struct trap *t, u64_t at)
+static unsigned long long trap_at(const struct trap *t, unsigned long long at)
 {
 	if (!t->bytes || at <= t->e0 || at >= t->p1)
 		return 0;
@@ -307,8 +309,9 @@ enum side { LEFT, RIGHT };
 
 /* Bytes of a layer on the fast tier at time t, as left or right limit. */
 static void layer_at(const struct tt_policy_params *p,
-		     const struct tt_policy_layer *l, u64_t at, enum side s,
-		     u64_t *base, u64_t *tiered, u64_t *oracle)
+		     const struct tt_policy_layer *l, unsigned long long at, enum side s,
+		     unsigned long long *base, unsigned long long *tiered,
+		     unsigned long long *oracle)
 {
 	int live, olive;
 	struct trap t;
@@ -326,9 +329,9 @@ static void layer_at(const struct tt_policy_params *p,
 	*tiered = live ? l->saved_bytes - min_u64(trap_at(&t, at), l->saved_bytes) : 0;
 }
 
-static u64_t div128_by(unsigned __int128 v, u64_t d)
+static unsigned long long div128_by(unsigned __int128 v, unsigned long long d)
 {
-	u64_t hi = (u64_t)(v >> 64), lo = (u64_t)v, r;
+	unsigned long long hi = (unsigned long long)(v >> 64), lo = (unsigned long long)v, r;
 
 	if (!d)
 		return 0;
@@ -344,7 +347,7 @@ void tt_policy_footprint(const struct tt_policy_params *p,
 			 struct tt_policy_footprint *out)
 {
 	unsigned __int128 base_area = 0, tier_area = 0, oracle_area = 0;
-	u64_t end = 0;
+	unsigned long long end = 0;
 	unsigned int i, j, k;
 
 	out->avg_bytes = 0;
@@ -378,7 +381,7 @@ void tt_policy_footprint(const struct tt_policy_params *p,
 	 */
 	for (i = 0; i < n; i++) {
 		struct trap t;
-		u64_t pts[6];
+		unsigned long long pts[6];
 
 		layer_trap(p, &layers[i], &t);
 		pts[0] = layers[i].fwd_end_ns;
@@ -391,10 +394,10 @@ void tt_policy_footprint(const struct tt_policy_params *p,
 			enum side s;
 
 			for (s = LEFT; s <= RIGHT; s++) {
-				u64_t sb = 0, st = 0, so = 0;
+				unsigned long long sb = 0, st = 0, so = 0;
 
 				for (j = 0; j < n; j++) {
-					u64_t b, tr, o;
+					unsigned long long b, tr, o;
 
 					layer_at(p, &layers[j], pts[k], s, &b, &tr, &o);
 					sb += b;
