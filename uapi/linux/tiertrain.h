@@ -593,6 +593,7 @@ enum tt_cmd {
 	TT_CMD_GET_STATUS,
 	__TT_CMD_MAX,
 };
+
 #define TT_CMD_MAX (__TT_CMD_MAX - 1)
 
 enum tt_attr {
@@ -607,6 +608,7 @@ enum tt_attr {
 	TT_A_NODE,		/* nest of enum tt_node_attr */
 	__TT_A_MAX,
 };
+
 #define TT_A_MAX (__TT_A_MAX - 1)
 
 /*
@@ -629,6 +631,7 @@ enum tt_node_attr {
 	TT_NODE_A_FREE_BYTES,
 	__TT_NODE_A_MAX,
 };
+
 #define TT_NODE_A_MAX (__TT_NODE_A_MAX - 1)
 
 /*
