@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Unit tests of the scheduler's timeline core (kmod/timeline.c).
+ *
+ * The model iteration, unless a test says otherwise (times in ms from the
+ * iteration start, x `scale`): four layers 10, 20, 30, 40; layer k runs
+ * forward over [10k, 10k + 10) and saves 8 MiB, then (after 5 ms of loss)
+ * backward in reverse order: layer 40 over [45, 55), 30 over [55, 65),
+ * 20 [65, 75), 10 [75, 85).
+ * ER = PR = 1e9 bytes/s, ST = 1 ms, 4096-byte pages.
+ *
+ * A small simulated executor stands in for kmod/sched.c: an eviction takes
+ * bytes/ER_true from the forward end, a prefetch starts at its trigger time
+ * (not before the eviction ended, one at a time) and takes bytes/PR_true.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../timeline.h"
+
+#define MS 1000000ULL
+#define MIB (1024ULL * 1024)
+#define P4K 4096ULL
+#define RATE 1000000000ULL
+#define CAP 64
+
+static struct tt_tl_layer layers[CAP];
+static struct tt_policy_layer plan_buf[CAP];
+static unsigned int order_buf[CAP];
+static struct tt_tl_due due_buf[CAP];
+
+static void setup_tl(struct tt_tl *tl, unsigned int profile_iters,
+		     unsigned int cap)
+{
+	struct tt_tl_storage st = {
+		.layers = layers, .plan = plan_buf, .order = order_buf,
+		.due = due_buf, .cap = cap,
+	};
+
+	memset(layers, 0, sizeof(layers));
+	tt_tl_init(tl, P4K, profile_iters, 1 * MS, RATE, RATE);
+	tt_tl_set_storage(tl, &st);
+}
+
+static int idx_of(struct tt_tl *tl, unsigned int id)
+{
+	int i = tt_tl_find(tl, id);
+
+	if (i < 0)
+		i = tt_tl_add(tl, id, NULL);
+	assert_true(i >= 0);
+	return i;
+}
+
+/*
+ * struct sim - the simulated executor
+ * @er_true, @pr_true: the rates migrations really run at.
+ * @learn:     report rate samples.
+ * @allow:     value passed as tt_tl_layer_event()'s @allow.
+ * @evicted:   per layer index: bytes evicted this iteration.
+ * @evict_end: per layer index: when the eviction ends (absolute).
+ * @pf_end:    per layer index: when the prefetch ends (absolute), 0 = none.
+ * @pf_busy:   the prefetch worker is busy until then.
+ * @evictions: TT_TL_ACT_EVICT actions seen, over the whole test.
+ * @evict_ids: bit k set when layer (k+1)*10 was evicted this iteration.
+ */
+struct sim {
+	unsigned long long er_true, pr_true;
+	int learn;
+	int allow;
+	unsigned long long evicted[CAP];
+	unsigned long long evict_end[CAP];
+	unsigned long long pf_end[CAP];
+	unsigned long long pf_busy;
+	unsigned int evictions;
+	unsigned int evict_ids;
+};
+
+static unsigned long long xfer(unsigned long long bytes, unsigned long long bps)
+{
+	return tt_policy_xfer_ns(bytes, bps);
+}
+
+/* Hand out the prefetches due by @now and simulate them. */
+static void sim_due(struct tt_tl *tl, struct sim *sm, unsigned long long now)
+{
+	unsigned long long next, start;
+	unsigned int id;
+
+	while (tt_tl_next_due(tl, now, &id, &next)) {
+		int i = tt_tl_find(tl, id);
+
+		assert_true(i >= 0);
+		if (!sm->evicted[i])
+			continue;
+		start = tl->iter_start + tl->st.layers[i].prefetch_ns;
+		if (start < sm->evict_end[i])
+			start = sm->evict_end[i];
+		if (start < sm->pf_busy)
+			start = sm->pf_busy;
+		sm->pf_end[i] = start + xfer(sm->evicted[i], sm->pr_true);
+		sm->pf_busy = sm->pf_end[i];
+		tt_tl_prefetch_start(tl, i, start);
+		if (sm->learn)
+			tt_tl_rate_sample(tl, TT_TL_PREFETCH, sm->evicted[i],
+					  sm->pf_end[i] - start);
+	}
+	assert_true(next == ~0ULL || next > now);
+}
+
+static enum tt_tl_action sim_event(struct tt_tl *tl, struct sim *sm,
+				   unsigned int id, int phase, int end,
+				   unsigned long long now)
+{
+	unsigned long long bytes = 0;
+	enum tt_tl_action act;
+	int i;
+
+	sim_due(tl, sm, now);
+	i = idx_of(tl, id);
+	act = tt_tl_layer_event(tl, i, phase, end, now, sm->allow, &bytes);
+	switch (act) {
+	case TT_TL_ACT_EVICT:
+		assert_int_equal(phase, TT_TL_FWD);
+		assert_int_equal(end, 1);
+		assert_true(bytes > 0);
+		sm->evictions++;
+		sm->evict_ids |= 1U << (id / 10 - 1);
+		sm->evicted[i] = bytes;
+		sm->evict_end[i] = now + xfer(bytes, sm->er_true);
+		tt_tl_evict_start(tl, i, now);
+		tt_tl_evict_end(tl, i, sm->evict_end[i], bytes);
+		if (sm->learn)
+			tt_tl_rate_sample(tl, TT_TL_EVICT, bytes,
+					  sm->evict_end[i] - now);
+		break;
+	case TT_TL_ACT_FETCH:
+		if (!sm->evicted[i])
+			break;
+		if (sm->pf_end[i] && sm->pf_end[i] <= now) {
+			tt_tl_prefetch_end(tl, i, sm->pf_end[i]);
+			tt_tl_bwd_check(tl, i, sm->evicted[i], 0);
+		} else {
+			/* late: fetched from now on (or from its start) */
+			if (!sm->pf_end[i]) {
+				unsigned long long start = now;
+
+				if (start < sm->evict_end[i])
+					start = sm->evict_end[i];
+				sm->pf_end[i] = start + xfer(sm->evicted[i],
+							     sm->pr_true);
+			}
+			tt_tl_bwd_check(tl, i, sm->evicted[i], sm->evicted[i]);
+			tt_tl_prefetch_end(tl, i, sm->pf_end[i]);
+		}
+		sm->evicted[i] = 0;
+		break;
+	default:
+		break;
+	}
+	return act;
+}
+
+/*
+ * One model iteration from @t0: layers 10..40 (skipping @skip, adding
+ * @extra after layer 40 with the same pattern), times x @scale.
+ * Returns tt_tl_iter_begin()'s bits.
+ */
+static unsigned int run_iter(struct tt_tl *tl, struct sim *sm,
+			     unsigned long long t0, unsigned int scale,
+			     unsigned int skip, unsigned int extra)
+{
+	unsigned int ids[5] = { 10, 20, 30, 40, extra }, n = extra ? 5 : 4;
+	unsigned int ret, k;
+
+	memset(sm->evicted, 0, sizeof(sm->evicted));
+	memset(sm->pf_end, 0, sizeof(sm->pf_end));
+	sm->pf_busy = 0;
+	sm->evict_ids = 0;
+	ret = tt_tl_iter_begin(tl, t0);
+	for (k = 0; k < n; k++) {
+		unsigned long long t = t0 + 10 * k * MS * scale;
+
+		if (ids[k] == skip)
+			continue;
+		sim_event(tl, sm, ids[k], TT_TL_FWD, 0, t);
+		tt_tl_saved(tl, idx_of(tl, ids[k]), 8 * MIB, 0);
+		sim_event(tl, sm, ids[k], TT_TL_FWD, 1, t + 10 * MS * scale);
+	}
+	for (k = n; k-- > 0;) {
+		unsigned long long t = t0 + (10 * n + 5 + 10 * (n - 1 - k)) * MS * scale;
+
+		if (ids[k] == skip)
+			continue;
+		sim_event(tl, sm, ids[k], TT_TL_BWD, 0, t);
+		sim_event(tl, sm, ids[k], TT_TL_BWD, 1, t + 10 * MS * scale);
+	}
+	return ret;
+}
+
+#define ITER_NS (100 * MS)
+
+/* @v is within 0.1% of @want. */
+#define assert_near(v, want) do {					\
+	unsigned long long _v = (v), _w = (want);			\
+	assert_true(_v >= _w - _w / 1000 && _v <= _w + _w / 1000);	\
+} while (0)
+
+static struct tt_tl_layer *L(struct tt_tl *tl, unsigned int id)
+{
+	int i = tt_tl_find(tl, id);
+
+	assert_true(i >= 0);
+	return &tl->st.layers[i];
+}
+
+/* Three profiling iterations: averaged profile, no plan, no eviction. */
+static void test_profile_n_iterations(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	struct tt_tl tl;
+	unsigned int i, ret;
+
+	(void)state;
+	setup_tl(&tl, 3, CAP);
+	for (i = 0; i < 3; i++) {
+		ret = run_iter(&tl, &sm, 1000 * MS + i * 1000 * MS, 2 + i, 0, 0);
+		assert_false(ret & TT_TL_IB_PLANNED);
+		assert_false(ret & TT_TL_IB_REPROFILE);
+		assert_int_equal(tl.profiled, i);
+	}
+	assert_int_equal(sm.evictions, 0);
+	ret = tt_tl_iter_begin(&tl, 4000 * MS);
+	assert_true(ret & TT_TL_IB_CLOSED);
+	assert_true(ret & TT_TL_IB_PLANNED);
+	assert_int_equal(tl.profiled, 3);
+	/* the mean of scales 2, 3, 4: layer 10 ends its forward at 30 ms */
+	assert_near(L(&tl, 10)->prof.fwd_end, 30 * MS);
+	assert_near(L(&tl, 10)->prof.bwd_start, 3 * 75 * MS);
+	assert_near(tl.prof_iter_ns, 3 * 85 * MS);
+	assert_int_equal(L(&tl, 40)->prof.saved, 8 * MIB);
+	assert_int_equal(L(&tl, 40)->samples, 3);
+	assert_int_equal(tl.counts.iterations, 4);
+	assert_int_equal(tl.counts.reprofiles, 0);
+}
+
+/* The plan is tt_policy_plan()'s on the profile; schedule in time order. */
+static void test_plan_built(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	struct tt_policy_params p = { RATE, RATE, 1 * MS, P4K };
+	struct tt_policy_layer ref[4];
+	unsigned int order[4], i, id, ret;
+	unsigned long long next, last = 0;
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	ret = tt_tl_iter_begin(&tl, 2000 * MS);
+	assert_true(ret & TT_TL_IB_PLANNED);
+
+	for (i = 0; i < 4; i++) {
+		memset(&ref[i], 0, sizeof(ref[i]));
+		ref[i].layer = 10 * (i + 1);
+		ref[i].fwd_start_ns = 10 * i * MS;
+		ref[i].fwd_end_ns = (10 * i + 10) * MS;
+		ref[i].bwd_start_ns = (45 + 10 * (3 - i)) * MS;
+		ref[i].bwd_end_ns = ref[i].bwd_start_ns + 10 * MS;
+		ref[i].saved_bytes = 8 * MIB;
+	}
+	assert_int_equal(tt_policy_plan(&p, ref, 4, order, NULL, NULL), 0);
+	for (i = 0; i < 4; i++) {
+		struct tt_tl_layer *l = L(&tl, ref[i].layer);
+
+		assert_true(l->flags & TT_TL_L_PLANNED);
+		assert_int_equal(l->status, ref[i].status);
+		assert_int_equal(l->final_bytes, ref[i].final_bytes);
+		assert_int_equal(l->prefetch_ns, ref[i].prefetch_ns);
+	}
+	/* the model has all three outcomes */
+	assert_int_equal(L(&tl, 10)->status, TT_POLICY_ACCEPTED);
+	assert_int_equal(L(&tl, 40)->status, TT_POLICY_MODIFIED);
+
+	/* the schedule hands out every non-dropped layer in trigger order */
+	for (i = 0; tt_tl_next_due(&tl, ~0ULL - 1, &id, &next); i++) {
+		assert_true(L(&tl, id)->final_bytes > 0);
+		assert_true(L(&tl, id)->prefetch_ns >= last);
+		last = L(&tl, id)->prefetch_ns;
+	}
+	assert_int_equal(next, ~0ULL);
+	assert_int_equal(i, tl.ndue);
+	assert_true(i >= 2);
+}
+
+/* A planned iteration evicts at forward ends, exactly the plan's bytes. */
+static void test_planned_iteration_evicts(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	struct tt_tl tl;
+	unsigned int id;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	run_iter(&tl, &sm, 2000 * MS, 1, 0, 0);
+	for (id = 10; id <= 40; id += 10) {
+		struct tt_tl_layer *l = L(&tl, id);
+
+		if (l->final_bytes) {
+			assert_int_equal(l->x.evicted_bytes, l->final_bytes);
+			assert_true(l->x.evict_start >= l->x.fwd_end);
+			assert_true(l->x.prefetch_end <= l->x.bwd_start);
+		} else {
+			assert_int_equal(l->x.evicted_bytes, 0);
+		}
+	}
+	assert_int_equal(tl.counts.layers_accepted + tl.counts.layers_modified,
+			 sm.evictions);
+	assert_int_equal(tl.counts.layers_accepted + tl.counts.layers_modified +
+			 tl.counts.layers_dropped, 4);
+	assert_int_equal(tl.counts.late_count, 0);
+	assert_true(tl.counts.ontime_bytes > 0);
+
+	/* with @allow 0 (an earlier eviction still out) nothing is ordered */
+	sm.allow = 0;
+	sm.evictions = 0;
+	run_iter(&tl, &sm, 3000 * MS, 1, 0, 0);
+	assert_int_equal(sm.evictions, 0);
+
+	/* off: the plan exists, nothing is ordered or counted as dropped */
+	sm.allow = 1;
+	tl.off = 1;
+	run_iter(&tl, &sm, 4000 * MS, 1, 0, 0);
+	assert_true(tl.planned);
+	assert_int_equal(sm.evictions, 0);
+}
+
+/* A layer id the profile does not know is never evicted; then reprofile. */
+static void test_unknown_layer(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	struct tt_tl tl;
+	unsigned int ret;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	run_iter(&tl, &sm, 2000 * MS, 1, 0, 50);
+	assert_false(sm.evict_ids & (1U << 4));
+	assert_int_equal(tl.counts.layers_unknown, 1);
+	assert_false(L(&tl, 50)->flags & TT_TL_L_PLANNED);
+	assert_true(sm.evict_ids & 1);		/* layer 10 still was */
+
+	ret = run_iter(&tl, &sm, 3000 * MS, 1, 0, 50);
+	assert_true(ret & TT_TL_IB_REPROFILE);
+	assert_false(ret & TT_TL_IB_PLANNED);
+	assert_int_equal(tl.counts.reprofiles, 1);
+	assert_int_equal(sm.evict_ids, 0);
+	/* profiling again: not counted as unknown */
+	assert_int_equal(tl.counts.layers_unknown, 1);
+
+	/* the new layer set is learnt: layer 50 is planned next time */
+	ret = run_iter(&tl, &sm, 4000 * MS, 1, 0, 50);
+	assert_true(ret & TT_TL_IB_PLANNED);
+	assert_true(L(&tl, 50)->flags & TT_TL_L_PLANNED);
+	assert_int_equal(tl.counts.reprofiles, 1);
+}
+
+/* A missing layer, a much slower iteration, events out of order. */
+static void test_deviations(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long bytes;
+	struct tt_tl tl;
+	unsigned int ret;
+	int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+
+	/* layer 20 missing */
+	ret = run_iter(&tl, &sm, 2000 * MS, 1, 20, 0);
+	assert_true(ret & TT_TL_IB_PLANNED);
+	ret = run_iter(&tl, &sm, 3000 * MS, 1, 0, 0);
+	assert_true(ret & TT_TL_IB_REPROFILE);
+	assert_int_equal(tl.counts.reprofiles, 1);
+	assert_int_equal(sm.evict_ids, 0);
+
+	/* 1.9x slower is fine, 3x slower is not */
+	ret = run_iter(&tl, &sm, 4000 * MS, 1, 0, 0);
+	assert_false(ret & TT_TL_IB_REPROFILE);
+	assert_true(ret & TT_TL_IB_PLANNED);
+	tt_tl_iter_begin(&tl, 5000 * MS);
+	for (i = 0; i < 4; i++) {
+		unsigned int id = 10 * (i + 1);
+		int k = idx_of(&tl, id);
+
+		tt_tl_layer_event(&tl, k, TT_TL_FWD, 0, 5000 * MS + 19 * i * MS, 1, &bytes);
+		tt_tl_layer_event(&tl, k, TT_TL_FWD, 1, 5000 * MS + 19 * i * MS + 19 * MS, 1, &bytes);
+	}
+	for (i = 3; i >= 0; i--) {
+		int k = idx_of(&tl, 10 * (i + 1));
+		unsigned long long t = 5000 * MS + (76 + 19 * (3 - i)) * MS;
+
+		tt_tl_layer_event(&tl, k, TT_TL_BWD, 0, t, 1, &bytes);
+		tt_tl_layer_event(&tl, k, TT_TL_BWD, 1, t + 19 * MS, 1, &bytes);
+	}
+	ret = run_iter(&tl, &sm, 6000 * MS, 3, 0, 0);
+	assert_false(ret & TT_TL_IB_REPROFILE);
+	ret = tt_tl_iter_begin(&tl, 7000 * MS);
+	assert_true(ret & TT_TL_IB_REPROFILE);
+	assert_int_equal(tl.counts.reprofiles, 2);
+
+	/* out of order: a backward end without its begin, a begin twice */
+	run_iter(&tl, &sm, 8000 * MS, 1, 0, 0);
+	tt_tl_iter_begin(&tl, 9000 * MS);
+	assert_true(tl.planned);
+	i = idx_of(&tl, 10);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_BWD, 1, 9001 * MS, 1, &bytes),
+			 TT_TL_ACT_FORGET);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 0, 9002 * MS, 1, &bytes),
+			 TT_TL_ACT_NONE);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 9003 * MS, 1, &bytes),
+			 TT_TL_ACT_NONE);		/* no eviction */
+	i = idx_of(&tl, 20);
+	tt_tl_layer_event(&tl, i, TT_TL_FWD, 0, 9004 * MS, 1, &bytes);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 0, 9005 * MS, 1, &bytes),
+			 TT_TL_ACT_NONE);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 9006 * MS, 1, &bytes),
+			 TT_TL_ACT_NONE);
+	assert_true(L(&tl, 10)->seen & TT_TL_S_ERR);
+	assert_true(L(&tl, 20)->seen & TT_TL_S_ERR);
+	/* backward begin still asks for the data back */
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_BWD, 0, 9007 * MS, 1, &bytes),
+			 TT_TL_ACT_FETCH);
+}
+
+/* Events before the first iteration and for no layer plan: harmless. */
+static void test_outside_iteration(void **state)
+{
+	unsigned long long bytes = 1;
+	struct tt_tl tl;
+	int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	i = idx_of(&tl, 7);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 5, 1, &bytes),
+			 TT_TL_ACT_NONE);
+	assert_int_equal(bytes, 0);
+	tt_tl_saved(&tl, i, 4 * P4K, 1);
+	tt_tl_saved(&tl, i, 2 * P4K, 0);
+	assert_int_equal(tt_tl_iter_begin(&tl, 10), 0);
+	/* persistent bytes count as saved in every iteration */
+	assert_int_equal(L(&tl, 7)->cur.saved, 4 * P4K);
+	tt_tl_unsaved(&tl, i, 4 * P4K);
+	assert_int_equal(L(&tl, 7)->persist_bytes, 0);
+	/* an iteration without a complete layer is not a profile */
+	assert_int_equal(tt_tl_iter_begin(&tl, 20), TT_TL_IB_CLOSED);
+	assert_int_equal(tl.profiled, 0);
+	assert_int_equal(tl.counts.reprofiles, 0);
+}
+
+/*
+ * Lead-time feedback: PR is 20% slower than assumed and never learnt. The
+ * first planned iteration is late; the lead grows and the late count stops
+ * growing after a few iterations while the lead settles.
+ */
+static void test_lead_converges(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE * 8 / 10, .allow = 1 };
+	unsigned long long late_at_5, lead_at_10;
+	struct tt_tl tl;
+	unsigned int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	for (i = 0; i < 40; i++) {
+		run_iter(&tl, &sm, (1 + i) * 1000 * MS, 1, 0, 0);
+		if (i == 5)
+			late_at_5 = tl.counts.late_count;
+		if (i == 10)
+			lead_at_10 = L(&tl, 10)->lead_ns + L(&tl, 20)->lead_ns;
+	}
+	assert_true(late_at_5 >= 1);
+	assert_int_equal(tl.counts.late_count, late_at_5);
+	assert_int_equal(tl.counts.reprofiles, 0);
+	/* the lead stays positive and shrinks only slowly */
+	assert_true(L(&tl, 10)->lead_ns + L(&tl, 20)->lead_ns > 0);
+	assert_true(L(&tl, 10)->lead_ns + L(&tl, 20)->lead_ns <= lead_at_10);
+	assert_true(tl.counts.ontime_bytes > 30 * 8 * MIB);
+}
+
+/*
+ * With learning on, a 1000x optimistic PR (and ER 2x) recovers too: late
+ * at first, then the rates are learnt and nothing is late any more.
+ */
+static void test_rates_learnt(void **state)
+{
+	struct sim sm = { .er_true = RATE / 2, .pr_true = RATE / 2, .learn = 1,
+			  .allow = 1 };
+	unsigned long long late_at_25;
+	struct tt_tl tl;
+	unsigned int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_rates(&tl, 0, RATE * 1000);
+	assert_int_equal(tl.er_bps, RATE);
+	for (i = 0; i < 40; i++) {
+		run_iter(&tl, &sm, (1 + i) * 1000 * MS, 1, 0, 0);
+		if (i == 25)
+			late_at_25 = tl.counts.late_count;
+	}
+	assert_true(late_at_25 >= 1);
+	assert_int_equal(tl.counts.late_count, late_at_25);
+	/* within 5% of the truth */
+	assert_true(tl.er_bps > RATE / 2 * 95 / 100 && tl.er_bps < RATE / 2 * 105 / 100);
+	assert_true(tl.pr_bps > RATE / 2 * 95 / 100 && tl.pr_bps < RATE / 2 * 105 / 100);
+}
+
+/* EWMA of the rates: 1/4 weight, small or instant samples ignored. */
+static void test_rate_ewma(void **state)
+{
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_rate_sample(&tl, TT_TL_EVICT, 2 * RATE / 1000, 1 * MS); /* 2e9 */
+	assert_int_equal(tl.er_bps, RATE + RATE / 4);
+	assert_int_equal(tl.pr_bps, RATE);
+	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, 1000 * 1000, 2 * MS); /* 5e8 */
+	assert_int_equal(tl.pr_bps, RATE - RATE / 8);
+	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, TT_TL_RATE_MIN_BYTES - 1, 1);
+	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, 1 << 30, 0);
+	assert_int_equal(tl.pr_bps, RATE - RATE / 8);
+	tt_tl_set_rates(&tl, 7, 0);
+	assert_int_equal(tl.er_bps, 7);
+	assert_int_equal(tl.pr_bps, RATE - RATE / 8);
+	/* 18 GiB in 1 ns does not overflow the rate */
+	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, 18ULL << 30, 1);
+	assert_true(tl.pr_bps > RATE);
+}
+
+/* Late and on-time accounting happens once per layer-iteration. */
+static void test_bwd_check_once(void **state)
+{
+	unsigned long long bytes;
+	struct tt_tl tl;
+	int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_iter_begin(&tl, 0);
+	i = idx_of(&tl, 3);
+	tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 10, 1, &bytes);
+	tt_tl_layer_event(&tl, i, TT_TL_BWD, 0, 100, 1, &bytes);
+	tt_tl_bwd_check(&tl, i, 10 * P4K, 4 * P4K);
+	tt_tl_bwd_check(&tl, i, 10 * P4K, 4 * P4K);
+	assert_int_equal(tl.counts.late_bytes, 4 * P4K);
+	assert_int_equal(tl.counts.ontime_bytes, 6 * P4K);
+	assert_int_equal(tl.counts.late_count, 1);
+	assert_int_equal(L(&tl, 3)->x.late_bytes, 4 * P4K);
+	/* nothing evicted: nothing counted */
+	i = idx_of(&tl, 4);
+	tt_tl_bwd_check(&tl, i, 0, 0);
+	assert_int_equal(tl.counts.late_count, 1);
+}
+
+/* Layers kept sorted by id; ENOSPC when full; storage moves. */
+static void test_table_and_storage(void **state)
+{
+	static struct tt_tl_layer big[2 * CAP];
+	static struct tt_policy_layer bplan[2 * CAP];
+	static unsigned int border[2 * CAP];
+	static struct tt_tl_due bdue[2 * CAP];
+	struct tt_tl_storage st = {
+		.layers = big, .plan = bplan, .order = border, .due = bdue,
+		.cap = 2 * CAP,
+	};
+	struct tt_tl tl;
+	unsigned int i;
+	int k;
+
+	(void)state;
+	setup_tl(&tl, 1, 8);
+	for (i = 0; i < 8; i++)
+		assert_true(tt_tl_add(&tl, (i * 5) % 8 + 100, (void *)(long)i) >= 0);
+	assert_int_equal(tt_tl_add(&tl, 1, NULL), -TT_TL_ENOSPC);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(tl.st.layers[i].id, 100 + i);
+	k = tt_tl_find(&tl, 105);
+	assert_int_equal(k, 5);
+	assert_ptr_equal(tl.st.layers[k].priv, (void *)(long)1);
+	assert_int_equal(tt_tl_find(&tl, 99), -1);
+	assert_int_equal(tt_tl_find(&tl, 108), -1);
+
+	tt_tl_set_storage(&tl, &st);
+	assert_int_equal(tt_tl_add(&tl, 1, NULL), 0);
+	assert_int_equal(tt_tl_find(&tl, 105), 6);
+	assert_int_equal(tl.n, 9);
+	assert_int_equal(tl.st.cap, 2 * CAP);
+	for (i = 1; i < tl.n; i++)
+		assert_true(tl.st.layers[i - 1].id < tl.st.layers[i].id);
+}
+
+/* A prefetch already due at the forward end: no eviction then. */
+static void test_due_before_forward_end(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long bytes, next;
+	struct tt_tl tl;
+	unsigned int id;
+	int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	tt_tl_iter_begin(&tl, 2000 * MS);
+	i = idx_of(&tl, 10);
+	assert_true(L(&tl, 10)->final_bytes > 0);
+	/* everything is due a second later */
+	while (tt_tl_next_due(&tl, 3000 * MS, &id, &next))
+		;
+	assert_true(L(&tl, 10)->seen & TT_TL_S_DUE);
+	tt_tl_layer_event(&tl, i, TT_TL_FWD, 0, 3000 * MS, 1, &bytes);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 3001 * MS, 1, &bytes),
+			 TT_TL_ACT_NONE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_n_iterations),
+		cmocka_unit_test(test_plan_built),
+		cmocka_unit_test(test_planned_iteration_evicts),
+		cmocka_unit_test(test_unknown_layer),
+		cmocka_unit_test(test_deviations),
+		cmocka_unit_test(test_outside_iteration),
+		cmocka_unit_test(test_lead_converges),
+		cmocka_unit_test(test_rates_learnt),
+		cmocka_unit_test(test_rate_ewma),
+		cmocka_unit_test(test_bwd_check_once),
+		cmocka_unit_test(test_table_and_storage),
+		cmocka_unit_test(test_due_before_forward_end),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * timeline.c - profile, plan and feedback of one session's scheduler.
+ *
+ * No includes besides timeline.h (and through it policy.h) and no library
+ * calls: compiled into the kernel module and into userspace. See
+ * timeline.h for the semantics. The plan itself is tt_policy_plan()'s;
+ * nothing here re-derives its equations.
+ */
+#include "timeline.h"
+
+#define TT_TL_NO_TIME	(~0ULL)
+
+static const struct tt_tl_times tt_tl_zero_times;
+static const struct tt_tl_exec tt_tl_zero_exec;
+
+static unsigned long long max_u64(unsigned long long a, unsigned long long b)
+{
+	return a > b ? a : b;
+}
+
+static unsigned long long min_u64(unsigned long long a, unsigned long long b)
+{
+	return a < b ? a : b;
+}
+
+void tt_tl_init(struct tt_tl *tl, unsigned long long page_size,
+		unsigned int profile_iters, unsigned long long stay_ns,
+		unsigned long long er_bps, unsigned long long pr_bps)
+{
+	static const struct tt_tl zero;
+
+	*tl = zero;
+	tl->page_size = page_size;
+	tl->profile_iters = profile_iters ? profile_iters : 1;
+	tl->stay_ns = stay_ns;
+	tl->er_bps = er_bps ? er_bps : 1;
+	tl->pr_bps = pr_bps ? pr_bps : 1;
+}
+
+void tt_tl_set_storage(struct tt_tl *tl, const struct tt_tl_storage *st)
+{
+	unsigned int i;
+
+	if (st->layers != tl->st.layers)
+		for (i = 0; i < tl->n; i++)
+			st->layers[i] = tl->st.layers[i];
+	if (st->due != tl->st.due)
+		for (i = 0; i < tl->ndue; i++)
+			st->due[i] = tl->st.due[i];
+	tl->st = *st;
+}
+
+/* The first index whose id is >= @id (tl->n when none). */
+static unsigned int lower_bound(const struct tt_tl *tl, unsigned int id)
+{
+	unsigned int lo = 0, hi = tl->n;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (tl->st.layers[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int tt_tl_find(struct tt_tl *tl, unsigned int id)
+{
+	unsigned int i;
+
+	if (tl->hint < tl->n && tl->st.layers[tl->hint].id == id)
+		return (int)tl->hint;
+	i = lower_bound(tl, id);
+	if (i == tl->n || tl->st.layers[i].id != id)
+		return -1;
+	tl->hint = i;
+	return (int)i;
+}
+
+int tt_tl_add(struct tt_tl *tl, unsigned int id, void *priv)
+{
+	static const struct tt_tl_layer zero;
+	struct tt_tl_layer *l;
+	unsigned int i, pos;
+
+	if (tl->n >= tl->st.cap)
+		return -TT_TL_ENOSPC;
+	pos = lower_bound(tl, id);
+	for (i = tl->n; i > pos; i--)
+		tl->st.layers[i] = tl->st.layers[i - 1];
+	tl->n++;
+	l = &tl->st.layers[pos];
+	*l = zero;
+	l->id = id;
+	l->priv = priv;
+	l->status = TT_POLICY_DROPPED;
+	tl->hint = pos;
+	return (int)pos;
+}
+
+unsigned long long tt_tl_rel(const struct tt_tl *tl, unsigned long long now)
+{
+	if (!tl->in_iter || now <= tl->iter_start)
+		return 0;
+	return now - tl->iter_start;
+}
+
+/* Weight of the next sample: a plain mean over the first ones. */
+static unsigned int sample_weight(unsigned int samples)
+{
+	unsigned int w = 1024 / (samples + 1);
+
+	return w > TT_TL_WEIGHT ? w : TT_TL_WEIGHT;
+}
+
+static void lead_grow(struct tt_tl_layer *l, unsigned long long late_ns)
+{
+	unsigned long long lead = l->lead_ns + late_ns + late_ns / 2;
+
+	if (lead < l->lead_ns)			/* overflow */
+		lead = TT_TL_NO_TIME;
+	l->lead_ns = min_u64(lead, l->prof.bwd_start);
+}
+
+/*
+ * On time with @slack_ns to spare: shrink towards a slack of lead/8, by at
+ * most lead/8 per iteration, so the lead settles with a margin instead of
+ * shrinking until the layer is late again.
+ */
+static void lead_shrink(struct tt_tl_layer *l, unsigned long long slack_ns)
+{
+	unsigned long long margin = l->lead_ns / 8;
+
+	if (slack_ns > margin)
+		l->lead_ns -= min_u64(margin, (slack_ns - margin) / 2);
+}
+
+#define TT_TL_S_COMPLETE (TT_TL_S_FWD_END | TT_TL_S_BWD_BEGIN | TT_TL_S_BWD_END)
+
+static int complete(const struct tt_tl_layer *l)
+{
+	return (l->seen & (TT_TL_S_COMPLETE | TT_TL_S_ERR)) == TT_TL_S_COMPLETE;
+}
+
+static void fold(struct tt_tl_layer *l)
+{
+	unsigned int w = sample_weight(l->samples);
+	unsigned long long fs = l->cur.fwd_end;
+
+	if (l->seen & TT_TL_S_FWD_BEGIN)
+		fs = l->cur.fwd_start;
+
+	l->prof.fwd_start = tt_policy_ewma(l->prof.fwd_start, fs, w);
+	l->prof.fwd_end = tt_policy_ewma(l->prof.fwd_end, l->cur.fwd_end, w);
+	l->prof.bwd_start = tt_policy_ewma(l->prof.bwd_start, l->cur.bwd_start, w);
+	l->prof.bwd_end = tt_policy_ewma(l->prof.bwd_end, l->cur.bwd_end, w);
+	l->prof.saved = tt_policy_ewma(l->prof.saved, l->cur.saved, w);
+	l->flags |= TT_TL_L_PROFILED;
+	if (l->samples < ~0U)
+		l->samples++;
+}
+
+/* Close the current iteration at relative time @end_rel. */
+static unsigned int close_iteration(struct tt_tl *tl,
+				    unsigned long long end_rel)
+{
+	unsigned int i, ncomplete = 0;
+	int deviate = 0;
+
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+
+		/* A prefetch still running when the iteration ends. */
+		if ((l->seen & TT_TL_S_LATE) && end_rel > l->cur.bwd_start)
+			lead_grow(l, end_rel - l->cur.bwd_start);
+		l->seen &= ~TT_TL_S_LATE;
+		/*
+		 * Not evicted: the lead fades, so a layer the lead made the
+		 * policy drop is tried again.
+		 */
+		if (!(l->seen & TT_TL_S_EVICT))
+			l->lead_ns -= l->lead_ns / 8;
+		if (complete(l))
+			ncomplete++;
+		if (tl->profiled &&
+		    !complete(l) != !(l->flags & TT_TL_L_PROFILED))
+			deviate = 1;
+	}
+	if (tl->profiled && tl->last_rel / 2 > tl->prof_iter_ns)
+		deviate = 1;
+
+	if (deviate) {
+		for (i = 0; i < tl->n; i++) {
+			tl->st.layers[i].flags &= ~TT_TL_L_PROFILED;
+			tl->st.layers[i].samples = 0;
+			tl->st.layers[i].prof = tt_tl_zero_times;
+		}
+		tl->profiled = 0;
+		tl->prof_iter_ns = 0;
+		tl->counts.reprofiles++;
+		return TT_TL_IB_REPROFILE;
+	}
+	/* An iteration without any complete layer teaches nothing. */
+	if (!ncomplete)
+		return 0;
+	for (i = 0; i < tl->n; i++)
+		if (complete(&tl->st.layers[i]))
+			fold(&tl->st.layers[i]);
+	tl->prof_iter_ns = tt_policy_ewma(tl->prof_iter_ns, tl->last_rel,
+					  sample_weight(tl->profiled));
+	if (tl->profiled < ~0U)
+		tl->profiled++;
+	return 0;
+}
+
+/* Schedule order: trigger time, then layer id. */
+static int due_before(const struct tt_tl_due *a, const struct tt_tl_due *b)
+{
+	return a->t != b->t ? a->t < b->t : a->id < b->id;
+}
+
+static void due_sift(struct tt_tl_due *d, unsigned int root, unsigned int n)
+{
+	for (;;) {
+		unsigned int child = 2 * root + 1;
+		struct tt_tl_due tmp;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && due_before(&d[child], &d[child + 1]))
+			child++;
+		if (!due_before(&d[root], &d[child]))
+			return;
+		tmp = d[root];
+		d[root] = d[child];
+		d[child] = tmp;
+		root = child;
+	}
+}
+
+/* Heapsort: O(n log n), in place. */
+static void due_sort(struct tt_tl_due *d, unsigned int n)
+{
+	struct tt_tl_due tmp;
+	unsigned int i;
+
+	for (i = n / 2; i-- > 0;)
+		due_sift(d, i, n);
+	for (i = n; i-- > 1;) {
+		tmp = d[0];
+		d[0] = d[i];
+		d[i] = tmp;
+		due_sift(d, 0, i);
+	}
+}
+
+/* Plan the new iteration over the profiled layers; 1 when planned. */
+static int plan(struct tt_tl *tl)
+{
+	struct tt_policy_params p = {
+		.er_bps = tl->er_bps,
+		.pr_bps = tl->pr_bps,
+		.stay_ns = tl->stay_ns,
+		.page_size = tl->page_size,
+	};
+	unsigned int i, m = 0;
+
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+		struct tt_policy_layer *pl;
+
+		if (!(l->flags & TT_TL_L_PROFILED))
+			continue;
+		pl = &tl->st.plan[m++];
+		pl->layer = l->id;
+		/* averages of ordered samples stay ordered; be safe anyway */
+		pl->fwd_start_ns = l->prof.fwd_start;
+		pl->fwd_end_ns = max_u64(l->prof.fwd_end, pl->fwd_start_ns);
+		pl->bwd_start_ns = max_u64(l->prof.bwd_start, pl->fwd_end_ns);
+		pl->bwd_end_ns = max_u64(l->prof.bwd_end, pl->bwd_start_ns);
+		pl->saved_bytes = l->prof.saved;
+		pl->lead_ns = l->lead_ns;
+	}
+	if (tt_policy_plan(&p, tl->st.plan, m, tl->st.order, (void *)0,
+			   (void *)0))
+		return 0;
+
+	m = 0;
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+		const struct tt_policy_layer *pl;
+
+		if (!(l->flags & TT_TL_L_PROFILED))
+			continue;
+		pl = &tl->st.plan[m++];
+		l->flags |= TT_TL_L_PLANNED;
+		l->status = pl->status;
+		l->final_bytes = pl->final_bytes;
+		l->prefetch_ns = pl->prefetch_ns;
+		if (!pl->final_bytes)
+			continue;
+		tl->st.due[tl->ndue].t = pl->prefetch_ns;
+		tl->st.due[tl->ndue].id = l->id;
+		tl->ndue++;
+	}
+	due_sort(tl->st.due, tl->ndue);
+	return 1;
+}
+
+unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
+{
+	unsigned int ret = 0, i;
+
+	if (tl->in_iter)
+		ret = TT_TL_IB_CLOSED |
+		      close_iteration(tl, tt_tl_rel(tl, now));
+
+	tl->counts.iterations++;
+	tl->iter_seq++;
+	tl->in_iter = 1;
+	tl->iter_start = now;
+	tl->last_rel = 0;
+	tl->planned = 0;
+	tl->ndue = 0;
+	tl->due_pos = 0;
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+
+		l->seen = 0;
+		l->cur = tt_tl_zero_times;
+		l->cur.saved = l->persist_bytes;
+		l->x = tt_tl_zero_exec;
+		l->flags &= ~TT_TL_L_PLANNED;
+		l->status = TT_POLICY_DROPPED;
+		l->final_bytes = 0;
+		l->prefetch_ns = 0;
+	}
+	if (tl->profiled >= tl->profile_iters && plan(tl)) {
+		tl->planned = 1;
+		ret |= TT_TL_IB_PLANNED;
+	}
+	return ret;
+}
+
+/* The layer takes part in the current iteration. */
+static void touch(struct tt_tl *tl, struct tt_tl_layer *l)
+{
+	if (l->seen & TT_TL_S_ANY)
+		return;
+	l->seen |= TT_TL_S_ANY;
+	if (tl->planned && !(l->flags & TT_TL_L_PLANNED))
+		tl->counts.layers_unknown++;
+}
+
+static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
+				 unsigned long long rel, int allow, unsigned long long *bytes)
+{
+	if (l->seen & (TT_TL_S_FWD_END | TT_TL_S_BWD_BEGIN | TT_TL_S_BWD_END)) {
+		l->seen |= TT_TL_S_ERR;
+		return TT_TL_ACT_NONE;
+	}
+	l->seen |= TT_TL_S_FWD_END;
+	l->cur.fwd_end = rel;
+	l->x.fwd_end = rel;
+	if ((l->seen & TT_TL_S_ERR) || !tl->planned || tl->off ||
+	    !(l->flags & TT_TL_L_PLANNED))
+		return TT_TL_ACT_NONE;
+	if (!l->final_bytes) {
+		tl->counts.layers_dropped++;
+		return TT_TL_ACT_NONE;
+	}
+	/* Not when its prefetch is already due: the plan is off the mark. */
+	if (!allow || (l->seen & TT_TL_S_DUE))
+		return TT_TL_ACT_NONE;
+	if (l->status == TT_POLICY_ACCEPTED)
+		tl->counts.layers_accepted++;
+	else
+		tl->counts.layers_modified++;
+	l->seen |= TT_TL_S_EVICT;
+	*bytes = l->final_bytes;
+	return TT_TL_ACT_EVICT;
+}
+
+enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
+				    int phase, int end, unsigned long long now,
+				    int allow, unsigned long long *bytes)
+{
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+	unsigned long long rel;
+
+	*bytes = 0;
+	if (!tl->in_iter)
+		return TT_TL_ACT_NONE;
+	rel = tt_tl_rel(tl, now);
+	tl->last_rel = max_u64(tl->last_rel, rel);
+	touch(tl, l);
+
+	if (phase == TT_TL_FWD && !end) {
+		if (l->seen & (TT_TL_S_FWD_BEGIN | TT_TL_S_FWD_END |
+			       TT_TL_S_BWD_BEGIN | TT_TL_S_BWD_END)) {
+			l->seen |= TT_TL_S_ERR;
+		} else {
+			l->seen |= TT_TL_S_FWD_BEGIN;
+			l->cur.fwd_start = rel;
+		}
+		return TT_TL_ACT_NONE;
+	}
+	if (phase == TT_TL_FWD)
+		return fwd_end(tl, l, rel, allow, bytes);
+	if (!end) {
+		if (!(l->seen & TT_TL_S_FWD_END) ||
+		    (l->seen & (TT_TL_S_BWD_BEGIN | TT_TL_S_BWD_END)))
+			l->seen |= TT_TL_S_ERR;
+		if (!(l->seen & TT_TL_S_BWD_BEGIN)) {
+			l->seen |= TT_TL_S_BWD_BEGIN;
+			l->cur.bwd_start = rel;
+			l->x.bwd_start = rel;
+		}
+		return TT_TL_ACT_FETCH;
+	}
+	if (!(l->seen & TT_TL_S_BWD_BEGIN) || (l->seen & TT_TL_S_BWD_END))
+		l->seen |= TT_TL_S_ERR;
+	if (!(l->seen & TT_TL_S_BWD_END)) {
+		l->seen |= TT_TL_S_BWD_END;
+		l->cur.bwd_end = rel;
+	}
+	return TT_TL_ACT_FORGET;
+}
+
+void tt_tl_saved(struct tt_tl *tl, unsigned int idx, unsigned long long bytes,
+		 int persistent)
+{
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+
+	if (tl->in_iter) {
+		l->cur.saved += bytes;
+		touch(tl, l);
+	}
+	if (persistent)
+		l->persist_bytes += bytes;
+}
+
+void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx, unsigned long long bytes)
+{
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+
+	l->persist_bytes -= min_u64(bytes, l->persist_bytes);
+}
+
+int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
+		   unsigned long long *next)
+{
+	const struct tt_tl_due *d;
+	int idx;
+
+	if (tl->due_pos >= tl->ndue) {
+		*next = TT_TL_NO_TIME;
+		return 0;
+	}
+	d = &tl->st.due[tl->due_pos];
+	if (tt_tl_rel(tl, now) < d->t) {
+		*next = tl->iter_start + d->t;
+		return 0;
+	}
+	tl->due_pos++;
+	*id = d->id;
+	idx = tt_tl_find(tl, d->id);
+	if (idx >= 0)
+		tl->st.layers[idx].seen |= TT_TL_S_DUE;
+	return 1;
+}
+
+void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,
+		       unsigned long long now)
+{
+	tl->st.layers[idx].x.evict_start = tt_tl_rel(tl, now);
+}
+
+void tt_tl_evict_end(struct tt_tl *tl, unsigned int idx,
+		     unsigned long long now, unsigned long long bytes)
+{
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+
+	l->x.evict_end = tt_tl_rel(tl, now);
+	l->x.evicted_bytes = bytes;
+}
+
+void tt_tl_prefetch_start(struct tt_tl *tl, unsigned int idx,
+			  unsigned long long now)
+{
+	tl->st.layers[idx].x.prefetch_start = tt_tl_rel(tl, now);
+}
+
+void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
+			unsigned long long now)
+{
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+	unsigned long long rel = tt_tl_rel(tl, now);
+
+	l->x.prefetch_end = rel;
+	if (!(l->seen & TT_TL_S_LATE))
+		return;
+	l->seen &= ~TT_TL_S_LATE;
+	if (rel > l->cur.bwd_start)
+		lead_grow(l, rel - l->cur.bwd_start);
+}
+
+void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
+		     unsigned long long evicted,
+		     unsigned long long outstanding)
+{
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+
+	if (!evicted || (l->seen & TT_TL_S_CHECKED))
+		return;
+	l->seen |= TT_TL_S_CHECKED;
+	outstanding = min_u64(outstanding, evicted);
+	l->x.late_bytes = outstanding;
+	tl->counts.ontime_bytes += evicted - outstanding;
+	tl->counts.late_bytes += outstanding;
+	if (outstanding) {
+		tl->counts.late_count++;
+		l->seen |= TT_TL_S_LATE;
+	} else if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start) {
+		lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);
+	}
+}
+
+void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
+		       unsigned long long ns)
+{
+	unsigned long long *rate = dir == TT_TL_EVICT ? &tl->er_bps : &tl->pr_bps;
+	unsigned long long sample;
+
+	if (bytes < TT_TL_RATE_MIN_BYTES || !ns)
+		return;
+	/* bytes * 1e9 / ns: xfer_ns() computes exactly that product/quotient */
+	sample = tt_policy_xfer_ns(bytes, ns);
+	*rate = tt_policy_ewma(*rate, sample, TT_TL_WEIGHT);
+	if (!*rate)
+		*rate = 1;
+}
+
+void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,
+		     unsigned long long pr_bps)
+{
+	if (er_bps)
+		tl->er_bps = er_bps;
+	if (pr_bps)
+		tl->pr_bps = pr_bps;
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * timeline.h - the scheduler's per-session profile, plan and feedback.
+ *
+ * Pure C with no includes besides policy.h, no allocation (the caller
+ * provides every array) and integer arithmetic only, like policy.c: the
+ * kernel module's scheduler (kmod/sched.c) drives it from its events and
+ * workers, and a userspace scheduler can drive exactly the same logic. The
+ * timeline decides; the caller moves memory and reports back.
+ *
+ * Times given to the functions below ("now") are absolute nanoseconds of
+ * one clock (CLOCK_MONOTONIC) that never go backwards; the timeline stores
+ * them as nanoseconds since the current iteration began ("relative").
+ *
+ * Life of an iteration:
+ *   tt_tl_iter_begin()   closes the previous iteration (folds its samples
+ *                        into the profile, or restarts the profile after a
+ *                        deviation), then plans the new one when enough
+ *                        iterations are profiled, and lays out the prefetch
+ *                        schedule in trigger order.
+ *   tt_tl_layer_event()  records a layer's forward/backward begin/end and
+ *                        says what to do: evict N bytes at a forward end,
+ *                        fetch back at a backward begin, forget one-shot
+ *                        ranges at a backward end.
+ *   tt_tl_saved()        adds a saved tensor's bytes to its layer.
+ *   tt_tl_next_due()     hands out the prefetches whose trigger time came.
+ *   tt_tl_evict_*(), tt_tl_prefetch_*(), tt_tl_bwd_check(), tt_tl_rate_sample()
+ *                        the caller's reports: execution times, late or on
+ *                        time, measured rates. They drive the lead-time
+ *                        feedback and the rate averages.
+ *
+ * Deviation rules (checked when an iteration is closed, once a profile
+ * exists): the set of layers with a complete event sequence differs from
+ * the profiled set, or the iteration's last event came more than twice as
+ * late as the profiled iteration length. Then the profile restarts: the
+ * deviating iteration is discarded and nothing is planned until
+ * profile_iters iterations have been recorded again (counted in
+ * reprofiles). A layer whose events come out of order in an iteration is
+ * never evicted in it and gives no sample.
+ *
+ * Lead-time feedback (policy.h's lead_ns extension), per layer:
+ *  - late: when its prefetch ends after its backward pass began, the lead
+ *    grows by 1.5 times that lateness (at most to the profiled backward
+ *    start; a prefetch still running when the iteration ends counts as
+ *    ending then);
+ *  - on time, with slack = backward start - prefetch end: while the slack
+ *    exceeds lead/8 the lead shrinks by min(lead/8, (slack - lead/8) / 2),
+ *    so it settles with a margin of about lead/8 instead of shrinking until
+ *    the layer is late again;
+ *  - not evicted in an iteration: the lead shrinks by lead/8, so a layer
+ *    that a large lead made the policy drop is tried again.
+ */
+#ifndef TT_TIMELINE_H
+#define TT_TIMELINE_H
+
+#include "policy.h"
+
+/* Errors (negative, errno-like values, as policy.h). */
+#define TT_TL_ENOSPC		28
+
+/* Default weight of a new sample in the averages, out of 1024 (1/4). */
+#define TT_TL_WEIGHT		256
+/* A rate sample needs at least this many bytes (smaller ones are noise). */
+#define TT_TL_RATE_MIN_BYTES	(64ULL * 1024)
+
+/* Directions of a rate sample. */
+#define TT_TL_EVICT		0
+#define TT_TL_PREFETCH		1
+
+/* Phases of a layer event. */
+#define TT_TL_FWD		0
+#define TT_TL_BWD		1
+
+/*
+ * enum tt_tl_action - what the caller must do after tt_tl_layer_event()
+ * @TT_TL_ACT_NONE:   nothing.
+ * @TT_TL_ACT_EVICT:  forward end of a planned layer: evict the first
+ *                    act->bytes of its ranges now.
+ * @TT_TL_ACT_FETCH:  backward begin: whatever the layer has evicted must
+ *                    come back now; report with tt_tl_bwd_check().
+ * @TT_TL_ACT_FORGET: backward end: make sure nothing of the layer stays
+ *                    evicted, then forget its one-shot ranges.
+ */
+enum tt_tl_action {
+	TT_TL_ACT_NONE,
+	TT_TL_ACT_EVICT,
+	TT_TL_ACT_FETCH,
+	TT_TL_ACT_FORGET,
+};
+
+/*
+ * struct tt_tl_times - the times and size of one layer in one iteration
+ * (relative ns) or averaged over iterations (the profile)
+ * @fwd_start: forward begin (the forward end when it was not reported).
+ * @fwd_end:   forward end, te_F.
+ * @bwd_start: backward begin, ts_B.
+ * @bwd_end:   backward end.
+ * @saved:     bytes of tensors saved, sz.
+ */
+struct tt_tl_times {
+	unsigned long long fwd_start;
+	unsigned long long fwd_end;
+	unsigned long long bwd_start;
+	unsigned long long bwd_end;
+	unsigned long long saved;
+};
+
+/*
+ * struct tt_tl_exec - what happened to a layer in the current (or, until
+ * the next iteration begins, the latest) iteration; relative ns, 0 = did
+ * not happen
+ * @fwd_end:        forward end.
+ * @evict_start:    eviction started.
+ * @evict_end:      eviction finished.
+ * @prefetch_start: prefetch started.
+ * @prefetch_end:   prefetch finished.
+ * @bwd_start:      backward begin.
+ * @evicted_bytes:  bytes evicted.
+ * @late_bytes:     evicted bytes not back at the backward begin.
+ */
+struct tt_tl_exec {
+	unsigned long long fwd_end;
+	unsigned long long evict_start;
+	unsigned long long evict_end;
+	unsigned long long prefetch_start;
+	unsigned long long prefetch_end;
+	unsigned long long bwd_start;
+	unsigned long long evicted_bytes;
+	unsigned long long late_bytes;
+};
+
+/*
+ * struct tt_tl_layer - one layer (the table is sorted by @id)
+ * @id:          layer id.
+ * @flags:       TT_TL_L_* (profile and plan membership).
+ * @seen:        TT_TL_S_* (what happened in the current iteration).
+ * @samples:     iterations folded into @prof since the profile (re)started.
+ * @prof:        the profile (averages).
+ * @cur:         the current iteration's observations.
+ * @persist_bytes: bytes of persistent tensors the layer holds; every
+ *               iteration starts with them saved.
+ * @lead_ns:     extra prefetch lead time learned from late prefetches.
+ * @status:      plan: enum tt_policy_status (meaningful with TT_TL_L_PLANNED).
+ * @final_bytes: plan: bytes to evict and prefetch (szP).
+ * @prefetch_ns: plan: prefetch trigger time (relative).
+ * @x:           execution record of the current iteration.
+ * @priv:        the caller's per-layer object (moves with the entry).
+ */
+struct tt_tl_layer {
+	unsigned int id;
+	unsigned int flags;
+	unsigned int seen;
+	unsigned int samples;
+	struct tt_tl_times prof;
+	struct tt_tl_times cur;
+	unsigned long long persist_bytes;
+	unsigned long long lead_ns;
+	enum tt_policy_status status;
+	unsigned long long final_bytes;
+	unsigned long long prefetch_ns;
+	struct tt_tl_exec x;
+	void *priv;
+};
+
+/* tt_tl_layer.flags */
+#define TT_TL_L_PROFILED	0x001U	/* in the profile */
+#define TT_TL_L_PLANNED		0x002U	/* in the current plan */
+
+/* tt_tl_layer.seen, cleared when an iteration begins */
+#define TT_TL_S_ANY		0x001U	/* any event this iteration */
+#define TT_TL_S_FWD_BEGIN	0x002U
+#define TT_TL_S_FWD_END		0x004U
+#define TT_TL_S_BWD_BEGIN	0x008U
+#define TT_TL_S_BWD_END		0x010U
+#define TT_TL_S_ERR		0x020U	/* events out of order */
+#define TT_TL_S_DUE		0x040U	/* prefetch trigger time passed */
+#define TT_TL_S_EVICT		0x080U	/* eviction ordered */
+#define TT_TL_S_LATE		0x100U	/* late, lateness not yet known */
+#define TT_TL_S_CHECKED		0x200U	/* tt_tl_bwd_check() done */
+
+/*
+ * struct tt_tl_due - one prefetch of the schedule
+ * @t:  trigger time, relative ns.
+ * @id: layer id.
+ */
+struct tt_tl_due {
+	unsigned long long t;
+	unsigned int id;
+};
+
+/*
+ * struct tt_tl_storage - the arrays a timeline works in, all of @cap
+ * elements, provided by the caller
+ * @layers: the layer table.
+ * @plan:   scratch for tt_policy_plan().
+ * @order:  scratch for tt_policy_plan().
+ * @due:    the prefetch schedule.
+ * @cap:    elements of each array (the most layers the timeline can hold).
+ */
+struct tt_tl_storage {
+	struct tt_tl_layer *layers;
+	struct tt_policy_layer *plan;
+	unsigned int *order;
+	struct tt_tl_due *due;
+	unsigned int cap;
+};
+
+/*
+ * struct tt_tl_counts - counters (see the same names in struct tt_ioc_stats)
+ * @iterations:      tt_tl_iter_begin() calls.
+ * @layers_accepted: evictions ordered of layers planned whole.
+ * @layers_modified: evictions ordered of layers planned in part.
+ * @layers_dropped:  planned layers the policy kept on the fast tier.
+ * @layers_unknown:  layer-iterations of planned iterations not in the plan.
+ * @ontime_bytes:    evicted bytes back when their backward pass began.
+ * @late_bytes:      evicted bytes not back then.
+ * @late_count:      layer-iterations with late bytes.
+ * @reprofiles:      profile restarts after a deviation.
+ */
+struct tt_tl_counts {
+	unsigned long long iterations;
+	unsigned long long layers_accepted;
+	unsigned long long layers_modified;
+	unsigned long long layers_dropped;
+	unsigned long long layers_unknown;
+	unsigned long long ontime_bytes;
+	unsigned long long late_bytes;
+	unsigned long long late_count;
+	unsigned long long reprofiles;
+};
+
+/*
+ * struct tt_tl - one session's timeline
+ * @st:            the storage.
+ * @n:             layers in the table.
+ * @hint:          index of the last layer looked up (a cache).
+ * @profile_iters: iterations to profile before planning (>= 1).
+ * @stay_ns:       stay time ST.
+ * @page_size:     page size (a power of two).
+ * @er_bps:        eviction rate estimate, bytes/s.
+ * @pr_bps:        prefetch rate estimate, bytes/s.
+ * @off:           plan, but never order an eviction.
+ * @in_iter:       an iteration has begun.
+ * @planned:       the current iteration has a plan.
+ * @profiled:      iterations folded since the profile (re)started.
+ * @iter_seq:      number of the current iteration (starts at 1).
+ * @iter_start:    absolute start of the current iteration.
+ * @last_rel:      relative time of the current iteration's latest event.
+ * @prof_iter_ns:  profile: average iteration length (first to last event).
+ * @ndue:          prefetches in the schedule.
+ * @due_pos:       the next one to hand out.
+ * @counts:        counters.
+ */
+struct tt_tl {
+	struct tt_tl_storage st;
+	unsigned int n;
+	unsigned int hint;
+	unsigned int profile_iters;
+	unsigned long long stay_ns;
+	unsigned long long page_size;
+	unsigned long long er_bps;
+	unsigned long long pr_bps;
+	int off;
+	int in_iter;
+	int planned;
+	unsigned int profiled;
+	unsigned long long iter_seq;
+	unsigned long long iter_start;
+	unsigned long long last_rel;
+	unsigned long long prof_iter_ns;
+	unsigned int ndue;
+	unsigned int due_pos;
+	struct tt_tl_counts counts;
+};
+
+/* tt_tl_iter_begin() result bits */
+#define TT_TL_IB_CLOSED		0x001U	/* an iteration was closed */
+#define TT_TL_IB_REPROFILE	0x002U	/* it deviated: profile restarted */
+#define TT_TL_IB_PLANNED	0x004U	/* the new iteration has a plan */
+
+/*
+ * tt_tl_init() - an empty timeline without storage (cap 0)
+ * @page_size, @profile_iters (>= 1), @stay_ns, @er_bps, @pr_bps (> 0): the
+ * initial settings.
+ */
+void tt_tl_init(struct tt_tl *tl, unsigned long long page_size,
+		unsigned int profile_iters, unsigned long long stay_ns,
+		unsigned long long er_bps, unsigned long long pr_bps);
+
+/*
+ * tt_tl_set_storage() - move the timeline into new arrays
+ * @st: the new arrays; st->cap must be >= tl->n. The layer table and the
+ *      schedule are copied; the old arrays are no longer used (the caller
+ *      frees them).
+ */
+void tt_tl_set_storage(struct tt_tl *tl, const struct tt_tl_storage *st);
+
+/* tt_tl_find() - index of layer @id in the table, or -1. */
+int tt_tl_find(struct tt_tl *tl, unsigned int id);
+
+/*
+ * tt_tl_add() - insert layer @id (not in the table) with @priv
+ * Return: its index, or -TT_TL_ENOSPC when the table is full (grow it
+ * with tt_tl_set_storage() and try again). Indexes of layers with a
+ * larger id shift by one.
+ */
+int tt_tl_add(struct tt_tl *tl, unsigned int id, void *priv);
+
+/* tt_tl_rel() - @now as relative ns of the current iteration (0 before). */
+unsigned long long tt_tl_rel(const struct tt_tl *tl, unsigned long long now);
+
+/* tt_tl_iter_begin() - an iteration begins at @now; TT_TL_IB_* bits. */
+unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now);
+
+/*
+ * tt_tl_layer_event() - layer @idx's @phase (TT_TL_FWD, TT_TL_BWD) begins
+ * (@end 0) or ends (@end 1) at @now
+ * @allow: the caller can evict this layer now (for a forward end: nothing
+ *         of it is still evicted from an earlier iteration).
+ * @bytes: out: with TT_TL_ACT_EVICT, how many bytes to evict.
+ */
+enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
+				    int phase, int end, unsigned long long now,
+				    int allow, unsigned long long *bytes);
+
+/*
+ * tt_tl_saved() - layer @idx saved @bytes more (a tensor, whole pages);
+ * @persistent: it stays saved in later iterations too.
+ */
+void tt_tl_saved(struct tt_tl *tl, unsigned int idx, unsigned long long bytes,
+		 int persistent);
+
+/* tt_tl_unsaved() - @bytes of persistent tensors of layer @idx are gone. */
+void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx,
+		   unsigned long long bytes);
+
+/*
+ * tt_tl_next_due() - the next prefetch whose trigger time is <= @now
+ * Return: 1 with its layer id in *@id (and the layer marked due), or 0
+ * with the next trigger time (absolute) in *@next, or ~0ULL when none.
+ */
+int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
+		   unsigned long long *next);
+
+/* Execution reports for layer @idx of the current iteration. */
+void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,
+		       unsigned long long now);
+void tt_tl_evict_end(struct tt_tl *tl, unsigned int idx,
+		     unsigned long long now, unsigned long long bytes);
+void tt_tl_prefetch_start(struct tt_tl *tl, unsigned int idx,
+			  unsigned long long now);
+/* The evicted bytes are all back at @now: lateness feedback. */
+void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
+			unsigned long long now);
+
+/*
+ * tt_tl_bwd_check() - at the backward begin of layer @idx, @evicted bytes
+ * of it had been evicted in this iteration and @outstanding of them were
+ * not back: counts on-time and late bytes, shrinks the lead when on time.
+ */
+void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
+		     unsigned long long evicted,
+		     unsigned long long outstanding);
+
+/*
+ * tt_tl_rate_sample() - a migration of @dir (TT_TL_EVICT, TT_TL_PREFETCH)
+ * moved @bytes in @ns: folded into ER or PR (ignored below
+ * TT_TL_RATE_MIN_BYTES or with @ns 0).
+ */
+void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
+		       unsigned long long ns);
+
+/* tt_tl_set_rates() - assume these rates from now on (0 keeps a rate). */
+void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,
+		     unsigned long long pr_bps);
+
+#endif /* TT_TIMELINE_H */
