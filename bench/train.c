@@ -1,0 +1,1885 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench/train: a synthetic DNN training loop, run without tiering, with
+ * tiertrain's kernel scheduler and with libtiertrain's userspace scheduler,
+ * side by side in one process run.
+ *
+ * The model: L layers. Each iteration runs the forward pass of layers
+ * 0..L-1 and then the backward pass of layers L-1..0. A layer's forward
+ * maps a fresh private anonymous buffer (its saved activation), computes it
+ * in --compute passes over the running activation and the layer's weights,
+ * reports it as a saved tensor and ends. A layer's backward reads its saved
+ * activation whole and checks its checksum (a mismatch exits with status 2:
+ * tiering lost or corrupted data), runs --compute passes over it and the
+ * weights into a gradient buffer, unmaps it and ends. Only the saved
+ * activations are reported to the scheduler; weights and the two scratch
+ * buffers (running activation, gradient) stay on the fast node.
+ *
+ * Modes: "none" makes no scheduler call at all; "tiertrain" reports the
+ * events to a kernel session (/dev/tiertrain); "userspace" reports them to a
+ * move_pages-backend session (TIERTRAIN_BACKEND=move_pages), the library's
+ * userspace scheduler. A backend that cannot tier is reported as such and
+ * its row is "n/a".
+ *
+ * Measurement: a sampler thread asks, every --sample-ms, where the pages of
+ * every live saved activation are (TT_IOC_RESIDENCY through a separate
+ * observer session, the same in every mode), and sums them per tier: fast =
+ * nodes with CPUs, slow = the others. The first profile_iters + 1
+ * iterations are warm-up (the scheduler profiles, then plans its first
+ * iteration) and are left out of every figure. The oracle footprint (each
+ * activation leaves the fast tier the instant its forward ends and is back
+ * the instant its backward begins) is computed from the measured event
+ * times of the same iterations.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tiertrain.h>
+#include "tt_selftest.h"
+
+#define TT_TRAIN_MAX_LAYERS	256
+#define TT_MIB			(1024.0 * 1024.0)
+#define TT_MUL			0x9e3779b97f4a7c15ULL
+
+/* Goals printed next to the figures. */
+#define TT_GOAL_AVG_PCT		-80.0
+#define TT_GOAL_PEAK_PCT	-60.0
+#define TT_GOAL_ONTIME_PCT	99.0
+#define TT_GOAL_STEP_PCT	3.0
+
+enum tt_mode {
+	TT_MODE_NONE,
+	TT_MODE_TIERTRAIN,
+	TT_MODE_USERSPACE,
+	TT_MODE_NR,
+};
+
+static const char *const tt_mode_name[TT_MODE_NR] = {
+	"none", "tiertrain", "userspace",
+};
+
+/**
+ * struct tt_cfg - the workload and what to run
+ * @layers:        number of layers.
+ * @size:          saved activation bytes of each layer (page multiples).
+ * @compute:       passes per forward and per backward (after the checksum).
+ * @weights_bytes: weights per layer (a power of two).
+ * @iters:         iterations per mode, warm-up included.
+ * @profile_iters: scheduler profile iterations; 0 = the session's default.
+ * @sample_ns:     sampler period.
+ * @thp:           map activations with MADV_HUGEPAGE (else MADV_NOHUGEPAGE).
+ * @verify_ontime: query residency at each backward begin (time excluded).
+ * @sync_late:     set TT_SCHED_SYNC_LATE.
+ * @rows:          rows of the ASCII timeline.
+ * @timeline:      print the ASCII timeline and the moves.
+ * @run:           modes to run.
+ * @out:           JSON output path.
+ */
+struct tt_cfg {
+	unsigned int layers;
+	size_t size[TT_TRAIN_MAX_LAYERS];
+	unsigned int compute;
+	size_t weights_bytes;
+	unsigned int iters;
+	unsigned int profile_iters;
+	uint64_t sample_ns;
+	int thp;
+	int verify_ontime;
+	int sync_late;
+	unsigned int rows;
+	int timeline;
+	int run[TT_MODE_NR];
+	char out[PATH_MAX];
+};
+
+/**
+ * struct tt_lrec - event times of one layer in one iteration (CLOCK_MONOTONIC)
+ * @fwd_begin: forward begins (before tt_layer_begin()).
+ * @mapped:    its activation is mapped (before the first write).
+ * @touched:   the first pass wrote every page of it.
+ * @fwd_end:   forward ends (before tt_layer_end()).
+ * @bwd_begin: backward begins (after tt_layer_begin() returned).
+ * @freed:     the activation is unmapped.
+ * @bwd_end:   backward ends (after tt_layer_end() returned).
+ * @late_own:  bytes on slow nodes at @bwd_begin (--verify-ontime only).
+ */
+struct tt_lrec {
+	uint64_t fwd_begin, mapped, touched, fwd_end;
+	uint64_t bwd_begin, freed, bwd_end;
+	uint64_t late_own;
+};
+
+/**
+ * struct tt_irec - one iteration
+ * @begin:    start (before tt_iter_begin()).
+ * @end:      end of the last backward.
+ * @excluded: time spent in --verify-ontime checks (not training).
+ */
+struct tt_irec {
+	uint64_t begin, end, excluded;
+};
+
+/**
+ * struct tt_sample - one sampler pass over the live activations
+ * @t:    CLOCK_MONOTONIC middle of the pass.
+ * @fast: bytes on fast nodes.
+ * @slow: bytes on slow nodes.
+ */
+struct tt_sample {
+	uint64_t t, fast, slow;
+};
+
+/**
+ * struct tt_live - a live saved activation, as the sampler sees it
+ * @addr: start; NULL when the slot is free.
+ * @len:  length in bytes.
+ * @busy: the sampler is querying it (the owner waits before unmapping).
+ */
+struct tt_live {
+	void *addr;
+	size_t len;
+	int busy;
+};
+
+/**
+ * struct tt_result - the figures of one mode
+ * @ran:        the mode was requested.
+ * @ok:         it ran to the end and produced figures.
+ * @fatal:      it could not run and that is an error (not just "n/a").
+ * @reason:     why not, for humans.
+ * @backend:    libtiertrain backend used ("-" for none).
+ * @warmup:     iterations left out.
+ * @measured:   iterations measured.
+ * @iter_ms:    time of each measured iteration.
+ * @step_ms:    their median.
+ * @fast_avg:   time-weighted average fast-tier bytes of saved activations.
+ * @fast_peak:  maximum sampled.
+ * @slow_avg:   the same on slow nodes.
+ * @slow_peak:  maximum sampled.
+ * @base_avg:   model of no tiering from the event times (mapped..freed).
+ * @base_peak:  its maximum.
+ * @oracle_avg: oracle from the event times (see the header comment).
+ * @oracle_peak: its maximum.
+ * @have_stats: @st holds session counter deltas over the measured iterations.
+ * @st:         those deltas (rates: the final values).
+ * @late_own:   bytes found slow at backward begins (--verify-ontime).
+ * @nlayers:    entries in @layers.
+ * @layers:     tt_layers() after the last iteration.
+ * @nsamples:   sampler passes in the measured iterations.
+ * @mean_gap_ms: their mean spacing.
+ * @max_pass_ms: the longest pass.
+ * @busy_pct:   share of the mode's wall time the sampler spent in passes.
+ * @tl_iter:    iteration of the timeline (the last one).
+ * @tl_samples: its samples.
+ * @tl_n:       their number.
+ * @tl_rec:     its per-layer event times.
+ * @tl_irec:    the iteration's times.
+ */
+struct tt_result {
+	int ran, ok, fatal;
+	char reason[512];
+	const char *backend;
+	unsigned int warmup, measured;
+	double *iter_ms;
+	double step_ms;
+	double fast_avg, fast_peak, slow_avg, slow_peak;
+	double base_avg, base_peak, oracle_avg, oracle_peak;
+	int have_stats;
+	struct tt_ioc_stats st;
+	uint64_t late_own;
+	int nlayers;
+	struct tt_layer_info *layers;
+	size_t nsamples;
+	double mean_gap_ms, max_pass_ms, busy_pct;
+	unsigned int tl_iter;
+	struct tt_sample *tl_samples;
+	size_t tl_n;
+	struct tt_lrec *tl_rec;
+	struct tt_irec tl_irec;
+};
+
+/**
+ * struct tt_train - the whole run
+ * @cfg:       configuration.
+ * @obs:       observer session for residency (never gets events).
+ * @s:         the session of the running mode (NULL for none).
+ * @mode:      the running mode.
+ * @nr_nodes:  node ids 0..nr_nodes - 1 exist.
+ * @fast:      node ids with CPUs.
+ * @fast_node: the node the process runs on.
+ * @x:         running activation (max layer size).
+ * @g:         gradient scratch (max layer size).
+ * @w:         weights of each layer.
+ * @act:       activation of each layer in the current iteration.
+ * @sum:       its checksum.
+ * @lock:      protects @live, @stop.
+ * @cond:      signalled when a live slot stops being busy.
+ * @live:      live activations by layer.
+ * @stop:      tells the sampler to end.
+ * @sampler:   sampler thread.
+ * @smp:       samples of the running mode.
+ * @nsmp:      used entries of @smp.
+ * @capsmp:    allocated entries of @smp.
+ * @max_pass:  longest sampler pass, ns.
+ * @sum_pass:  time spent in sampler passes, ns.
+ * @irec:      iterations of the running mode.
+ * @lrec:      layer events of the running mode, [iter * layers + layer].
+ * @res:       results per mode.
+ */
+struct tt_train {
+	struct tt_cfg cfg;
+	struct tt_session *obs;
+	struct tt_session *s;
+	enum tt_mode mode;
+	int nr_nodes;
+	unsigned char fast[TT_MAX_NODES];
+	int fast_node;
+	uint64_t *x, *g;
+	uint64_t *w[TT_TRAIN_MAX_LAYERS];
+	uint64_t *act[TT_TRAIN_MAX_LAYERS];
+	uint64_t sum[TT_TRAIN_MAX_LAYERS];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct tt_live live[TT_TRAIN_MAX_LAYERS];
+	int stop;
+	pthread_t sampler;
+	struct tt_sample *smp;
+	size_t nsmp, capsmp;
+	uint64_t max_pass, sum_pass;
+	struct tt_irec *irec;
+	struct tt_lrec *lrec;
+	struct tt_result res[TT_MODE_NR];
+};
+
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+#ifndef __noreturn
+#define __noreturn	__attribute__((noreturn))
+#endif
+
+static void tt_die(const char *fmt, ...) __printf(1, 2) __noreturn;
+
+static void tt_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	va_start(ap, fmt);
+	fprintf(stderr, "train: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static void *tt_zalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p)
+		tt_die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+static uint64_t tt_now(void)
+{
+	return tt_st_now_ns();
+}
+
+static double tt_ms(uint64_t ns)
+{
+	return ns / 1e6;
+}
+
+static struct tt_lrec *tt_rec(struct tt_train *t, unsigned int it,
+			      unsigned int l)
+{
+	return &t->lrec[(size_t)it * t->cfg.layers + l];
+}
+
+/* ---- the compute kernels ---------------------------------------------- */
+
+/* First forward pass: write every word of @act (no read of fresh pages). */
+static void tt_fwd_first(uint64_t *restrict act, const uint64_t *restrict x,
+			 const uint64_t *restrict w, size_t wmask, size_t n,
+			 uint64_t salt)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		act[j] = (x[j] ^ w[j & wmask]) * TT_MUL + salt;
+}
+
+/* Further forward passes: read @act, @x and @w, write @act. */
+static void tt_fwd_more(uint64_t *restrict act, const uint64_t *restrict x,
+			const uint64_t *restrict w, size_t wmask, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		act[j] = act[j] * TT_MUL + (x[j] ^ w[j & wmask]);
+}
+
+/*
+ * Checksum of a buffer: two running sums (Fletcher-like), so a lost, zeroed
+ * or misplaced page changes it.
+ */
+static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
+{
+	uint64_t s1 = 0, s2 = 0;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		s1 += a[j];
+		s2 += s1;
+	}
+	return s1 ^ (s2 * TT_MUL);
+}
+
+/* The activation feeds the next layer: fold it into the running one. */
+static void tt_fwd_carry(uint64_t *restrict x, const uint64_t *restrict act,
+			 size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		x[j] ^= act[j] >> 3;
+}
+
+/* A backward pass: read the saved activation and weights into @g. */
+static void tt_bwd_pass(uint64_t *restrict g, const uint64_t *restrict act,
+			const uint64_t *restrict w, size_t wmask, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		g[j] = g[j] * TT_MUL + (act[j] ^ w[j & wmask]);
+}
+
+/* ---- topology --------------------------------------------------------- */
+
+static void tt_topology(struct tt_train *t)
+{
+	struct tt_st_topo topo;
+	char path[128], buf[4096];
+	int n, ret, nfast = 0;
+
+	ret = tt_st_topo_read(&topo);
+	if (ret)
+		tt_die("reading the NUMA topology from /sys/devices/system/node: %s",
+		       strerror(-ret));
+	t->nr_nodes = topo.nr_node_ids;
+	if (t->nr_nodes < 1 || t->nr_nodes > TT_MAX_NODES)
+		tt_die("nr_node_ids %d out of range 1..%d", t->nr_nodes,
+		       TT_MAX_NODES);
+	for (n = 0; n < t->nr_nodes; n++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node%d/cpulist", n);
+		ret = tt_st_read_file(path, buf, sizeof(buf));
+		t->fast[n] = ret > 0;
+		nfast += t->fast[n];
+	}
+	if (!nfast)
+		tt_die("no NUMA node has CPUs (read /sys/devices/system/node/node*/cpulist)");
+	t->fast_node = topo.fast;
+	if (t->fast_node >= 0) {
+		ret = tt_st_run_on_node(t->fast_node);
+		if (ret)
+			tt_die("cannot run on the CPUs of node %d: %s",
+			       t->fast_node, strerror(-ret));
+	}
+}
+
+/* ---- the live table and the sampler ------------------------------------ */
+
+static void tt_live_add(struct tt_train *t, unsigned int l, void *addr,
+			size_t len)
+{
+	pthread_mutex_lock(&t->lock);
+	t->live[l].addr = addr;
+	t->live[l].len = len;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Take the activation out of the sampler's sight; after this it may go. */
+static void tt_live_del(struct tt_train *t, unsigned int l)
+{
+	pthread_mutex_lock(&t->lock);
+	while (t->live[l].busy)
+		pthread_cond_wait(&t->cond, &t->lock);
+	t->live[l].addr = NULL;
+	t->live[l].len = 0;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Fast and slow bytes of [addr, addr + len) per the observer session. */
+static int tt_where(struct tt_train *t, const void *addr, size_t len,
+		    uint64_t *fast, uint64_t *slow)
+{
+	uint64_t bytes[TT_MAX_NODES];
+	int n, ret;
+
+	ret = tt_residency(t->obs, addr, len, bytes, t->nr_nodes);
+	if (ret < 0)
+		return ret;
+	*fast = 0;
+	*slow = 0;
+	for (n = 0; n < t->nr_nodes; n++) {
+		if (t->fast[n])
+			*fast += bytes[n];
+		else
+			*slow += bytes[n];
+	}
+	return 0;
+}
+
+static void *tt_sampler_main(void *arg)
+{
+	struct tt_train *t = arg;
+	struct sched_param sp = { .sched_priority = 0 };
+	struct timespec next;
+	uint64_t due = tt_now();
+	int err;
+
+	/*
+	 * The sampler is an observer: it takes only CPU time nobody else
+	 * wants, so the training thread and the migration workers run as if
+	 * it were not there. When CPUs are busy its passes thin out; the
+	 * averages weight each sample by the time until the next one.
+	 */
+	err = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	if (err)
+		tt_die("sampler: cannot switch to SCHED_IDLE: %s", strerror(err));
+
+	for (;;) {
+		uint64_t t0, t1, fast = 0, slow = 0, f, s;
+		unsigned int l;
+		int ret;
+
+		t0 = tt_now();
+		for (l = 0; l < t->cfg.layers; l++) {
+			void *addr;
+			size_t len;
+
+			pthread_mutex_lock(&t->lock);
+			if (t->stop) {
+				pthread_mutex_unlock(&t->lock);
+				return NULL;
+			}
+			addr = t->live[l].addr;
+			len = t->live[l].len;
+			if (addr)
+				t->live[l].busy = 1;
+			pthread_mutex_unlock(&t->lock);
+			if (!addr)
+				continue;
+			ret = tt_where(t, addr, len, &f, &s);
+			pthread_mutex_lock(&t->lock);
+			t->live[l].busy = 0;
+			pthread_cond_broadcast(&t->cond);
+			pthread_mutex_unlock(&t->lock);
+			if (ret)
+				tt_die("sampler: residency of layer %u's activation (%zu bytes at %p): %s",
+				       l, len, addr, strerror(-ret));
+			fast += f;
+			slow += s;
+		}
+		t1 = tt_now();
+		if (t->nsmp == t->capsmp) {
+			t->capsmp = t->capsmp ? 2 * t->capsmp : 65536;
+			t->smp = realloc(t->smp, t->capsmp * sizeof(*t->smp));
+			if (!t->smp)
+				tt_die("sampler: out of memory for %zu samples",
+				       t->capsmp);
+		}
+		t->smp[t->nsmp].t = t0 + (t1 - t0) / 2;
+		t->smp[t->nsmp].fast = fast;
+		t->smp[t->nsmp].slow = slow;
+		t->nsmp++;
+		if (t1 - t0 > t->max_pass)
+			t->max_pass = t1 - t0;
+		t->sum_pass += t1 - t0;
+		due += t->cfg.sample_ns;
+		if (due < t1)
+			due = t1;
+		next.tv_sec = due / 1000000000ULL;
+		next.tv_nsec = due % 1000000000ULL;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
+				       NULL) == EINTR)
+			;
+	}
+}
+
+static void tt_sampler_start(struct tt_train *t)
+{
+	int ret;
+
+	t->stop = 0;
+	t->nsmp = 0;
+	t->max_pass = 0;
+	t->sum_pass = 0;
+	ret = pthread_create(&t->sampler, NULL, tt_sampler_main, t);
+	if (ret)
+		tt_die("cannot start the sampler thread: %s", strerror(ret));
+}
+
+static void tt_sampler_stop(struct tt_train *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->sampler, NULL);
+}
+
+/* ---- one training iteration ------------------------------------------- */
+
+/* A scheduler call of mode @t->s; any failure past the first is fatal. */
+static void tt_call(struct tt_train *t, int ret, const char *what,
+		    unsigned int layer, unsigned int it)
+{
+	if (ret < 0)
+		tt_die("%s: %s(layer %u) in iteration %u: %s",
+		       tt_backend(t->s), what, layer, it, strerror(-ret));
+}
+
+static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
+{
+	struct tt_lrec *r = tt_rec(t, it, l);
+	size_t len = t->cfg.size[l], n = len / sizeof(uint64_t);
+	size_t wmask = t->cfg.weights_bytes / sizeof(uint64_t) - 1;
+	unsigned int p;
+	uint64_t *a;
+
+	r->fwd_begin = tt_now();
+	if (t->s)
+		tt_call(t, tt_layer_begin(t->s, l, TT_FWD), "tt_layer_begin(TT_FWD)",
+			l, it);
+	a = tt_st_map(len, t->cfg.thp ? 1 : -1);
+	if (!a)
+		tt_die("mmap of layer %u's %zu-byte activation: %s", l, len,
+		       strerror(errno));
+	r->mapped = tt_now();
+	tt_fwd_first(a, t->x, t->w[l], wmask, n, (uint64_t)it << 32 | l);
+	r->touched = tt_now();
+	tt_live_add(t, l, a, len);
+	for (p = 1; p < t->cfg.compute; p++)
+		tt_fwd_more(a, t->x, t->w[l], wmask, n);
+	t->sum[l] = tt_checksum(a, n);
+	tt_fwd_carry(t->x, a, n);
+	t->act[l] = a;
+	if (t->s)
+		tt_call(t, tt_tensor_saved(t->s, l, a, len), "tt_tensor_saved",
+			l, it);
+	r->fwd_end = tt_now();
+	if (t->s)
+		tt_call(t, tt_layer_end(t->s, l, TT_FWD), "tt_layer_end(TT_FWD)",
+			l, it);
+}
+
+static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
+{
+	struct tt_lrec *r = tt_rec(t, it, l);
+	size_t len = t->cfg.size[l], n = len / sizeof(uint64_t);
+	size_t wmask = t->cfg.weights_bytes / sizeof(uint64_t) - 1;
+	uint64_t *a = t->act[l], sum, t0, fast, slow;
+	unsigned int p;
+	int ret;
+
+	if (t->s)
+		tt_call(t, tt_layer_begin(t->s, l, TT_BWD), "tt_layer_begin(TT_BWD)",
+			l, it);
+	r->bwd_begin = tt_now();
+	if (t->cfg.verify_ontime) {
+		ret = tt_where(t, a, len, &fast, &slow);
+		if (ret)
+			tt_die("--verify-ontime: residency of layer %u's activation: %s",
+			       l, strerror(-ret));
+		r->late_own = slow;
+		t0 = tt_now();
+		t->irec[it].excluded += t0 - r->bwd_begin;
+		r->bwd_begin = t0;
+	}
+	sum = tt_checksum(a, n);
+	if (sum != t->sum[l]) {
+		fflush(stdout);
+		fprintf(stderr,
+			"train: %s mode, iteration %u, layer %u: the saved activation (%zu bytes at %p) has checksum %#llx, written as %#llx: data was lost or corrupted\n",
+			tt_mode_name[t->mode],
+			it, l, len, (void *)a, (unsigned long long)sum,
+			(unsigned long long)t->sum[l]);
+		exit(2);
+	}
+	for (p = 0; p < t->cfg.compute; p++)
+		tt_bwd_pass(t->g, a, t->w[l], wmask, n);
+	tt_live_del(t, l);
+	if (munmap(a, len))
+		tt_die("munmap of layer %u's activation: %s", l, strerror(errno));
+	t->act[l] = NULL;
+	r->freed = tt_now();
+	if (t->s)
+		tt_call(t, tt_layer_end(t->s, l, TT_BWD), "tt_layer_end(TT_BWD)",
+			l, it);
+	r->bwd_end = tt_now();
+}
+
+/* ---- figures ------------------------------------------------------------ */
+
+static int tt_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double tt_median(const double *v, unsigned int n)
+{
+	double *tmp;
+	double m;
+
+	if (!n)
+		return 0;
+	tmp = tt_zalloc(n * sizeof(*tmp));
+	memcpy(tmp, v, n * sizeof(*v));
+	qsort(tmp, n, sizeof(*tmp), tt_cmp_double);
+	m = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+	free(tmp);
+	return m;
+}
+
+/*
+ * Bytes of layer @l's activation on the fast tier at @at without tiering
+ * (@oracle 0: from its mapping, ramping up over the first pass, to its
+ * unmapping) or with the oracle (@oracle 1: the same, but absent between
+ * forward end and backward begin).
+ */
+static double tt_model_at(const struct tt_lrec *r, size_t size, uint64_t at,
+			  int oracle)
+{
+	if (at < r->mapped || at >= r->freed)
+		return 0;
+	if (at < r->touched)
+		return (double)size * (at - r->mapped) / (r->touched - r->mapped);
+	if (oracle && at >= r->fwd_end && at < r->bwd_begin)
+		return 0;
+	return size;
+}
+
+/* Integral of tt_model_at() over all time, in byte-ns. */
+static double tt_model_area(const struct tt_lrec *r, size_t size, int oracle)
+{
+	double a = (double)size * (r->touched - r->mapped) / 2;
+
+	if (oracle)
+		return a + (double)size * ((r->fwd_end - r->touched) +
+					   (r->freed - r->bwd_begin));
+	return a + (double)size * (r->freed - r->touched);
+}
+
+static void tt_models(struct tt_train *t, struct tt_result *res)
+{
+	unsigned int it, l, k, o, L = t->cfg.layers;
+	double area[2] = { 0, 0 }, span = 0;
+
+	res->base_peak = 0;
+	res->oracle_peak = 0;
+	for (it = res->warmup; it < t->cfg.iters; it++) {
+		span += t->irec[it].end - t->irec[it].begin;
+		for (l = 0; l < L; l++)
+			for (o = 0; o < 2; o++)
+				area[o] += tt_model_area(tt_rec(t, it, l),
+							 t->cfg.size[l], o);
+		/* the maxima of the step/ramp sums sit on a breakpoint */
+		for (l = 0; l < L; l++) {
+			const struct tt_lrec *r = tt_rec(t, it, l);
+			uint64_t pts[4] = { r->touched, r->fwd_end - 1,
+					    r->bwd_begin, r->freed - 1 };
+
+			for (k = 0; k < 4; k++) {
+				double sb = 0, so = 0;
+				unsigned int m;
+
+				for (m = 0; m < L; m++) {
+					sb += tt_model_at(tt_rec(t, it, m),
+							  t->cfg.size[m], pts[k], 0);
+					so += tt_model_at(tt_rec(t, it, m),
+							  t->cfg.size[m], pts[k], 1);
+				}
+				if (sb > res->base_peak)
+					res->base_peak = sb;
+				if (so > res->oracle_peak)
+					res->oracle_peak = so;
+			}
+		}
+	}
+	res->base_avg = span ? area[0] / span : 0;
+	res->oracle_avg = span ? area[1] / span : 0;
+}
+
+/*
+ * Time-weighted average and peak of the samples over the measured
+ * iterations: each sample holds from its time to the next sample's.
+ */
+static void tt_measured(struct tt_train *t, struct tt_result *res)
+{
+	double fa = 0, sa = 0, span = 0, gaps = 0;
+	size_t i, ngaps = 0;
+	unsigned int it;
+
+	res->fast_peak = 0;
+	res->slow_peak = 0;
+	res->nsamples = 0;
+	for (it = res->warmup; it < t->cfg.iters; it++) {
+		uint64_t b = t->irec[it].begin, e = t->irec[it].end;
+
+		span += e - b;
+		for (i = 0; i < t->nsmp; i++) {
+			uint64_t from, to;
+
+			to = i + 1 < t->nsmp ? t->smp[i + 1].t : e;
+			from = t->smp[i].t;
+			if (to <= b || from >= e)
+				continue;
+			if (from >= b && from < e) {
+				res->nsamples++;
+				if (t->smp[i].fast > res->fast_peak)
+					res->fast_peak = t->smp[i].fast;
+				if (t->smp[i].slow > res->slow_peak)
+					res->slow_peak = t->smp[i].slow;
+				if (i + 1 < t->nsmp && t->smp[i + 1].t < e) {
+					gaps += t->smp[i + 1].t - from;
+					ngaps++;
+				}
+			}
+			if (from < b)
+				from = b;
+			if (to > e)
+				to = e;
+			fa += (double)t->smp[i].fast * (to - from);
+			sa += (double)t->smp[i].slow * (to - from);
+		}
+	}
+	res->fast_avg = span ? fa / span : 0;
+	res->slow_avg = span ? sa / span : 0;
+	res->mean_gap_ms = ngaps ? gaps / ngaps / 1e6 : 0;
+	res->max_pass_ms = tt_ms(t->max_pass);
+	span = t->irec[t->cfg.iters - 1].end - t->irec[0].begin;
+	res->busy_pct = span ? 100.0 * t->sum_pass / span : 0;
+}
+
+/* Keep the last iteration's samples and events for the timeline. */
+static void tt_keep_timeline(struct tt_train *t, struct tt_result *res)
+{
+	unsigned int it = t->cfg.iters - 1;
+	uint64_t b = t->irec[it].begin, e = t->irec[it].end;
+	size_t i;
+
+	res->tl_iter = it;
+	res->tl_irec = t->irec[it];
+	res->tl_rec = tt_zalloc(t->cfg.layers * sizeof(*res->tl_rec));
+	memcpy(res->tl_rec, tt_rec(t, it, 0),
+	       t->cfg.layers * sizeof(*res->tl_rec));
+	res->tl_samples = tt_zalloc(t->nsmp * sizeof(*res->tl_samples));
+	res->tl_n = 0;
+	for (i = 0; i < t->nsmp; i++)
+		if (t->smp[i].t >= b && t->smp[i].t < e)
+			res->tl_samples[res->tl_n++] = t->smp[i];
+}
+
+static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
+			   const struct tt_ioc_stats *b)
+{
+	*d = *b;
+#define TT_D(f) (d->f = b->f - a->f)
+	TT_D(iterations);
+	TT_D(events);
+	TT_D(tensors_saved);
+	TT_D(tensors_ignored);
+	TT_D(layers_accepted);
+	TT_D(layers_modified);
+	TT_D(layers_dropped);
+	TT_D(layers_unknown);
+	TT_D(bytes_evicted);
+	TT_D(bytes_prefetched);
+	TT_D(ontime_bytes);
+	TT_D(late_bytes);
+	TT_D(late_count);
+	TT_D(sync_fetched_bytes);
+	TT_D(reprofiles);
+	TT_D(bytes_to_fast);
+	TT_D(bytes_to_slow);
+	TT_D(total.skipped_busy);
+	TT_D(total.skipped_no_memory);
+#undef TT_D
+}
+
+/* ---- one mode ----------------------------------------------------------- */
+
+/* Open the session of @mode; NULL with @res->reason set when unavailable. */
+static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
+				       struct tt_result *res)
+{
+	const char *want = mode == TT_MODE_TIERTRAIN ? "kernel" : "move_pages";
+	struct tt_ioc_sched cfg;
+	struct tt_session *s;
+	int ret;
+
+	setenv("TIERTRAIN_BACKEND", want, 1);
+	s = tt_open();
+	unsetenv("TIERTRAIN_BACKEND");
+	if (!s) {
+		res->fatal = 1;
+		snprintf(res->reason, sizeof(res->reason),
+			 "tt_open() with TIERTRAIN_BACKEND=%s: %s%s", want,
+			 strerror(errno),
+			 errno == ENOENT ? " (is tiertrain.ko loaded?)" : "");
+		return NULL;
+	}
+	res->backend = tt_backend(s);
+	ret = tt_sched_get(s, &cfg);
+	if (ret == -ENOTTY) {
+		res->fatal = 1;
+		snprintf(res->reason, sizeof(res->reason),
+			 "this tiertrain.ko has no scheduler (TT_IOC_GET_SCHED: %s)",
+			 strerror(-ret));
+		tt_close(s);
+		return NULL;
+	}
+	if (ret)
+		tt_die("%s: tt_sched_get: %s", want, strerror(-ret));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_FLAGS;
+	cfg.profile_iters = t->cfg.profile_iters;
+	cfg.flags = t->cfg.sync_late ? TT_SCHED_SYNC_LATE : 0;
+	ret = tt_sched_set(s, &cfg);
+	if (ret)
+		tt_die("%s: tt_sched_set(profile_iters %u, flags %#x): %s", want,
+		       cfg.profile_iters, cfg.flags, strerror(-ret));
+	return s;
+}
+
+static void tt_reset_x(struct tt_train *t, size_t maxlen)
+{
+	size_t j;
+
+	for (j = 0; j < maxlen / sizeof(uint64_t); j++) {
+		t->x[j] = j * TT_MUL + 1;
+		t->g[j] = 0;
+	}
+}
+
+static void tt_run_mode(struct tt_train *t, enum tt_mode mode, size_t maxlen)
+{
+	struct tt_result *res = &t->res[mode];
+	struct tt_ioc_stats st0, st1;
+	unsigned int it, l, L = t->cfg.layers;
+	int ret;
+
+	memset(&st0, 0, sizeof(st0));
+	res->ran = 1;
+	res->backend = "-";
+	t->mode = mode;
+	res->warmup = t->cfg.profile_iters + 1;
+	res->measured = t->cfg.iters - res->warmup;
+	t->s = NULL;
+	if (mode != TT_MODE_NONE) {
+		t->s = tt_mode_open(t, mode, res);
+		if (!t->s)
+			return;
+	}
+	fprintf(stderr, "train: mode %s (backend %s): %u iterations, %u of them warm-up\n",
+		tt_mode_name[mode], res->backend, t->cfg.iters, res->warmup);
+	memset(t->irec, 0, t->cfg.iters * sizeof(*t->irec));
+	memset(t->lrec, 0, (size_t)t->cfg.iters * L * sizeof(*t->lrec));
+	tt_reset_x(t, maxlen);
+	tt_sampler_start(t);
+	for (it = 0; it < t->cfg.iters; it++) {
+		if (it == res->warmup && t->s) {
+			ret = tt_stats(t->s, &st0);
+			if (ret)
+				tt_die("tt_stats: %s", strerror(-ret));
+			ret = tt_layers(t->s, NULL, 0);
+			if (ret < 0)
+				tt_die("tt_layers: %s", strerror(-ret));
+			if (ret == 0 && st0.bytes_evicted == 0) {
+				tt_sampler_stop(t);
+				res->fatal = mode == TT_MODE_TIERTRAIN;
+				snprintf(res->reason, sizeof(res->reason),
+					 "the %s backend's scheduler knows no layer and moved nothing after %u iterations%s",
+					 res->backend, res->warmup,
+					 mode == TT_MODE_USERSPACE ?
+					 ": this libtiertrain has no userspace scheduler yet" :
+					 "");
+				tt_close(t->s);
+				t->s = NULL;
+				return;
+			}
+		}
+		t->irec[it].begin = tt_now();
+		if (t->s) {
+			ret = tt_iter_begin(t->s);
+			if (ret == -ENOTTY && it == 0) {
+				tt_sampler_stop(t);
+				res->fatal = 1;
+				snprintf(res->reason, sizeof(res->reason),
+					 "this tiertrain.ko has no scheduler (TT_IOC_EVENT: %s)",
+					 strerror(-ret));
+				tt_close(t->s);
+				t->s = NULL;
+				return;
+			}
+			tt_call(t, ret, "tt_iter_begin", 0, it);
+		}
+		for (l = 0; l < L; l++)
+			tt_forward(t, it, l);
+		for (l = L; l-- > 0;)
+			tt_backward(t, it, l);
+		t->irec[it].end = tt_now();
+	}
+	tt_sampler_stop(t);
+	if (t->s) {
+		ret = tt_stats(t->s, &st1);
+		if (ret)
+			tt_die("tt_stats: %s", strerror(-ret));
+		tt_stats_delta(&res->st, &st0, &st1);
+		res->have_stats = 1;
+		ret = tt_layers(t->s, NULL, 0);
+		if (ret < 0)
+			tt_die("tt_layers: %s", strerror(-ret));
+		res->layers = tt_zalloc((ret + 1) * sizeof(*res->layers));
+		ret = tt_layers(t->s, res->layers, ret);
+		if (ret < 0)
+			tt_die("tt_layers: %s", strerror(-ret));
+		res->nlayers = ret;
+		tt_close(t->s);
+		t->s = NULL;
+	}
+	res->iter_ms = tt_zalloc(res->measured * sizeof(*res->iter_ms));
+	for (it = res->warmup; it < t->cfg.iters; it++) {
+		const struct tt_irec *ir = &t->irec[it];
+
+		res->iter_ms[it - res->warmup] =
+			tt_ms(ir->end - ir->begin - ir->excluded);
+		for (l = 0; l < L; l++)
+			res->late_own += tt_rec(t, it, l)->late_own;
+	}
+	res->step_ms = tt_median(res->iter_ms, res->measured);
+	tt_measured(t, res);
+	tt_models(t, res);
+	tt_keep_timeline(t, res);
+	res->ok = 1;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static double tt_pct(double v, double ref)
+{
+	return ref > 0 ? 100.0 * (v - ref) / ref : 0;
+}
+
+/* On-time share from the session counters, or -1 when nothing was due. */
+static double tt_ontime_pct(const struct tt_result *r)
+{
+	uint64_t due = r->st.ontime_bytes + r->st.late_bytes;
+
+	return r->have_stats && due ? 100.0 * r->st.ontime_bytes / due : -1;
+}
+
+/* The same from our own residency checks (--verify-ontime). */
+static double tt_ontime_own_pct(const struct tt_train *t,
+				const struct tt_result *r)
+{
+	if (!t->cfg.verify_ontime || !r->have_stats || !r->st.bytes_evicted)
+		return -1;
+	if (r->late_own >= r->st.bytes_evicted)
+		return 0;
+	return 100.0 * (r->st.bytes_evicted - r->late_own) / r->st.bytes_evicted;
+}
+
+static const char *tt_verdict(int met)
+{
+	return met ? "met" : "MISSED";
+}
+
+/* The reference for "vs none": the measured none run, else its model. */
+static const struct tt_result *tt_ref(const struct tt_train *t)
+{
+	const struct tt_result *n = &t->res[TT_MODE_NONE];
+
+	return n->ok ? n : NULL;
+}
+
+static double tt_total_bytes(const struct tt_cfg *c)
+{
+	double s = 0;
+	unsigned int l;
+
+	for (l = 0; l < c->layers; l++)
+		s += c->size[l];
+	return s;
+}
+
+static void tt_print_table(const struct tt_train *t)
+{
+	const struct tt_result *ref = tt_ref(t);
+	int m;
+
+	printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
+	       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
+	       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
+	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
+	       ref ? "" : " (not run: against this run's untiered model)");
+	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s\n",
+	       "mode", "step ms", "vs none", "avg MiB", "vs none", "peak MiB",
+	       "vs none", "oracle avg/pk", "on time", "late MiB",
+	       "moved MiB", "acc/mod/dr");
+	for (m = 0; m < TT_MODE_NR; m++) {
+		const struct tt_result *r = &t->res[m];
+		double ravg, rpeak, ot;
+		char step[16], avg[16], peak[16], ots[16], late[16], moved[16];
+		char lay[32];
+
+		if (!r->ran)
+			continue;
+		if (!r->ok) {
+			printf("%-10s n/a: %s\n", tt_mode_name[m], r->reason);
+			continue;
+		}
+		ravg = ref ? ref->fast_avg : r->base_avg;
+		rpeak = ref ? ref->fast_peak : r->base_peak;
+		if (m == TT_MODE_NONE) {
+			snprintf(step, sizeof(step), "-");
+			snprintf(avg, sizeof(avg), "-");
+			snprintf(peak, sizeof(peak), "-");
+		} else {
+			snprintf(step, sizeof(step), ref ? "%+.1f%%" : "-",
+				 ref ? tt_pct(r->step_ms, ref->step_ms) : 0);
+			snprintf(avg, sizeof(avg), "%+.1f%%",
+				 tt_pct(r->fast_avg, ravg));
+			snprintf(peak, sizeof(peak), "%+.1f%%",
+				 tt_pct(r->fast_peak, rpeak));
+		}
+		ot = tt_ontime_pct(r);
+		if (ot < 0)
+			snprintf(ots, sizeof(ots), "-");
+		else
+			snprintf(ots, sizeof(ots), "%.2f%%", ot);
+		if (r->have_stats) {
+			snprintf(late, sizeof(late), "%.1f",
+				 r->st.late_bytes / TT_MIB);
+			snprintf(moved, sizeof(moved), "%.0f",
+				 (r->st.bytes_evicted + r->st.bytes_prefetched) /
+				 TT_MIB);
+			snprintf(lay, sizeof(lay), "%llu/%llu/%llu",
+				 (unsigned long long)r->st.layers_accepted,
+				 (unsigned long long)r->st.layers_modified,
+				 (unsigned long long)r->st.layers_dropped);
+		} else {
+			snprintf(late, sizeof(late), "-");
+			snprintf(moved, sizeof(moved), "-");
+			snprintf(lay, sizeof(lay), "-");
+		}
+		printf("%-10s %9.1f %8s %9.1f %8s %9.1f %8s %6.1f/%6.1f %8s %8s %9s %11s\n",
+		       tt_mode_name[m], r->step_ms, step, r->fast_avg / TT_MIB,
+		       avg, r->fast_peak / TT_MIB, peak,
+		       r->oracle_avg / TT_MIB, r->oracle_peak / TT_MIB, ots,
+		       late, moved, lay);
+	}
+	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s\n", "goal", "",
+	       "<=+3%", "", "<=-80%", "", "<=-60%", "", ">=99%");
+}
+
+static void tt_print_goals(const struct tt_train *t)
+{
+	const struct tt_result *ref = tt_ref(t);
+	const struct tt_result *us = &t->res[TT_MODE_USERSPACE];
+	int m;
+
+	printf("\n");
+	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR; m++) {
+		const struct tt_result *r = &t->res[m];
+		double ravg, rpeak, avg, peak, ot, own, step;
+
+		if (!r->ok)
+			continue;
+		ravg = ref ? ref->fast_avg : r->base_avg;
+		rpeak = ref ? ref->fast_peak : r->base_peak;
+		avg = tt_pct(r->fast_avg, ravg);
+		peak = tt_pct(r->fast_peak, rpeak);
+		ot = tt_ontime_pct(r);
+		own = tt_ontime_own_pct(t, r);
+		printf("%s: avg fast %+.1f%% (goal %.0f%%: %s; oracle %+.1f%%), peak fast %+.1f%% (goal %.0f%%: %s; oracle %+.1f%%)\n",
+		       tt_mode_name[m], avg, TT_GOAL_AVG_PCT,
+		       tt_verdict(avg <= TT_GOAL_AVG_PCT),
+		       tt_pct(r->oracle_avg, r->base_avg), peak,
+		       TT_GOAL_PEAK_PCT, tt_verdict(peak <= TT_GOAL_PEAK_PCT),
+		       tt_pct(r->oracle_peak, r->base_peak));
+		if (ot >= 0)
+			printf("%s: on time %.2f%% of %.1f MiB due (goal >= %.0f%%: %s), late %.1f MiB in %llu layer-iterations, sync-fetched %.1f MiB\n",
+			       tt_mode_name[m], ot,
+			       (r->st.ontime_bytes + r->st.late_bytes) / TT_MIB,
+			       TT_GOAL_ONTIME_PCT,
+			       tt_verdict(ot >= TT_GOAL_ONTIME_PCT),
+			       r->st.late_bytes / TT_MIB,
+			       (unsigned long long)r->st.late_count,
+			       r->st.sync_fetched_bytes / TT_MIB);
+		else
+			printf("%s: on time: nothing was evicted in the measured iterations (goal >= %.0f%%: MISSED)\n",
+			       tt_mode_name[m], TT_GOAL_ONTIME_PCT);
+		if (own >= 0)
+			printf("%s: own check at backward begins: %.1f MiB still slow, on time %.2f%% of %.1f MiB evicted\n",
+			       tt_mode_name[m], r->late_own / TT_MIB, own,
+			       r->st.bytes_evicted / TT_MIB);
+		if (ref) {
+			step = tt_pct(r->step_ms, ref->step_ms);
+			printf("%s: step %.1f ms vs %.1f ms without tiering: %+.1f%% (goal <= +%.0f%%: %s)\n",
+			       tt_mode_name[m], r->step_ms, ref->step_ms, step,
+			       TT_GOAL_STEP_PCT,
+			       tt_verdict(step <= TT_GOAL_STEP_PCT));
+		}
+		if (r->have_stats)
+			printf("%s: layer-iterations accepted %llu, modified %llu, dropped %llu, unknown %llu; reprofiles %llu; ER %.0f MB/s, PR %.0f MB/s; busy pages %llu, no-memory pages %llu\n",
+			       tt_mode_name[m],
+			       (unsigned long long)r->st.layers_accepted,
+			       (unsigned long long)r->st.layers_modified,
+			       (unsigned long long)r->st.layers_dropped,
+			       (unsigned long long)r->st.layers_unknown,
+			       (unsigned long long)r->st.reprofiles,
+			       r->st.er_bps / 1e6, r->st.pr_bps / 1e6,
+			       (unsigned long long)r->st.total.skipped_busy,
+			       (unsigned long long)r->st.total.skipped_no_memory);
+	}
+	if (t->res[TT_MODE_TIERTRAIN].ok && us->ran) {
+		const struct tt_result *k = &t->res[TT_MODE_TIERTRAIN];
+
+		if (!us->ok)
+			printf("tiertrain vs userspace: no userspace figures (%s)\n",
+			       us->reason);
+		else
+			printf("tiertrain vs userspace: avg fast %.1f vs %.1f MiB, step %.1f vs %.1f ms: %s\n",
+			       k->fast_avg / TT_MIB, us->fast_avg / TT_MIB,
+			       k->step_ms, us->step_ms,
+			       k->fast_avg <= us->fast_avg &&
+			       k->step_ms <= us->step_ms ? "beaten" :
+			       "NOT beaten");
+	}
+	for (m = 0; m < TT_MODE_NR; m++)
+		if (t->res[m].ok)
+			printf("%s: sampler %zu passes in the measured iterations, every %.2f ms on average, longest pass %.2f ms, busy %.0f%% of the time\n",
+			       tt_mode_name[m], t->res[m].nsamples,
+			       t->res[m].mean_gap_ms, t->res[m].max_pass_ms,
+			       t->res[m].busy_pct);
+}
+
+static const char *tt_status_name(uint32_t s)
+{
+	switch (s) {
+	case TT_LAYER_PROFILING:
+		return "profiling";
+	case TT_LAYER_ACCEPTED:
+		return "accepted";
+	case TT_LAYER_MODIFIED:
+		return "modified";
+	case TT_LAYER_DROPPED:
+		return "dropped";
+	}
+	return "?";
+}
+
+static void tt_fmt_ms(char *buf, size_t size, uint64_t ns)
+{
+	if (ns)
+		snprintf(buf, size, "%.1f", tt_ms(ns));
+	else
+		snprintf(buf, size, "-");
+}
+
+/* What moved and when in the last iteration, from tt_layers(). */
+static void tt_print_moves(const struct tt_train *t, enum tt_mode mode)
+{
+	const struct tt_result *r = &t->res[mode];
+	int i;
+
+	printf("\n%s, iteration %u: what moved and when (ms from the iteration's start, per the scheduler)\n",
+	       tt_mode_name[mode], r->tl_iter);
+	printf("%5s %-9s %8s %8s %8s %15s %17s %9s %s\n", "layer", "status",
+	       "MiB", "evicted", "fwd end", "evict start-end",
+	       "prefetch start-end", "bwd begin", "arrival");
+	for (i = 0; i < r->nlayers; i++) {
+		const struct tt_layer_info *li = &r->layers[i];
+		char fe[16], es[16], ee[16], ps[16], pe[16], bb[16], arr[48];
+
+		tt_fmt_ms(fe, sizeof(fe), li->last_fwd_end_ns);
+		tt_fmt_ms(es, sizeof(es), li->last_evict_start_ns);
+		tt_fmt_ms(ee, sizeof(ee), li->last_evict_end_ns);
+		tt_fmt_ms(ps, sizeof(ps), li->last_prefetch_start_ns);
+		tt_fmt_ms(pe, sizeof(pe), li->last_prefetch_end_ns);
+		tt_fmt_ms(bb, sizeof(bb), li->last_bwd_start_ns);
+		if (!li->last_evicted_bytes)
+			snprintf(arr, sizeof(arr), "stayed fast");
+		else if (li->last_late_bytes)
+			snprintf(arr, sizeof(arr), "LATE %.1f MiB",
+				 li->last_late_bytes / TT_MIB);
+		else if (li->last_prefetch_end_ns &&
+			 li->last_bwd_start_ns > li->last_prefetch_end_ns)
+			snprintf(arr, sizeof(arr), "on time, %.1f ms early",
+				 tt_ms(li->last_bwd_start_ns -
+				       li->last_prefetch_end_ns));
+		else
+			snprintf(arr, sizeof(arr), "on time");
+		printf("%5u %-9s %8.1f %8.1f %8s %7s-%-7s %8s-%-8s %9s %s\n",
+		       li->layer, tt_status_name(li->status),
+		       li->saved_bytes / TT_MIB, li->last_evicted_bytes / TT_MIB,
+		       fe, es, ee, ps, pe, bb, arr);
+	}
+}
+
+/* The ASCII timeline of the last iteration: fast (#) and slow (o) MiB. */
+static void tt_print_timeline(const struct tt_train *t, enum tt_mode mode)
+{
+	const struct tt_result *r = &t->res[mode];
+	const unsigned int width = 50, L = t->cfg.layers;
+	uint64_t b = r->tl_irec.begin, e = r->tl_irec.end, span = e - b, row;
+	double top = 0, per_col;
+	unsigned int k, l, rows = t->cfg.rows;
+	size_t i = 0;
+	const struct tt_sample *cur = NULL;
+
+	for (i = 0; i < r->tl_n; i++)
+		if (r->tl_samples[i].fast + r->tl_samples[i].slow > top)
+			top = r->tl_samples[i].fast + r->tl_samples[i].slow;
+	if (!r->tl_n || !span || top <= 0) {
+		printf("\n%s: no samples in iteration %u for a timeline\n",
+		       tt_mode_name[mode], r->tl_iter);
+		return;
+	}
+	row = (span + rows - 1) / rows;
+	per_col = top / width;
+	printf("\n%s, iteration %u: saved activations on the fast (#) and slow (o) tier, one row = %.1f ms, one column = %.1f MiB\n",
+	       tt_mode_name[mode], r->tl_iter, tt_ms(row), per_col / TT_MIB);
+	printf("events: Fn| forward of layer n ends (its eviction may start), Bn> backward of layer n begins (its activation must be back)\n");
+	printf("%8s %7s %7s  %-*s  %s\n", "ms", "fast", "slow", width, "",
+	       "events");
+	i = 0;
+	for (k = 0; k < rows; k++) {
+		uint64_t from = b + k * row, to = from + row;
+		char bar[64], ev[256];
+		unsigned int nf, ns, c;
+		size_t evlen = 0;
+
+		if (from >= e)
+			break;
+		while (i < r->tl_n && r->tl_samples[i].t < to)
+			cur = &r->tl_samples[i++];
+		nf = cur ? (unsigned int)(cur->fast / per_col + 0.5) : 0;
+		ns = cur ? (unsigned int)(cur->slow / per_col + 0.5) : 0;
+		if (nf > width)
+			nf = width;
+		if (nf + ns > width)
+			ns = width - nf;
+		for (c = 0; c < width; c++)
+			bar[c] = c < nf ? '#' : c < nf + ns ? 'o' : ' ';
+		bar[width] = '\0';
+		ev[0] = '\0';
+		for (l = 0; l < L; l++) {
+			const struct tt_lrec *lr = &r->tl_rec[l];
+
+			if (lr->fwd_end >= from && lr->fwd_end < to &&
+			    evlen + 8 < sizeof(ev))
+				evlen += snprintf(ev + evlen, sizeof(ev) - evlen,
+						  "F%u| ", l);
+		}
+		for (l = L; l-- > 0;) {
+			const struct tt_lrec *lr = &r->tl_rec[l];
+
+			if (lr->bwd_begin >= from && lr->bwd_begin < to &&
+			    evlen + 8 < sizeof(ev))
+				evlen += snprintf(ev + evlen, sizeof(ev) - evlen,
+						  "B%u> ", l);
+		}
+		printf("%8.1f %7.1f %7.1f  %s  %s\n", tt_ms(from - b),
+		       cur ? cur->fast / TT_MIB : 0.0,
+		       cur ? cur->slow / TT_MIB : 0.0, bar, ev);
+	}
+}
+
+static void tt_mkdirs(const char *path)
+{
+	char *d = strdup(path), *p;
+
+	if (!d)
+		tt_die("out of memory");
+	for (p = d + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0755) && errno != EEXIST)
+			tt_die("mkdir %s: %s", d, strerror(errno));
+		*p = '/';
+	}
+	free(d);
+}
+
+/* JSON string contents: our strings come from strerror() and our own text. */
+static void tt_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* One "key": value member of a JSON object, comma-separated from the last. */
+static void tt_jkv(FILE *f, int *n, const char *key, unsigned long long v)
+{
+	fprintf(f, "%s\"%s\": %llu", (*n)++ ? ", " : "", key, v);
+}
+
+static void tt_json_stats(FILE *f, const struct tt_ioc_stats *st)
+{
+	int n = 0;
+
+	fprintf(f, "\"stats\": {");
+	tt_jkv(f, &n, "iterations", st->iterations);
+	tt_jkv(f, &n, "events", st->events);
+	tt_jkv(f, &n, "tensors_saved", st->tensors_saved);
+	tt_jkv(f, &n, "tensors_ignored", st->tensors_ignored);
+	tt_jkv(f, &n, "layers_accepted", st->layers_accepted);
+	tt_jkv(f, &n, "layers_modified", st->layers_modified);
+	tt_jkv(f, &n, "layers_dropped", st->layers_dropped);
+	tt_jkv(f, &n, "layers_unknown", st->layers_unknown);
+	tt_jkv(f, &n, "bytes_evicted", st->bytes_evicted);
+	tt_jkv(f, &n, "bytes_prefetched", st->bytes_prefetched);
+	tt_jkv(f, &n, "ontime_bytes", st->ontime_bytes);
+	tt_jkv(f, &n, "late_bytes", st->late_bytes);
+	tt_jkv(f, &n, "late_count", st->late_count);
+	tt_jkv(f, &n, "sync_fetched_bytes", st->sync_fetched_bytes);
+	tt_jkv(f, &n, "reprofiles", st->reprofiles);
+	tt_jkv(f, &n, "er_bps", st->er_bps);
+	tt_jkv(f, &n, "pr_bps", st->pr_bps);
+	tt_jkv(f, &n, "skipped_busy_pages", st->total.skipped_busy);
+	tt_jkv(f, &n, "skipped_no_memory_pages", st->total.skipped_no_memory);
+	fprintf(f, "}");
+}
+
+static void tt_json_layer(FILE *f, const struct tt_layer_info *li)
+{
+	int n = 0;
+
+	fprintf(f, "{");
+	tt_jkv(f, &n, "layer", li->layer);
+	fprintf(f, ", \"status\": \"%s\"", tt_status_name(li->status));
+	tt_jkv(f, &n, "saved_bytes", li->saved_bytes);
+	tt_jkv(f, &n, "final_bytes", li->final_bytes);
+	tt_jkv(f, &n, "fwd_end_ns", li->fwd_end_ns);
+	tt_jkv(f, &n, "bwd_start_ns", li->bwd_start_ns);
+	tt_jkv(f, &n, "prefetch_ns", li->prefetch_ns);
+	tt_jkv(f, &n, "lead_ns", li->lead_ns);
+	fprintf(f, ", \"last\": {");
+	n = 0;
+	tt_jkv(f, &n, "fwd_end_ns", li->last_fwd_end_ns);
+	tt_jkv(f, &n, "evict_start_ns", li->last_evict_start_ns);
+	tt_jkv(f, &n, "evict_end_ns", li->last_evict_end_ns);
+	tt_jkv(f, &n, "prefetch_start_ns", li->last_prefetch_start_ns);
+	tt_jkv(f, &n, "prefetch_end_ns", li->last_prefetch_end_ns);
+	tt_jkv(f, &n, "bwd_start_ns", li->last_bwd_start_ns);
+	tt_jkv(f, &n, "evicted_bytes", li->last_evicted_bytes);
+	tt_jkv(f, &n, "late_bytes", li->last_late_bytes);
+	fprintf(f, "}}");
+}
+
+static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
+{
+	const struct tt_result *r = &t->res[mode], *ref = tt_ref(t);
+	unsigned int i, l;
+	size_t k;
+
+	fprintf(f, "    {\"mode\": \"%s\", \"status\": \"%s\", \"backend\": \"%s\"",
+		tt_mode_name[mode], r->ok ? "ok" : "n/a", r->backend);
+	if (!r->ok) {
+		fprintf(f, ", \"reason\": ");
+		tt_json_str(f, r->reason);
+		fprintf(f, "}");
+		return;
+	}
+	fprintf(f, ",\n     \"warmup_iterations\": %u, \"measured_iterations\": %u, \"step_ms_median\": %.3f, \"iter_ms\": [",
+		r->warmup, r->measured, r->step_ms);
+	for (i = 0; i < r->measured; i++)
+		fprintf(f, "%s%.3f", i ? ", " : "", r->iter_ms[i]);
+	fprintf(f, "],\n     \"fast_avg_bytes\": %.0f, \"fast_peak_bytes\": %.0f, \"slow_avg_bytes\": %.0f, \"slow_peak_bytes\": %.0f,\n",
+		r->fast_avg, r->fast_peak, r->slow_avg, r->slow_peak);
+	fprintf(f, "     \"untiered_model_avg_bytes\": %.0f, \"untiered_model_peak_bytes\": %.0f, \"oracle_avg_bytes\": %.0f, \"oracle_peak_bytes\": %.0f",
+		r->base_avg, r->base_peak, r->oracle_avg, r->oracle_peak);
+	if (ref && mode != TT_MODE_NONE)
+		fprintf(f, ",\n     \"step_vs_none_pct\": %.2f, \"fast_avg_vs_none_pct\": %.2f, \"fast_peak_vs_none_pct\": %.2f",
+			tt_pct(r->step_ms, ref->step_ms),
+			tt_pct(r->fast_avg, ref->fast_avg),
+			tt_pct(r->fast_peak, ref->fast_peak));
+	fprintf(f, ",\n     \"sampler\": {\"passes\": %zu, \"mean_interval_ms\": %.3f, \"max_pass_ms\": %.3f, \"busy_pct\": %.1f}",
+		r->nsamples, r->mean_gap_ms, r->max_pass_ms, r->busy_pct);
+	if (r->have_stats) {
+		fprintf(f, ",\n     \"ontime_pct\": %.3f", tt_ontime_pct(r));
+		if (t->cfg.verify_ontime)
+			fprintf(f, ", \"late_bytes_own_check\": %llu, \"ontime_pct_own_check\": %.3f",
+				(unsigned long long)r->late_own,
+				tt_ontime_own_pct(t, r));
+		fprintf(f, ",\n     ");
+		tt_json_stats(f, &r->st);
+		fprintf(f, ",\n     \"layers\": [");
+		for (i = 0; i < (unsigned int)r->nlayers; i++) {
+			fprintf(f, "%s\n       ", i ? "," : "");
+			tt_json_layer(f, &r->layers[i]);
+		}
+		fprintf(f, "]");
+	}
+	fprintf(f, ",\n     \"timeline\": {\"iteration\": %u, \"events_ns\": [",
+		r->tl_iter);
+	for (l = 0; l < t->cfg.layers; l++) {
+		const struct tt_lrec *lr = &r->tl_rec[l];
+		uint64_t b = r->tl_irec.begin;
+
+		fprintf(f, "%s\n       {\"layer\": %u, \"fwd_begin\": %llu, \"fwd_end\": %llu, \"bwd_begin\": %llu, \"bwd_end\": %llu}",
+			l ? "," : "", l,
+			(unsigned long long)(lr->fwd_begin - b),
+			(unsigned long long)(lr->fwd_end - b),
+			(unsigned long long)(lr->bwd_begin - b),
+			(unsigned long long)(lr->bwd_end - b));
+	}
+	fprintf(f, "],\n      \"samples_ns_fast_slow\": [");
+	for (k = 0; k < r->tl_n; k++)
+		fprintf(f, "%s[%llu, %llu, %llu]", k ? ", " : "",
+			(unsigned long long)(r->tl_samples[k].t - r->tl_irec.begin),
+			(unsigned long long)r->tl_samples[k].fast,
+			(unsigned long long)r->tl_samples[k].slow);
+	fprintf(f, "]}}");
+}
+
+static void tt_write_json(const struct tt_train *t)
+{
+	const char *path = t->cfg.out;
+	struct utsname u;
+	unsigned int l;
+	int m, n = 0;
+	FILE *f;
+
+	tt_mkdirs(path);
+	f = fopen(path, "w");
+	if (!f)
+		tt_die("cannot write %s: %s", path, strerror(errno));
+	uname(&u);
+	fprintf(f, "{\n  \"bench\": \"train\",\n  \"kernel\": \"%s\",\n  \"library\": \"%s\",\n",
+		u.release, tt_version());
+	fprintf(f, "  \"config\": {\"layers\": %u, \"sizes_bytes\": [", t->cfg.layers);
+	for (l = 0; l < t->cfg.layers; l++)
+		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
+	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
+		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s},\n",
+		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
+		t->cfg.thp ? "true" : "false",
+		t->cfg.verify_ontime ? "true" : "false",
+		t->cfg.sync_late ? "true" : "false");
+	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
+		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
+		TT_GOAL_STEP_PCT);
+	fprintf(f, "  \"modes\": [\n");
+	for (m = 0; m < TT_MODE_NR; m++) {
+		if (!t->res[m].ran)
+			continue;
+		if (n++)
+			fprintf(f, ",\n");
+		tt_json_mode(f, t, m);
+	}
+	fprintf(f, "\n  ]\n}\n");
+	if (fclose(f))
+		tt_die("writing %s: %s", path, strerror(errno));
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static void tt_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: train [OPTION]...\n"
+		"A synthetic DNN training loop; measures the fast-tier footprint of its saved\n"
+		"activations, the step time and the scheduler's punctuality without tiering,\n"
+		"with tiertrain's kernel scheduler and with libtiertrain's userspace one.\n"
+		"\n"
+		"  --mode M[,M]...    none, tiertrain, userspace or all (default all);\n"
+		"                     modes run in that order, in this process\n"
+		"  --layers N         layers, 1..%d (default 12)\n"
+		"  --base-mib N       activation of layer 0 in MiB (default 32)\n"
+		"  --halve-every N    halve the activation every N layers (default 3)\n"
+		"  --sizes LIST       activation sizes, comma separated, in MiB or with a\n"
+		"                     K/M/G suffix (sets the number of layers)\n"
+		"  --compute N        compute passes per forward and backward (default 3)\n"
+		"  --weights-kib N    weights per layer, a power of two >= 4 (default 256)\n"
+		"  --iters N          iterations per mode, warm-up included (default 8)\n"
+		"  --profile-iters N  scheduler profile iterations, 1..1000 (default 1);\n"
+		"                     the first N + 1 iterations are not measured\n"
+		"  --sample-ms MS     sampler period (default 2)\n"
+		"  --thp              map activations with huge pages (default base pages)\n"
+		"  --verify-ontime    check residency at each backward begin (time excluded)\n"
+		"  --sync-late        fetch late bytes at backward begin (TT_SCHED_SYNC_LATE)\n"
+		"  --rows N           rows of the ASCII timeline (default 40)\n"
+		"  --no-timeline      print only the table\n"
+		"  -o FILE            JSON output (default <repo>/build/bench/train.json)\n"
+		"  -h, --help         this help\n"
+		"\n"
+		"Exit status: 0 done, 1 error (or the tiertrain mode could not run),\n"
+		"2 a saved activation came back with different contents.\n",
+		TT_TRAIN_MAX_LAYERS);
+}
+
+static unsigned long long tt_num(const char *opt, const char *s,
+				 unsigned long long lo, unsigned long long hi)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+		tt_die("%s '%s': want an integer in %llu..%llu", opt, s, lo, hi);
+	return v;
+}
+
+/* "32", "1.5M", "512K", "1G": bytes rounded up to a page. */
+static size_t tt_size(const char *s, size_t len)
+{
+	size_t ps = tt_page_size();
+	char buf[64], *end;
+	double v, unit = TT_MIB;
+
+	if (len >= sizeof(buf))
+		tt_die("--sizes: '%.*s' is too long for a size", (int)len, s);
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtod(buf, &end);
+	if (end == buf || errno)
+		tt_die("--sizes: '%s' is not a size", buf);
+	switch (*end) {
+	case 'k': case 'K':
+		unit = 1024.0;
+		end++;
+		break;
+	case 'm': case 'M':
+		end++;
+		break;
+	case 'g': case 'G':
+		unit = 1024.0 * TT_MIB;
+		end++;
+		break;
+	}
+	if (*end)
+		tt_die("--sizes: '%s' has trailing '%s' (want MiB or a K/M/G suffix)",
+		       buf, end);
+	v *= unit;
+	if (!(v >= ps) || v > 64.0 * 1024 * TT_MIB)
+		tt_die("--sizes: '%s' is outside %zu bytes..64 GiB", buf, ps);
+	return ((size_t)v + ps - 1) / ps * ps;
+}
+
+static unsigned int tt_parse_sizes(struct tt_cfg *c, const char *list)
+{
+	const char *p = list;
+	unsigned int n = 0;
+
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (n == TT_TRAIN_MAX_LAYERS)
+			tt_die("--sizes: more than %d layers", TT_TRAIN_MAX_LAYERS);
+		c->size[n++] = tt_size(p, len);
+		p += len;
+		if (*p == ',' && !*++p)
+			tt_die("--sizes '%s': trailing comma", list);
+	}
+	if (!n)
+		tt_die("--sizes: empty list");
+	return n;
+}
+
+/* "none,tiertrain", "all"...: add the modes listed to @c->run. */
+static void tt_parse_modes(struct tt_cfg *c, const char *list)
+{
+	const char *p = list;
+	int m;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int found = 0;
+
+		for (m = 0; m < TT_MODE_NR; m++) {
+			if ((len == 3 && !strncmp(p, "all", 3)) ||
+			    (len == strlen(tt_mode_name[m]) &&
+			     !strncmp(p, tt_mode_name[m], len))) {
+				c->run[m] = 1;
+				found = 1;
+			}
+		}
+		if (!found)
+			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace or all",
+			       list, (int)len, p);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!c->run[0] && !c->run[1] && !c->run[2])
+		tt_die("--mode '%s': no mode", list);
+}
+
+/* <repo>/build/bench/train.json, the repository being two levels above us. */
+static void tt_default_out(struct tt_cfg *c)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+	int i;
+
+	snprintf(c->out, sizeof(c->out), "build/bench/train.json");
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	for (i = 0; i < 2; i++) {
+		slash = strrchr(exe, '/');
+		if (!slash)
+			return;
+		*slash = '\0';
+	}
+	if (snprintf(c->out, sizeof(c->out), "%s/build/bench/train.json",
+		     exe) >= (int)sizeof(c->out))
+		tt_die("the default output path under %s is too long; use -o",
+		       exe);
+}
+
+static void tt_parse(struct tt_cfg *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "layers", required_argument, NULL, 'L' },
+		{ "base-mib", required_argument, NULL, 'B' },
+		{ "halve-every", required_argument, NULL, 'H' },
+		{ "sizes", required_argument, NULL, 'S' },
+		{ "compute", required_argument, NULL, 'c' },
+		{ "weights-kib", required_argument, NULL, 'W' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "profile-iters", required_argument, NULL, 'P' },
+		{ "sample-ms", required_argument, NULL, 's' },
+		{ "thp", no_argument, NULL, 'T' },
+		{ "verify-ontime", no_argument, NULL, 'V' },
+		{ "sync-late", no_argument, NULL, 'Y' },
+		{ "rows", required_argument, NULL, 'R' },
+		{ "no-timeline", no_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sizes = NULL, *layers_arg = NULL;
+	unsigned int base_mib = 32, halve = 3, l;
+	int opt, m, mode_given = 0;
+	double ms;
+	char *end;
+
+	c->layers = 12;
+	c->compute = 3;
+	c->weights_bytes = 256 * 1024;
+	c->iters = 8;
+	c->profile_iters = 1;
+	c->sample_ns = 2000000;
+	c->rows = 40;
+	c->timeline = 1;
+	for (m = 0; m < TT_MODE_NR; m++)
+		c->run[m] = 1;
+	tt_default_out(c);
+
+	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			if (!mode_given)
+				memset(c->run, 0, sizeof(c->run));
+			mode_given = 1;
+			tt_parse_modes(c, optarg);
+			break;
+		case 'L':
+			layers_arg = optarg;
+			c->layers = tt_num("--layers", optarg, 1,
+					   TT_TRAIN_MAX_LAYERS);
+			break;
+		case 'B':
+			base_mib = tt_num("--base-mib", optarg, 1, 65536);
+			break;
+		case 'H':
+			halve = tt_num("--halve-every", optarg, 1,
+				       TT_TRAIN_MAX_LAYERS);
+			break;
+		case 'S':
+			sizes = optarg;
+			break;
+		case 'c':
+			c->compute = tt_num("--compute", optarg, 1, 1000);
+			break;
+		case 'W':
+			c->weights_bytes = tt_num("--weights-kib", optarg, 4,
+						  1 << 20) * 1024;
+			if (c->weights_bytes & (c->weights_bytes - 1))
+				tt_die("--weights-kib '%s': want a power of two",
+				       optarg);
+			break;
+		case 'i':
+			c->iters = tt_num("--iters", optarg, 1, 100000);
+			break;
+		case 'P':
+			c->profile_iters = tt_num("--profile-iters", optarg, 1,
+						  1000);
+			break;
+		case 's':
+			errno = 0;
+			ms = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(ms >= 0.1) ||
+			    ms > 10000)
+				tt_die("--sample-ms '%s': want 0.1..10000 ms",
+				       optarg);
+			c->sample_ns = (uint64_t)(ms * 1e6);
+			break;
+		case 'T':
+			c->thp = 1;
+			break;
+		case 'V':
+			c->verify_ontime = 1;
+			break;
+		case 'Y':
+			c->sync_late = 1;
+			break;
+		case 'R':
+			c->rows = tt_num("--rows", optarg, 4, 10000);
+			break;
+		case 'N':
+			c->timeline = 0;
+			break;
+		case 'o':
+			if (snprintf(c->out, sizeof(c->out), "%s", optarg) >=
+			    (int)sizeof(c->out))
+				tt_die("-o '%s': path too long", optarg);
+			break;
+		case 'h':
+			tt_usage(stdout);
+			exit(0);
+		default:
+			tt_usage(stderr);
+			exit(1);
+		}
+	}
+	if (optind != argc)
+		tt_die("unexpected argument '%s' (see --help)", argv[optind]);
+	if (sizes) {
+		unsigned int n = tt_parse_sizes(c, sizes);
+
+		if (layers_arg && n != c->layers)
+			tt_die("--layers %u but --sizes '%s' lists %u sizes",
+			       c->layers, sizes, n);
+		c->layers = n;
+	} else {
+		for (l = 0; l < c->layers; l++) {
+			unsigned int shift = l / halve;
+			size_t sz = shift >= 30 ? 0 :
+				    ((size_t)base_mib << 20) >> shift;
+
+			if (sz < tt_page_size())
+				sz = tt_page_size();
+			c->size[l] = sz / tt_page_size() * tt_page_size();
+		}
+	}
+	if (c->iters < c->profile_iters + 2)
+		tt_die("--iters %u: with --profile-iters %u the first %u iterations are warm-up; want at least %u",
+		       c->iters, c->profile_iters, c->profile_iters + 1,
+		       c->profile_iters + 2);
+	if (c->thp)
+		for (l = 0; l < c->layers; l++)
+			c->size[l] = (c->size[l] + TT_ST_THP_SIZE - 1) /
+				     TT_ST_THP_SIZE * TT_ST_THP_SIZE;
+}
+
+int main(int argc, char **argv)
+{
+	static struct tt_train t;
+	size_t maxlen = 0, j;
+	unsigned int l;
+	int m, failed = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tt_parse(&t.cfg, argc, argv);
+	tt_topology(&t);
+	pthread_mutex_init(&t.lock, NULL);
+	pthread_cond_init(&t.cond, NULL);
+
+	/* the observer: the kernel's residency when it is there */
+	t.obs = tt_open();
+	if (!t.obs)
+		tt_die("tt_open() for the residency observer: %s",
+		       strerror(errno));
+
+	for (l = 0; l < t.cfg.layers; l++)
+		if (t.cfg.size[l] > maxlen)
+			maxlen = t.cfg.size[l];
+	t.x = tt_st_map(maxlen, -1);
+	t.g = tt_st_map(maxlen, -1);
+	if (!t.x || !t.g)
+		tt_die("mmap of two %zu-byte scratch buffers: %s", maxlen,
+		       strerror(errno));
+	for (l = 0; l < t.cfg.layers; l++) {
+		t.w[l] = tt_st_map(t.cfg.weights_bytes, -1);
+		if (!t.w[l])
+			tt_die("mmap of layer %u's weights: %s", l,
+			       strerror(errno));
+		for (j = 0; j < t.cfg.weights_bytes / sizeof(uint64_t); j++)
+			t.w[l][j] = (j + 1) * TT_MUL ^ l;
+	}
+	t.irec = tt_zalloc(t.cfg.iters * sizeof(*t.irec));
+	t.lrec = tt_zalloc((size_t)t.cfg.iters * t.cfg.layers *
+			   sizeof(*t.lrec));
+
+	for (m = 0; m < TT_MODE_NR; m++)
+		if (t.cfg.run[m])
+			tt_run_mode(&t, m, maxlen);
+
+	tt_print_table(&t);
+	tt_print_goals(&t);
+	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR && t.cfg.timeline; m++) {
+		if (!t.res[m].ok)
+			continue;
+		tt_print_timeline(&t, m);
+		tt_print_moves(&t, m);
+	}
+	tt_write_json(&t);
+	printf("\nJSON: %s\n", t.cfg.out);
+	for (m = 0; m < TT_MODE_NR; m++) {
+		if (t.res[m].ran && !t.res[m].ok && t.res[m].fatal) {
+			fprintf(stderr, "train: mode %s failed: %s\n",
+				tt_mode_name[m], t.res[m].reason);
+			failed = 1;
+		}
+	}
+	tt_close(t.obs);
+	return failed;
+}
