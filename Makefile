@@ -81,15 +81,20 @@ lint: kdir-check build/lint/.stamp
 	perl build/lint/scripts/checkpatch.pl --no-tree --strict --show-types \
 		--ignore FILE_PATH_CHANGES,BIT_MACRO -f uapi/linux/tiertrain.h
 
+# DESTDIR stages everything (module under $(DESTDIR)/lib/modules) for
+# packaging; without it the module is installed for the kernel KDIR belongs
+# to, the "tiertrain" group is created and udev reloaded.
 install: all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install INSTALL_MOD_DIR=extra
-	-depmod -a $(shell scripts/kdir --release)
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install INSTALL_MOD_DIR=extra \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \
+		$(if $(wildcard $(KDIR)/output/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
+	depmod $(if $(DESTDIR),-b $(DESTDIR) 2>/dev/null) $(shell scripts/kdir --release)
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C ctl install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0644 uapi/linux/tiertrain.h $(DESTDIR)$(PREFIX)/include/linux/tiertrain.h
 	install -D -m 0644 scripts/99-tiertrain.rules $(DESTDIR)/etc/udev/rules.d/99-tiertrain.rules
-	getent group tiertrain >/dev/null || groupadd --system tiertrain
-	-udevadm control --reload-rules 2>/dev/null
+	$(if $(DESTDIR),,getent group tiertrain >/dev/null || groupadd --system tiertrain)
+	$(if $(DESTDIR),,-udevadm control --reload-rules 2>/dev/null)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
