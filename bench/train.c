@@ -6,9 +6,10 @@
  *
  * The model: L layers. Each iteration runs the forward pass of layers
  * 0..L-1 and then the backward pass of layers L-1..0. A layer's forward
- * maps a fresh private anonymous buffer (its saved activation), computes it
- * in --compute passes over the running activation and the layer's weights,
- * reports it as a saved tensor and ends. A layer's backward reads its saved
+ * runs --compute passes over the running activation and the layer's
+ * weights, maps a fresh private anonymous buffer (its saved activation),
+ * writes its output there in one pass, reports it as a saved tensor and
+ * ends. A layer's backward reads its saved
  * activation whole and checks its checksum (a mismatch exits with status 2:
  * tiering lost or corrupted data), runs --compute passes over it and the
  * weights into a gradient buffer, unmaps it and ends. Only the saved
@@ -313,30 +314,19 @@ static struct tt_lrec *tt_rec(struct tt_train *t, unsigned int it,
 
 /* ---- the compute kernels ---------------------------------------------- */
 
-/* First forward pass: write every word of @act (no read of fresh pages). */
-static void tt_fwd_first(uint64_t *restrict act, const uint64_t *restrict x,
-			 const uint64_t *restrict w, size_t wmask, size_t n,
-			 uint64_t salt)
+/* A forward compute pass: the running activation through the weights. */
+static void tt_fwd_pass(uint64_t *restrict x, const uint64_t *restrict w,
+			size_t wmask, size_t n)
 {
 	size_t j;
 
 	for (j = 0; j < n; j++)
-		act[j] = (x[j] ^ w[j & wmask]) * TT_MUL + salt;
-}
-
-/* Further forward passes: read @act, @x and @w, write @act. */
-static void tt_fwd_more(uint64_t *restrict act, const uint64_t *restrict x,
-			const uint64_t *restrict w, size_t wmask, size_t n)
-{
-	size_t j;
-
-	for (j = 0; j < n; j++)
-		act[j] = act[j] * TT_MUL + (x[j] ^ w[j & wmask]);
+		x[j] = x[j] * TT_MUL + w[j & wmask];
 }
 
 /*
- * Checksum of a buffer: two running sums (Fletcher-like), so a lost, zeroed
- * or misplaced page changes it.
+ * The checksum of a buffer: two running sums (Fletcher-like), so a lost,
+ * zeroed or misplaced page changes it.
  */
 static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
 {
@@ -350,14 +340,24 @@ static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
 	return s1 ^ (s2 * TT_MUL);
 }
 
-/* The activation feeds the next layer: fold it into the running one. */
-static void tt_fwd_carry(uint64_t *restrict x, const uint64_t *restrict act,
-			 size_t n)
+/*
+ * The layer's output, saved for its backward pass: written once from the
+ * running activation (every word, no read of the fresh pages), with the
+ * checksum tt_checksum() will find in it.
+ */
+static uint64_t tt_fwd_out(uint64_t *restrict act, const uint64_t *restrict x,
+			   size_t n, uint64_t salt)
 {
+	uint64_t s1 = 0, s2 = 0, v;
 	size_t j;
 
-	for (j = 0; j < n; j++)
-		x[j] ^= act[j] >> 3;
+	for (j = 0; j < n; j++) {
+		v = (x[j] ^ salt) + j;
+		act[j] = v;
+		s1 += v;
+		s2 += s1;
+	}
+	return s1 ^ (s2 * TT_MUL);
 }
 
 /* A backward pass: read the saved activation and weights into @g. */
@@ -568,18 +568,16 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	if (t->s)
 		tt_call(t, tt_layer_begin(t->s, l, TT_FWD), "tt_layer_begin(TT_FWD)",
 			l, it);
+	for (p = 0; p < t->cfg.compute; p++)
+		tt_fwd_pass(t->x, t->w[l], wmask, n);
 	a = tt_st_map(len, t->cfg.thp ? 1 : -1);
 	if (!a)
 		tt_die("mmap of layer %u's %zu-byte activation: %s", l, len,
 		       strerror(errno));
 	r->mapped = tt_now();
-	tt_fwd_first(a, t->x, t->w[l], wmask, n, (uint64_t)it << 32 | l);
+	t->sum[l] = tt_fwd_out(a, t->x, n, (uint64_t)it << 32 | l);
 	r->touched = tt_now();
 	tt_live_add(t, l, a, len);
-	for (p = 1; p < t->cfg.compute; p++)
-		tt_fwd_more(a, t->x, t->w[l], wmask, n);
-	t->sum[l] = tt_checksum(a, n);
-	tt_fwd_carry(t->x, a, n);
 	t->act[l] = a;
 	if (t->s)
 		tt_call(t, tt_tensor_saved(t->s, l, a, len), "tt_tensor_saved",
