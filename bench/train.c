@@ -1007,6 +1007,29 @@ static double tt_ontime_own_pct(const struct tt_train *t,
 	return 100.0 * (r->st.bytes_evicted - r->late_own) / r->st.bytes_evicted;
 }
 
+/* Shortest and longest measured iteration, in ms. */
+static double tt_min(const struct tt_result *r)
+{
+	double v = r->measured ? r->iter_ms[0] : 0;
+	unsigned int i;
+
+	for (i = 1; i < r->measured; i++)
+		if (r->iter_ms[i] < v)
+			v = r->iter_ms[i];
+	return v;
+}
+
+static double tt_max(const struct tt_result *r)
+{
+	double v = 0;
+	unsigned int i;
+
+	for (i = 0; i < r->measured; i++)
+		if (r->iter_ms[i] > v)
+			v = r->iter_ms[i];
+	return v;
+}
+
 static const char *tt_verdict(int met)
 {
 	return met ? "met" : "MISSED";
@@ -1143,8 +1166,9 @@ static void tt_print_goals(const struct tt_train *t)
 			       r->st.bytes_evicted / TT_MIB);
 		if (ref) {
 			step = tt_pct(r->step_ms, ref->step_ms);
-			printf("%s: step %.1f ms vs %.1f ms without tiering: %+.1f%% (goal <= +%.0f%%: %s)\n",
-			       tt_mode_name[m], r->step_ms, ref->step_ms, step,
+			printf("%s: step %.1f ms (median; %.1f..%.1f) vs %.1f ms (%.1f..%.1f) without tiering: %+.1f%% (goal <= +%.0f%%: %s)\n",
+			       tt_mode_name[m], r->step_ms, tt_min(r), tt_max(r),
+			       ref->step_ms, tt_min(ref), tt_max(ref), step,
 			       TT_GOAL_STEP_PCT,
 			       tt_verdict(step <= TT_GOAL_STEP_PCT));
 		}
@@ -1225,6 +1249,10 @@ static void tt_print_moves(const struct tt_train *t, enum tt_mode mode)
 		tt_fmt_ms(ee, sizeof(ee), li->last_evict_end_ns);
 		tt_fmt_ms(ps, sizeof(ps), li->last_prefetch_start_ns);
 		tt_fmt_ms(pe, sizeof(pe), li->last_prefetch_end_ns);
+		if (!li->last_evict_start_ns)
+			es[0] = ee[0] = '\0';
+		if (!li->last_prefetch_start_ns)
+			ps[0] = pe[0] = '\0';
 		tt_fmt_ms(bb, sizeof(bb), li->last_bwd_start_ns);
 		if (!li->last_evicted_bytes)
 			snprintf(arr, sizeof(arr), "stayed fast");
@@ -1238,10 +1266,11 @@ static void tt_print_moves(const struct tt_train *t, enum tt_mode mode)
 				       li->last_prefetch_end_ns));
 		else
 			snprintf(arr, sizeof(arr), "on time");
-		printf("%5u %-9s %8.1f %8.1f %8s %7s-%-7s %8s-%-8s %9s %s\n",
+		printf("%5u %-9s %8.1f %8.1f %8s %7s%c%-7s %8s%c%-8s %9s %s\n",
 		       li->layer, tt_status_name(li->status),
 		       li->saved_bytes / TT_MIB, li->last_evicted_bytes / TT_MIB,
-		       fe, es, ee, ps, pe, bb, arr);
+		       fe, es, es[0] ? '-' : ' ', ee, ps, ps[0] ? '-' : ' ', pe,
+		       bb, arr);
 	}
 }
 
