@@ -147,12 +147,14 @@ struct tt_sample {
  * struct tt_live - a live saved activation, as the sampler sees it
  * @addr: start; NULL when the slot is free.
  * @len:  length in bytes.
- * @busy: the sampler is querying it (the owner waits before unmapping).
+ * @gen:  changes whenever the slot changes, so that the sampler can tell
+ *        that an activation went away while it was querying it (the
+ *        training thread never waits for the sampler).
  */
 struct tt_live {
 	void *addr;
 	size_t len;
-	int busy;
+	uint64_t gen;
 };
 
 /**
@@ -227,7 +229,6 @@ struct tt_result {
  * @act:       activation of each layer in the current iteration.
  * @sum:       its checksum.
  * @lock:      protects @live, @stop.
- * @cond:      signalled when a live slot stops being busy.
  * @live:      live activations by layer.
  * @stop:      tells the sampler to end.
  * @sampler:   sampler thread.
@@ -253,7 +254,6 @@ struct tt_train {
 	uint64_t *act[TT_TRAIN_MAX_LAYERS];
 	uint64_t sum[TT_TRAIN_MAX_LAYERS];
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	struct tt_live live[TT_TRAIN_MAX_LAYERS];
 	int stop;
 	pthread_t sampler;
@@ -412,17 +412,21 @@ static void tt_live_add(struct tt_train *t, unsigned int l, void *addr,
 	pthread_mutex_lock(&t->lock);
 	t->live[l].addr = addr;
 	t->live[l].len = len;
+	t->live[l].gen++;
 	pthread_mutex_unlock(&t->lock);
 }
 
-/* Take the activation out of the sampler's sight; after this it may go. */
+/*
+ * Take the activation out of the sampler's sight before it is unmapped. A
+ * query the sampler has in flight on it may then fail or see another
+ * mapping at that address: the sampler drops such a result.
+ */
 static void tt_live_del(struct tt_train *t, unsigned int l)
 {
 	pthread_mutex_lock(&t->lock);
-	while (t->live[l].busy)
-		pthread_cond_wait(&t->cond, &t->lock);
 	t->live[l].addr = NULL;
 	t->live[l].len = 0;
+	t->live[l].gen++;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -472,8 +476,10 @@ static void *tt_sampler_main(void *arg)
 
 		t0 = tt_now();
 		for (l = 0; l < t->cfg.layers; l++) {
+			uint64_t gen;
 			void *addr;
 			size_t len;
+			int gone;
 
 			pthread_mutex_lock(&t->lock);
 			if (t->stop) {
@@ -482,16 +488,16 @@ static void *tt_sampler_main(void *arg)
 			}
 			addr = t->live[l].addr;
 			len = t->live[l].len;
-			if (addr)
-				t->live[l].busy = 1;
+			gen = t->live[l].gen;
 			pthread_mutex_unlock(&t->lock);
 			if (!addr)
 				continue;
 			ret = tt_where(t, addr, len, &f, &s);
 			pthread_mutex_lock(&t->lock);
-			t->live[l].busy = 0;
-			pthread_cond_broadcast(&t->cond);
+			gone = t->live[l].gen != gen;
 			pthread_mutex_unlock(&t->lock);
+			if (gone)
+				continue;
 			if (ret)
 				tt_die("sampler: residency of layer %u's activation (%zu bytes at %p): %s",
 				       l, len, addr, strerror(-ret));
@@ -790,11 +796,19 @@ static void tt_keep_timeline(struct tt_train *t, struct tt_result *res)
 	res->tl_rec = tt_zalloc(t->cfg.layers * sizeof(*res->tl_rec));
 	memcpy(res->tl_rec, tt_rec(t, it, 0),
 	       t->cfg.layers * sizeof(*res->tl_rec));
-	res->tl_samples = tt_zalloc(t->nsmp * sizeof(*res->tl_samples));
+	res->tl_samples = tt_zalloc((t->nsmp + 1) * sizeof(*res->tl_samples));
 	res->tl_n = 0;
-	for (i = 0; i < t->nsmp; i++)
-		if (t->smp[i].t >= b && t->smp[i].t < e)
+	for (i = 0; i < t->nsmp; i++) {
+		if (t->smp[i].t >= e)
+			break;
+		if (t->smp[i].t >= b) {
 			res->tl_samples[res->tl_n++] = t->smp[i];
+		} else if (i + 1 == t->nsmp || t->smp[i + 1].t >= b) {
+			/* the state the iteration starts in */
+			res->tl_samples[res->tl_n] = t->smp[i];
+			res->tl_samples[res->tl_n++].t = b;
+		}
+	}
 }
 
 static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
@@ -1298,7 +1312,8 @@ static void tt_print_timeline(const struct tt_train *t, enum tt_mode mode)
 	printf("\n%s, iteration %u: saved activations on the fast (#) and slow (o) tier, one row = %.1f ms, one column = %.1f MiB\n",
 	       tt_mode_name[mode], r->tl_iter, tt_ms(row), per_col / TT_MIB);
 	printf("events: Fn| forward of layer n ends (its eviction may start), Bn> backward of layer n begins (its activation must be back)\n");
-	printf("%8s %7s %7s  %-*s  %s\n", "ms", "fast", "slow", width, "",
+	printf("* the sampler took no sample in that row (its residency queries were held up): the previous one is shown\n");
+	printf("%8s %7s %7s   %-*s  %s\n", "ms", "fast", "slow", width, "",
 	       "events");
 	i = 0;
 	for (k = 0; k < rows; k++) {
@@ -1306,11 +1321,14 @@ static void tt_print_timeline(const struct tt_train *t, enum tt_mode mode)
 		char bar[64], ev[256];
 		unsigned int nf, ns, c;
 		size_t evlen = 0;
+		int fresh = 0;
 
 		if (from >= e)
 			break;
-		while (i < r->tl_n && r->tl_samples[i].t < to)
+		while (i < r->tl_n && r->tl_samples[i].t < to) {
 			cur = &r->tl_samples[i++];
+			fresh = 1;
+		}
 		nf = cur ? (unsigned int)(cur->fast / per_col + 0.5) : 0;
 		ns = cur ? (unsigned int)(cur->slow / per_col + 0.5) : 0;
 		if (nf > width)
@@ -1337,9 +1355,10 @@ static void tt_print_timeline(const struct tt_train *t, enum tt_mode mode)
 				evlen += snprintf(ev + evlen, sizeof(ev) - evlen,
 						  "B%u> ", l);
 		}
-		printf("%8.1f %7.1f %7.1f  %s  %s\n", tt_ms(from - b),
+		printf("%8.1f %7.1f %7.1f %c %s  %s\n", tt_ms(from - b),
 		       cur ? cur->fast / TT_MIB : 0.0,
-		       cur ? cur->slow / TT_MIB : 0.0, bar, ev);
+		       cur ? cur->slow / TT_MIB : 0.0, fresh ? ' ' : '*', bar,
+		       ev);
 	}
 }
 
@@ -1858,7 +1877,6 @@ int main(int argc, char **argv)
 	tt_parse(&t.cfg, argc, argv);
 	tt_topology(&t);
 	pthread_mutex_init(&t.lock, NULL);
-	pthread_cond_init(&t.cond, NULL);
 
 	/* the observer: the kernel's residency when it is there */
 	t.obs = tt_open();
