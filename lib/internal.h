@@ -165,6 +165,23 @@ int tt_nodemask_last(const struct tt_nodemask *mask);
 int tt_node_check(const char *dir, int node);
 int tt_node_has_cpus(const char *dir, int node);
 
+/**
+ * struct tt_node_topo - the node layout the userspace scheduler places
+ *                       pages by (tt_node_topo_read())
+ * @cpu:          nodes with CPUs: fast nodes.
+ * @mem:          nodes with memory; those without CPUs are slow nodes.
+ * @nearest_slow: the slow node nearest to the fast node asked about, or -1
+ *                when there is none.
+ */
+struct tt_node_topo {
+	struct tt_nodemask cpu;
+	struct tt_nodemask mem;
+	int nearest_slow;
+};
+
+int tt_node_topo_read(const char *dir, int fast, struct tt_node_topo *t);
+bool tt_node_is_slow(const struct tt_node_topo *t, int nid);
+
 /* maps.c: /proc/self/maps parsing for the range checks. */
 
 /**
@@ -192,6 +209,33 @@ bool tt_maps_entry_supported(const struct tt_maps_entry *e);
 int tt_maps_check(FILE *maps, uint64_t start, uint64_t end,
 		  bool need_supported);
 int tt_maps_check_self(uint64_t start, uint64_t end, bool need_supported);
+
+/**
+ * struct tt_maps_span - one mapping of a tt_maps_snap
+ * @start:     first address.
+ * @end:       first address after it.
+ * @supported: tt_maps_entry_supported() of its line.
+ */
+struct tt_maps_span {
+	uint64_t start;
+	uint64_t end;
+	bool supported;
+};
+
+/**
+ * struct tt_maps_snap - the mappings of a process at one moment
+ * @n:    entries in @span.
+ * @span: the mappings in address order.
+ */
+struct tt_maps_snap {
+	size_t n;
+	struct tt_maps_span span[];
+};
+
+int tt_maps_snap_read(FILE *maps, struct tt_maps_snap **snap);
+int tt_maps_snap_self(struct tt_maps_snap **snap);
+int tt_maps_snap_check(const struct tt_maps_snap *snap, uint64_t start,
+		       uint64_t end, bool need_supported);
 
 /* range.c: the arithmetic part of the range checks. */
 uint64_t tt_user_addr_limit(void);

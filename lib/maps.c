@@ -129,3 +129,107 @@ int tt_maps_check_self(uint64_t start, uint64_t end, bool need_supported)
 	fclose(maps);
 	return ret;
 }
+
+/**
+ * tt_maps_snap_read() - read every mapping of a maps stream.
+ * @maps: a /proc/PID/maps stream, read from its current position.
+ * @snap: out: the mappings, free()d by the caller.
+ *
+ * Return: 0, -EINVAL for a malformed line, -ENOMEM, or the -errno of a
+ * failed read.
+ */
+int tt_maps_snap_read(FILE *maps, struct tt_maps_snap **snap)
+{
+	struct tt_maps_snap *sn = NULL, *bigger;
+	struct tt_maps_entry e;
+	size_t n = 0, cap = 0, lcap = 0;
+	char *line = NULL;
+	int ret = 0;
+
+	while (getline(&line, &lcap, maps) >= 0) {
+		ret = tt_maps_parse_line(line, &e);
+		if (ret < 0)
+			break;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			bigger = realloc(sn, sizeof(*sn) +
+					     cap * sizeof(sn->span[0]));
+			if (!bigger) {
+				ret = -ENOMEM;
+				break;
+			}
+			sn = bigger;
+		}
+		sn->span[n].start = e.start;
+		sn->span[n].end = e.end;
+		sn->span[n].supported = tt_maps_entry_supported(&e);
+		n++;
+	}
+	if (!ret && ferror(maps))
+		ret = errno ? -errno : -EIO;
+	if (!ret && !sn) {
+		sn = malloc(sizeof(*sn));
+		if (!sn)
+			ret = -ENOMEM;
+	}
+	free(line);
+	if (ret < 0) {
+		free(sn);
+		return ret;
+	}
+	sn->n = n;
+	*snap = sn;
+	return 0;
+}
+
+/* tt_maps_snap_self() - tt_maps_snap_read() of the calling process. */
+int tt_maps_snap_self(struct tt_maps_snap **snap)
+{
+	FILE *maps;
+	int ret;
+
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return -errno;
+	ret = tt_maps_snap_read(maps, snap);
+	fclose(maps);
+	return ret;
+}
+
+/**
+ * tt_maps_snap_check() - tt_maps_check() against a snapshot.
+ * @snap:  the mappings.
+ * @start: first address of the range.
+ * @end:   first address after it; > @start.
+ * @need_supported: also require supported mappings.
+ *
+ * Return: 0, -EFAULT or -EOPNOTSUPP.
+ */
+int tt_maps_snap_check(const struct tt_maps_snap *snap, uint64_t start,
+		       uint64_t end, bool need_supported)
+{
+	size_t lo = 0, hi = snap->n;
+	uint64_t cur = start;
+
+	/* The first mapping that ends after @start. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (snap->span[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < snap->n; lo++) {
+		const struct tt_maps_span *sp = &snap->span[lo];
+
+		if (sp->start > cur)
+			return -EFAULT;
+		if (need_supported && !sp->supported)
+			return -EOPNOTSUPP;
+		cur = sp->end;
+		if (cur >= end)
+			return 0;
+	}
+	return -EFAULT;
+}

@@ -8,6 +8,11 @@
  *           nodes (highest node in <dir>/possible, plus one);
  *   ENODEV  the node is not in <dir>/has_memory (offline, or no memory).
  *
+ * and the node layout the userspace scheduler places pages by
+ * (tt_node_topo_read()): fast nodes have CPUs, slow nodes have memory and no
+ * CPUs, and the slow node of a fast node is the nearest one by
+ * <dir>/node<N>/distance.
+ *
  * A kernel without NUMA support has no <dir>: it has the one node 0, with
  * CPUs and memory. tierctl compiles this file too.
  */
@@ -202,4 +207,121 @@ int tt_node_has_cpus(const char *dir, int node)
 	if (ret < 0)
 		return ret;
 	return tt_nodemask_test(&mask, node);
+}
+
+/* Read the small text file @path into @buf (NUL terminated). */
+static int tt_node_read_text(const char *path, char *buf, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (used < size - 1) {
+		n = read(fd, buf + used, size - 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		used += n;
+	}
+	close(fd);
+	buf[used] = '\0';
+	return 0;
+}
+
+/*
+ * The distances from @node to the online nodes, as <dir>/node<N>/distance
+ * lists them (one number per online node, in node order), into @dist
+ * (TT_MAX_NODES entries, -1 for nodes not listed).
+ */
+static int tt_node_distances(const char *dir, int node,
+			     const struct tt_nodemask *online, int *dist)
+{
+	char path[PATH_MAX], buf[8192], *p = buf, *endp;
+	int nid;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/node%d/distance", dir,
+			     node) >= sizeof(path))
+		return -ENAMETOOLONG;
+	nid = tt_node_read_text(path, buf, sizeof(buf));
+	if (nid < 0)
+		return nid;
+	for (nid = 0; nid < TT_MAX_NODES; nid++) {
+		long v;
+
+		dist[nid] = -1;
+		if (!tt_nodemask_test(online, nid))
+			continue;
+		errno = 0;
+		v = strtol(p, &endp, 10);
+		if (endp == p || errno || v < 0 || v > INT_MAX)
+			return -EINVAL;
+		dist[nid] = (int)v;
+		p = endp;
+	}
+	return 0;
+}
+
+/**
+ * tt_node_topo_read() - the node layout the scheduler places pages by.
+ * @dir:  the sysfs node directory (TT_SYSFS_NODE_DIR; tests use a copy).
+ * @fast: the fast node to find the nearest slow node of (-1: none).
+ * @t:    out: the layout.
+ *
+ * A slow node is a node with memory and no CPUs; the nearest one is the one
+ * with the smallest distance in <dir>/node<fast>/distance, ties going to
+ * the lowest id (the lowest slow node id when that file cannot be read).
+ *
+ * Return: 0, or -errno when the node masks cannot be read.
+ */
+int tt_node_topo_read(const char *dir, int fast, struct tt_node_topo *t)
+{
+	struct tt_nodemask online;
+	int *dist = NULL, nid, best = INT_MAX, ret;
+
+	t->nearest_slow = -1;
+	ret = tt_node_file(dir, "has_cpu", &t->cpu);
+	if (ret < 0)
+		return ret;
+	ret = tt_node_file(dir, "has_memory", &t->mem);
+	if (ret < 0)
+		return ret;
+	if (fast < 0 || fast >= TT_MAX_NODES)
+		return 0;
+	if (tt_node_file(dir, "online", &online) == 0) {
+		dist = malloc(TT_MAX_NODES * sizeof(*dist));
+		if (dist && tt_node_distances(dir, fast, &online, dist) < 0) {
+			free(dist);
+			dist = NULL;
+		}
+	}
+	for (nid = 0; nid < TT_MAX_NODES; nid++) {
+		int d;
+
+		if (!tt_node_is_slow(t, nid))
+			continue;
+		d = dist ? dist[nid] : 0;
+		if (d < 0)
+			continue;
+		if (d < best) {
+			best = d;
+			t->nearest_slow = nid;
+		}
+	}
+	free(dist);
+	return 0;
+}
+
+/* tt_node_is_slow() - whether @nid has memory and no CPUs in @t. */
+bool tt_node_is_slow(const struct tt_node_topo *t, int nid)
+{
+	return tt_nodemask_test(&t->mem, nid) && !tt_nodemask_test(&t->cpu, nid);
 }

@@ -169,6 +169,106 @@ static void test_node_check(void **state)
 			 -EINVAL);
 }
 
+/* Write <dir>/node<N>/distance of a fake sysfs tree. */
+static void fake_distance(struct fake_sysfs *f, int node, const char *text)
+{
+	char file[32];
+
+	snprintf(file, sizeof(file), "node%d", node);
+	{
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/%s", f->dir, file);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	snprintf(file, sizeof(file), "node%d/distance", node);
+	fake_write(f, file, text);
+}
+
+static void fake_remove_nodes(struct fake_sysfs *f, int nodes)
+{
+	char path[128];
+	int n;
+
+	for (n = 0; n < nodes; n++) {
+		snprintf(path, sizeof(path), "%s/node%d/distance", f->dir, n);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/node%d", f->dir, n);
+		rmdir(path);
+	}
+	fake_remove(f);
+}
+
+/* The slow node nearest to a fast node, by sysfs distance. */
+static void test_node_topo(void **state)
+{
+	struct tt_node_topo t;
+	struct fake_sysfs f;
+
+	(void)state;
+	/* The VM's layout. */
+	fake_make(&f, "0-1\n", "0-1\n", "0\n");
+	fake_distance(&f, 0, "10 20\n");
+	fake_distance(&f, 1, "20 10\n");
+	assert_int_equal(tt_node_topo_read(f.dir, 0, &t), 0);
+	assert_int_equal(t.nearest_slow, 1);
+	assert_true(tt_node_is_slow(&t, 1));
+	assert_false(tt_node_is_slow(&t, 0));
+	assert_false(tt_node_is_slow(&t, 2));
+	assert_false(tt_node_is_slow(&t, -1));
+	assert_true(tt_nodemask_test(&t.cpu, 0));
+	/* No fast node given: the masks only. */
+	assert_int_equal(tt_node_topo_read(f.dir, -1, &t), 0);
+	assert_int_equal(t.nearest_slow, -1);
+	assert_true(tt_nodemask_test(&t.mem, 1));
+	fake_remove_nodes(&f, 2);
+
+	/* Two fast and two slow nodes: nearest, ties to the lowest id. */
+	fake_make(&f, "0-3\n", "0-3\n", "0-1\n");
+	fake_distance(&f, 0, "10 20 17 17\n");
+	fake_distance(&f, 1, "20 10 30 25\n");
+	fake_distance(&f, 2, "17 30 10 20\n");
+	fake_distance(&f, 3, "17 25 20 10\n");
+	assert_int_equal(tt_node_topo_read(f.dir, 0, &t), 0);
+	assert_int_equal(t.nearest_slow, 2);
+	assert_int_equal(tt_node_topo_read(f.dir, 1, &t), 0);
+	assert_int_equal(t.nearest_slow, 3);
+	/* A node without a distance file: the lowest slow id. */
+	assert_int_equal(tt_node_topo_read(f.dir, 5, &t), 0);
+	assert_int_equal(t.nearest_slow, 2);
+	fake_remove_nodes(&f, 4);
+
+	/*
+	 * Node 1 offline: the distance files list the online nodes only, in
+	 * node order.
+	 */
+	fake_make(&f, "0-3\n", "0,2-3\n", "0\n");
+	fake_distance(&f, 0, "10 30 20\n");
+	assert_int_equal(tt_node_topo_read(f.dir, 0, &t), 0);
+	assert_int_equal(t.nearest_slow, 3);
+	fake_remove_nodes(&f, 1);
+
+	/* A malformed distance file: as if there was none. */
+	fake_make(&f, "0-2\n", "0-2\n", "0\n");
+	fake_distance(&f, 0, "10 x\n");
+	assert_int_equal(tt_node_topo_read(f.dir, 0, &t), 0);
+	assert_int_equal(t.nearest_slow, 1);
+	fake_remove_nodes(&f, 1);
+
+	/* The host's layout: no slow node. */
+	fake_make(&f, "0\n", "0\n", "0\n");
+	fake_distance(&f, 0, "10\n");
+	assert_int_equal(tt_node_topo_read(f.dir, 0, &t), 0);
+	assert_int_equal(t.nearest_slow, -1);
+	fake_remove_nodes(&f, 1);
+
+	/* No NUMA at all: node 0, fast. */
+	assert_int_equal(tt_node_topo_read("/nonexistent/tt-node", 0, &t), 0);
+	assert_int_equal(t.nearest_slow, -1);
+	assert_true(tt_nodemask_test(&t.cpu, 0));
+	assert_int_equal(tt_node_topo_read(TT_SYSFS_NODE_DIR, 0, &t), 0);
+}
+
 static void test_maps_parse_line(void **state)
 {
 	struct tt_maps_entry e;
@@ -251,14 +351,25 @@ static const char maps_text[] =
 	"20000-22000 rw-p 00000000 00:00 0\n"
 	"22000-24000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n";
 
+/*
+ * tt_maps_check() on maps_text; tt_maps_snap_check() on a snapshot of it
+ * must say the same.
+ */
 static int maps_check(uint64_t start, uint64_t end, bool need_supported)
 {
 	FILE *f = fmemopen((void *)maps_text, strlen(maps_text), "r");
+	struct tt_maps_snap *snap;
 	int ret;
 
 	assert_non_null(f);
 	ret = tt_maps_check(f, start, end, need_supported);
+	rewind(f);
+	assert_int_equal(tt_maps_snap_read(f, &snap), 0);
 	fclose(f);
+	assert_int_equal(snap->n, 6);
+	assert_int_equal(tt_maps_snap_check(snap, start, end, need_supported),
+			 ret);
+	free(snap);
 	return ret;
 }
 
@@ -294,6 +405,49 @@ static void test_maps_check(void **state)
 		assert_int_equal(tt_maps_check_self(a, a + tt_page_size(),
 						    true), 0);
 	}
+}
+
+/* Snapshots: what they hold, errors, the live process. */
+static void test_maps_snap(void **state)
+{
+	static const char bad[] = "10000-14000 rw-p 00000000 00:00 0\nnope\n";
+	struct tt_maps_snap *snap = NULL;
+	char here[1];
+	uint64_t a = (uintptr_t)here & ~(uint64_t)(tt_page_size() - 1);
+	FILE *f;
+
+	(void)state;
+	f = fmemopen((void *)maps_text, strlen(maps_text), "r");
+	assert_non_null(f);
+	assert_int_equal(tt_maps_snap_read(f, &snap), 0);
+	fclose(f);
+	assert_int_equal(snap->span[1].start, 0x14000);
+	assert_int_equal(snap->span[1].end, 0x16000);
+	assert_true(snap->span[1].supported);
+	assert_false(snap->span[2].supported);
+	assert_false(snap->span[5].supported);
+	free(snap);
+
+	f = fmemopen((void *)bad, strlen(bad), "r");
+	assert_non_null(f);
+	assert_int_equal(tt_maps_snap_read(f, &snap), -EINVAL);
+	fclose(f);
+
+	/* No mapping at all: every range is a hole. */
+	f = fopen("/dev/null", "re");
+	assert_non_null(f);
+	assert_int_equal(tt_maps_snap_read(f, &snap), 0);
+	fclose(f);
+	assert_int_equal(snap->n, 0);
+	assert_int_equal(tt_maps_snap_check(snap, 0x1000, 0x2000, false),
+			 -EFAULT);
+	free(snap);
+
+	assert_int_equal(tt_maps_snap_self(&snap), 0);
+	assert_true(snap->n > 3);
+	assert_int_equal(tt_maps_snap_check(snap, a, a + tt_page_size(), true),
+			 0);
+	free(snap);
 }
 
 static void test_range_check(void **state)
@@ -795,8 +949,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodelist_parse),
 		cmocka_unit_test(test_node_check),
+		cmocka_unit_test(test_node_topo),
 		cmocka_unit_test(test_maps_parse_line),
 		cmocka_unit_test(test_maps_check),
+		cmocka_unit_test(test_maps_snap),
 		cmocka_unit_test(test_range_check),
 		cmocka_unit_test(test_move_flags),
 		cmocka_unit_test(test_account_before),
