@@ -95,16 +95,19 @@ struct tt_mp_range {
  *             calls from another process fail with EPERM, as the kernel's
  *             do from another mm).
  * @lock:      move_pages backend: protects @ranges, @nr_ranges,
- *             @cap_ranges, @stats, @sched and @last_ts_ns.
+ *             @cap_ranges, @stats, @sched, @last_ts_ns and the scheduler
+ *             state behind @us; never held while memory moves.
  * @ranges:    move_pages backend: registrations, sorted by address, disjoint.
  * @nr_ranges: entries used in @ranges.
  * @cap_ranges: entries allocated in @ranges.
  * @stats:     move_pages backend: the session counters.
  * @sched:     move_pages backend: the scheduler settings (valid is
- *             TT_SCHED_SET_ALL).
+ *             TT_SCHED_SET_ALL); the rates are the timeline's (in @us).
  * @last_ts_ns: move_pages backend: the time of the latest event (given
  *             with TT_EV_TIMESTAMP or read at submission), CLOCK_MONOTONIC
  *             ns; a TT_EV_TIMESTAMP before it is rejected.
+ * @us:        move_pages backend: the userspace scheduler (usched.c),
+ *             whose state @lock protects too.
  */
 struct tt_session {
 	const struct tt_ops *ops;
@@ -117,6 +120,7 @@ struct tt_session {
 	struct tt_ioc_stats stats;
 	struct tt_ioc_sched sched;
 	uint64_t last_ts_ns;
+	struct tt_us *us;
 };
 
 extern const struct tt_ops tt_kernel_ops;
@@ -275,5 +279,74 @@ void tt_mp_account_residency(const int *status, size_t n, uint64_t page_size,
 			     uint64_t *not_present, uint64_t *other);
 int tt_mp_ranges_insert(struct tt_session *s, const struct tt_ioc_range *r);
 int tt_mp_ranges_remove(struct tt_session *s, const struct tt_ioc_range *r);
+void tt_mp_add_result(struct tt_migrate_result *sum,
+		      const struct tt_migrate_result *r);
+int tt_mp_move_range(uint64_t start, uint64_t end, int node,
+		     struct tt_migrate_result *r, uint64_t *from);
+
+/*
+ * usched.c: the move_pages backend's scheduler (the userspace scheduler).
+ */
+
+/* Distinct layer ids a session may report (the module's max_layers). */
+#define TT_US_MAX_LAYERS	4096
+/* Most evict or prefetch threads per session (the module's pool limit). */
+#define TT_US_WORKERS_MAX	64
+/* The environment variable that sizes the pools: "E,P". */
+#define TT_US_ENV_WORKERS	"TIERTRAIN_MP_WORKERS"
+
+struct tt_us;
+struct tt_us_layer;
+
+/**
+ * struct tt_us_ops - what the userspace scheduler does to the world; the
+ * real ones use the clock, getcpu(), sysfs, /proc/self/maps and
+ * move_pages(2), the unit tests substitute their own (tt_us_set_ops())
+ * @now:      CLOCK_MONOTONIC now, in ns.
+ * @cpu_node: the node the calling thread runs on (-1 if unknown).
+ * @topo:     the node layout, with the slow node nearest to @fast; 0 or
+ *            -errno.
+ * @check:    whether [@start, @end) is mapped and a supported mapping: 0,
+ *            -EFAULT or -EOPNOTSUPP. *@cache is NULL at the first call of
+ *            an eviction and free()d after its last one.
+ * @move:     move the pages of [@start, @end) to @node and fill @res (its
+ *            page counts add up to the range's pages); when @from is not
+ *            NULL, add the bytes found on each node before the move to
+ *            @from[node] (TT_MAX_NODES entries). 0 or -errno; the pages
+ *            a failure left unhandled are in @res as skipped_unsupported.
+ * @manual_clock: the clock only moves when the tests say so: the timer
+ *            thread sleeps until tt_us_kick() instead of until a time.
+ */
+struct tt_us_ops {
+	uint64_t (*now)(void *ctx);
+	int (*cpu_node)(void *ctx);
+	int (*topo)(void *ctx, int fast, struct tt_node_topo *t);
+	int (*check)(void *ctx, uint64_t start, uint64_t end, void **cache);
+	int (*move)(void *ctx, uint64_t start, uint64_t end, int node,
+		    struct tt_migrate_result *res, uint64_t *from);
+	bool manual_clock;
+};
+
+extern const struct tt_us_ops tt_us_real_ops;
+
+int tt_us_parse_workers(const char *str, unsigned int *evict,
+			unsigned int *prefetch);
+int tt_us_open(struct tt_session *s);
+void tt_us_close(struct tt_session *s);
+uint64_t tt_us_now(struct tt_session *s);
+int tt_us_event(struct tt_session *s, const struct tt_event *ev,
+		uint64_t now, struct tt_us_layer **sync);
+void tt_us_sync_fetch(struct tt_session *s, struct tt_us_layer *sl);
+void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st);
+void tt_us_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
+void tt_us_sched_apply(struct tt_session *s, const struct tt_ioc_sched *req);
+int tt_us_layers(struct tt_session *s, struct tt_ioc_layers *a);
+
+/* Test hooks: the ops, and waiting for the threads with a manual clock. */
+int tt_us_set_ops(struct tt_session *s, const struct tt_us_ops *ops,
+		  void *ctx);
+void tt_us_kick(struct tt_session *s);
+void tt_us_settle(struct tt_session *s);
+unsigned int tt_us_threads(struct tt_session *s);
 
 #endif /* TT_LIB_INTERNAL_H */

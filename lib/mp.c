@@ -17,8 +17,9 @@
  *   - on 6.1, pages automatic NUMA balancing has made PROT_NONE are seen
  *     by move_pages(2) as EFAULT: migrations count them as not present and
  *     leave them in place, residency counts them in not_present_bytes;
- *   - scheduler events are checked and counted, and the scheduler settings
- *     kept, but nothing is scheduled (sched.c).
+ *   - scheduler events drive a scheduler in the library (usched.c) with
+ *     the module's decisions (kmod/timeline.c, kmod/policy.c), executed by
+ *     helper threads of the session with move_pages(2).
  *
  * How a migration reads move_pages(2). A chunk of pages is first queried
  * (status query, nodes == NULL) to tell the pages already on the target node
@@ -262,9 +263,13 @@ static int tt_mp_move_one(void *page, int node, int *mflags,
 	return 0;
 }
 
-/* Migrate the @n pages at @addr (n <= TT_MP_CHUNK), adding to @r. */
+/*
+ * Migrate the @n pages at @addr (n <= TT_MP_CHUNK), adding to @r and, when
+ * @from is not NULL, the bytes found on each node before to @from.
+ */
 static int tt_mp_move_chunk(struct tt_mp_buf *b, uint64_t addr, size_t n,
-			    int node, int *mflags, struct tt_migrate_result *r)
+			    int node, int *mflags, struct tt_migrate_result *r,
+			    uint64_t *from)
 {
 	size_t ps = tt_page_size();
 	size_t i, m = 0, q = 0;
@@ -278,6 +283,8 @@ static int tt_mp_move_chunk(struct tt_mp_buf *b, uint64_t addr, size_t n,
 		return ret;
 	r->pages += n;
 	for (i = 0; i < n; i++) {
+		if (from && b->before[i] >= 0 && b->before[i] < TT_MAX_NODES)
+			from[b->before[i]] += ps;
 		if (!tt_mp_account_before(b->before[i], node, r))
 			continue;
 		b->mpages[m] = b->pages[i];
@@ -326,8 +333,9 @@ static int tt_mp_move_chunk(struct tt_mp_buf *b, uint64_t addr, size_t n,
 	return 0;
 }
 
-static void tt_mp_add_result(struct tt_migrate_result *sum,
-			     const struct tt_migrate_result *r)
+/* tt_mp_add_result() - add the counts of @r to @sum. */
+void tt_mp_add_result(struct tt_migrate_result *sum,
+		      const struct tt_migrate_result *r)
 {
 	sum->pages += r->pages;
 	sum->moved += r->moved;
@@ -339,6 +347,49 @@ static void tt_mp_add_result(struct tt_migrate_result *sum,
 	sum->elapsed_ns += r->elapsed_ns;
 }
 
+/**
+ * tt_mp_move_range() - move the pages of [start, end) to @node.
+ * @start: first address, page aligned.
+ * @end:   end address, page aligned, > @start.
+ * @node:  the target node.
+ * @r:     out: what happened, elapsed_ns included; after a failure it covers
+ *         the pages handled before it.
+ * @from:  NULL, or TT_MAX_NODES counters: the bytes found on each node
+ *         before the move are added to them.
+ *
+ * Return: 0, or the -errno of the move_pages(2) call that failed.
+ */
+int tt_mp_move_range(uint64_t start, uint64_t end, int node,
+		     struct tt_migrate_result *r, uint64_t *from)
+{
+	uint64_t addr, t0, ps = tt_page_size();
+	int mflags = MPOL_MF_MOVE_ALL;
+	struct tt_mp_buf *b;
+	int ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	t0 = tt_now_ns();
+	for (addr = start; addr < end && ret == 0;) {
+		uint64_t next = (addr / (TT_MP_CHUNK * ps) + 1) * TT_MP_CHUNK * ps;
+
+		if (next > end)
+			next = end;
+		ret = tt_mp_move_chunk(b, addr, (next - addr) / ps, node,
+				       &mflags, r, from);
+		addr = next;
+	}
+	r->elapsed_ns = tt_now_ns() - t0;
+	free(b);
+	if (ret < 0)
+		r->pages = r->moved + r->already_on_node +
+			   r->skipped_not_present + r->skipped_busy +
+			   r->skipped_unsupported + r->skipped_no_memory;
+	return ret;
+}
+
 /*
  * TT_IOC_MIGRATE. Checks in the module's order: flags, range arithmetic,
  * node, mappings. With TT_MIGRATE_ASYNC the migration still runs here and
@@ -347,11 +398,9 @@ static void tt_mp_add_result(struct tt_migrate_result *sum,
  */
 static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 {
-	struct tt_migrate_result r = { 0 };
+	struct tt_migrate_result r;
 	bool async = m->flags & TT_MIGRATE_ASYNC;
-	uint64_t addr, end, t0, ps = tt_page_size();
-	int mflags = MPOL_MF_MOVE_ALL;
-	struct tt_mp_buf *b;
+	uint64_t ps = tt_page_size();
 	int ret;
 
 	memset(&m->result, 0, sizeof(m->result));
@@ -365,9 +414,6 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 	ret = tt_maps_check_self(m->addr, m->addr + m->len, true);
 	if (ret < 0)
 		return ret;
-	b = malloc(sizeof(*b));
-	if (!b)
-		return -ENOMEM;
 
 	pthread_mutex_lock(&s->lock);
 	s->stats.migrate_calls++;
@@ -375,24 +421,8 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 		s->stats.async_queued++;
 	pthread_mutex_unlock(&s->lock);
 
-	t0 = tt_now_ns();
-	end = m->addr + m->len;
-	for (addr = m->addr; addr < end && ret == 0;) {
-		uint64_t next = (addr / (TT_MP_CHUNK * ps) + 1) * TT_MP_CHUNK * ps;
-
-		if (next > end)
-			next = end;
-		ret = tt_mp_move_chunk(b, addr, (next - addr) / ps, m->node,
-				       &mflags, &r);
-		addr = next;
-	}
-	r.elapsed_ns = tt_now_ns() - t0;
-	free(b);
-	/* After a failure, the result covers the pages handled before it. */
-	if (ret < 0)
-		r.pages = r.moved + r.already_on_node + r.skipped_not_present +
-			  r.skipped_busy + r.skipped_unsupported +
-			  r.skipped_no_memory;
+	ret = tt_mp_move_range(m->addr, m->addr + m->len, m->node, &r, NULL);
+	/* A result after a failure covers the pages handled before it. */
 
 	pthread_mutex_lock(&s->lock);
 	tt_mp_add_result(&s->stats.total, &r);
@@ -632,17 +662,28 @@ static int tt_mp_stats(struct tt_session *s, struct tt_ioc_stats *st)
 		return -EFAULT;
 	pthread_mutex_lock(&s->lock);
 	*st = s->stats;
+	tt_us_stats(s, st);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
+/*
+ * Stop the scheduler (which brings back what it evicted) and free
+ * everything. In a child that inherited the session across fork() the
+ * scheduler's threads do not exist and the lock may have been copied held:
+ * only memory is freed there.
+ */
 static void tt_mp_close(struct tt_session *s)
 {
+	bool owner = tt_mp_owner(s) == 0;
+
+	tt_us_close(s);
 	free(s->ranges);
 	s->ranges = NULL;
 	s->nr_ranges = 0;
 	s->cap_ranges = 0;
-	pthread_mutex_destroy(&s->lock);
+	if (owner)
+		pthread_mutex_destroy(&s->lock);
 }
 
 int tt_mp_open(struct tt_session *s)
@@ -663,7 +704,11 @@ int tt_mp_open(struct tt_session *s)
 	s->stats.size = sizeof(s->stats);
 	tt_sched_defaults(&s->sched);
 	s->last_ts_ns = 0;
-	return 0;
+	s->us = NULL;
+	ret = tt_us_open(s);
+	if (ret < 0)
+		pthread_mutex_destroy(&s->lock);
+	return ret;
 }
 
 const struct tt_ops tt_mp_ops = {

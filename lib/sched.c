@@ -17,10 +17,20 @@
  * The range of a saved tensor is not checked (the module checks it when it
  * evicts it).
  *
- * Every event of the move_pages backend goes through tt_mp_event(): that is
- * where a userspace scheduler plugs in. Today it checks, timestamps and
- * counts the event (iterations, events, tensors_saved, tensors_ignored) and
- * keeps nothing else.
+ * Every event of the move_pages backend goes through tt_mp_event(), which
+ * checks and timestamps it and hands it to the userspace scheduler
+ * (usched.c) under the session lock; the scheduler can still refuse it
+ * with ENOSPC (more than TT_MP_MAX_RANGES saved tensors not yet forgotten,
+ * or more than TT_US_MAX_LAYERS layer ids, the module parameters'
+ * defaults) or ENOMEM. Only an accepted event counts in events and moves
+ * the session's time on. With TT_SCHED_SYNC_LATE, a backward begin then
+ * fetches the layer's late bytes in the calling thread, with the lock
+ * dropped.
+ *
+ * The settings live in the session (s->sched), except the rates, which
+ * the scheduler's timeline measures and updates: tt_sched_get() reports
+ * its current ER and PR, and a TT_SCHED_SET_RATES request restarts the
+ * averages from the given values.
  */
 #include <errno.h>
 #include <string.h>
@@ -189,20 +199,25 @@ int tt_sched_apply(struct tt_ioc_sched *cur, const struct tt_ioc_sched *req,
  * @ev: the event.
  *
  * Every event of the backend, single or batched, comes here. The event is
- * checked, given its time (@ev->ts_ns with TT_EV_TIMESTAMP, else now, never
- * before the previous event's) and counted in the session's stats.
+ * checked, given its time (@ev->ts_ns with TT_EV_TIMESTAMP, else the
+ * scheduler's clock, never before the previous event's), handed to the
+ * scheduler and counted in the session's stats. Whatever happens to the
+ * memory it moves, the scheduler never fails an event.
  *
- * Return: 0, -EOPNOTSUPP or -EINVAL (nothing is counted then).
+ * Return: 0, -EOPNOTSUPP, -EINVAL, -ENOSPC or -ENOMEM (nothing is counted
+ * then).
  */
 int tt_mp_event(struct tt_session *s, const struct tt_event *ev)
 {
 	bool stamped = ev->flags & TT_EV_TIMESTAMP;
-	uint64_t now = stamped ? ev->ts_ns : tt_now_ns();
+	struct tt_us_layer *sync = NULL;
+	uint64_t now;
 	int ret;
 
 	ret = tt_event_check(ev);
 	if (ret < 0)
 		return ret;
+	now = stamped ? ev->ts_ns : tt_us_now(s);
 	pthread_mutex_lock(&s->lock);
 	if (now < s->last_ts_ns) {
 		if (stamped) {
@@ -212,21 +227,15 @@ int tt_mp_event(struct tt_session *s, const struct tt_event *ev)
 		/* Another thread's stamp came later than our clock read. */
 		now = s->last_ts_ns;
 	}
-	s->last_ts_ns = now;
-	s->stats.events++;
-	switch (ev->type) {
-	case TT_EV_ITER_BEGIN:
-		s->stats.iterations++;
-		break;
-	case TT_EV_TENSOR_SAVED:
-		if (tt_event_pages(ev->addr, ev->len, tt_page_size(), NULL))
-			s->stats.tensors_saved++;
-		else
-			s->stats.tensors_ignored++;
-		break;
+	ret = tt_us_event(s, ev, now, &sync);
+	if (ret == 0) {
+		s->last_ts_ns = now;
+		s->stats.events++;
 	}
 	pthread_mutex_unlock(&s->lock);
-	return 0;
+	if (sync)
+		tt_us_sync_fetch(s, sync);
+	return ret;
 }
 
 /* TT_IOC_EVENT. */
@@ -280,7 +289,7 @@ int tt_mp_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
 	if (!cfg)
 		return -EFAULT;
 	pthread_mutex_lock(&s->lock);
-	*cfg = s->sched;
+	tt_us_sched_get(s, cfg);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -299,11 +308,12 @@ int tt_mp_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg)
 		return ret;
 	pthread_mutex_lock(&s->lock);
 	tt_sched_merge(&s->sched, cfg);
+	tt_us_sched_apply(s, cfg);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
-/* TT_IOC_LAYERS: no scheduler, so no layer is known. */
+/* TT_IOC_LAYERS: flags (EOPNOTSUPP), then the scheduler's layers. */
 int tt_mp_layers(struct tt_session *s, struct tt_ioc_layers *a)
 {
 	int ret = tt_mp_owner(s);
@@ -312,6 +322,8 @@ int tt_mp_layers(struct tt_session *s, struct tt_ioc_layers *a)
 		return ret;
 	if (a->flags)
 		return -EOPNOTSUPP;
-	a->count = 0;
-	return 0;
+	pthread_mutex_lock(&s->lock);
+	ret = tt_us_layers(s, a);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
 }

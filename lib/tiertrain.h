@@ -12,10 +12,12 @@
  * ("move_pages" backend): migrations are synchronous and use the calling
  * thread, residency is read with move_pages(2) status queries, registrations
  * are kept in the library (and, unlike the module's, are not forgotten when
- * their memory is unmapped). Setting the environment variable
- * TIERTRAIN_BACKEND=move_pages forces the fallback; TIERTRAIN_BACKEND=kernel
- * makes tt_open() fail instead of falling back; any other non-empty value is
- * an error (EINVAL).
+ * their memory is unmapped), and the scheduler events drive a scheduler in
+ * the library that makes the module's decisions and moves memory from
+ * helper threads of the session (see "Scheduler events" below). Setting the
+ * environment variable TIERTRAIN_BACKEND=move_pages forces the fallback;
+ * TIERTRAIN_BACKEND=kernel makes tt_open() fail instead of falling back; any
+ * other non-empty value is an error (EINVAL).
  *
  * Errors are those documented in <linux/tiertrain.h> for the matching ioctl,
  * in both backends: EINVAL, EOVERFLOW, EFAULT, EOPNOTSUPP, ENODEV, ENOSPC...
@@ -43,11 +45,18 @@ const char *tt_version(void);
  * tt_open() - open a session bound to the calling process's memory.
  * Returns NULL and sets errno on failure (EACCES: no permission on
  * /dev/tiertrain; ENOENT: TIERTRAIN_BACKEND=kernel and no device; EINVAL:
- * TIERTRAIN_BACKEND has an unknown value; ENOMEM).
+ * TIERTRAIN_BACKEND has an unknown value, or the move_pages backend's
+ * TIERTRAIN_MP_WORKERS is malformed, which is also reported on stderr;
+ * ENOMEM).
  */
 struct tt_session *tt_open(void);
 
-/* tt_close() - wait for queued work, forget registrations, free @s. NULL ok. */
+/*
+ * tt_close() - wait for queued work, forget registrations, free @s. NULL ok.
+ * The move_pages backend also stops its scheduler's threads and first moves
+ * back to the fast node whatever its scheduler still has evicted (the
+ * module leaves such data on the slow node, intact).
+ */
 void tt_close(struct tt_session *s);
 
 /*
@@ -121,14 +130,33 @@ size_t tt_page_size(void);
  *
  * move_pages backend: each event is checked exactly as the module checks it
  * (same EINVAL and EOPNOTSUPP cases, including a TT_EV_TIMESTAMP going
- * backwards) and counted in tt_stats(): iterations, events, tensors_saved
- * and tensors_ignored (the same inward rounding to whole pages). The
- * backend has no scheduler yet: it keeps no profile and no tensor list
- * (so it never fails with ENOSPC), moves nothing by itself (the layers_*,
- * bytes_* and rate counters stay 0), stores the settings of
- * tt_sched_set() and returns them from tt_sched_get(), and tt_layers()
- * reports no layer. Memory moves with this backend only through
- * tt_migrate() calls.
+ * backwards, and ENOSPC beyond 65536 saved tensors not yet forgotten or
+ * 4096 distinct layer ids, the module parameters' defaults) and handed
+ * under a mutex to a scheduler in the library, in the style of TierTrain's
+ * daemon. It makes the module's decisions with the module's own code
+ * (kmod/timeline.c and kmod/policy.c, compiled into the library): the same
+ * profile, plan, deviation rules, lead-time feedback and rate averages, the
+ * same counters in tt_stats(), the same tt_layers() view and the same
+ * tt_sched_set() settings. Memory moves with move_pages(2) in helper threads
+ * the session starts at its first eviction: evict threads that evict a
+ * layer's first final-size bytes right after its forward end, prefetch
+ * threads, and a timer thread that sleeps until the next planned prefetch
+ * trigger time (CLOCK_MONOTONIC) and hands the due prefetches over.
+ * TIERTRAIN_MP_WORKERS=E,P sets how many evict and prefetch threads each
+ * session has (1..64 each, default 1,1: the module's evict_workers and
+ * prefetch_workers). ER and PR are averaged from the threads' own
+ * move_pages(2) timings. At a backward begin the bytes not yet back are
+ * counted late, and with TT_SCHED_SYNC_LATE the tt_layer_begin(TT_BWD) call
+ * itself fetches them before it returns. Slow node -1 (automatic) is the
+ * node with memory and no CPUs nearest (sysfs distance) to the node the
+ * thread reporting the forward end runs on; fast node -1 is the fast node
+ * most of the evicted pages were on before, else that same node. Failures
+ * of move_pages(2) never fail an event: they are counted in the session
+ * totals (total.skipped_*), and a saved tensor that is no longer mapped, or
+ * not a supported mapping, when it is evicted is skipped and forgotten.
+ * Only TT_SCHED_SYNC_LATE's fetch ever makes an event call wait for memory
+ * to move. If the helper threads cannot be created the session evicts
+ * nothing (events are still checked and counted).
  */
 
 /* tt_iter_begin() - a training iteration starts (TT_EV_ITER_BEGIN). */

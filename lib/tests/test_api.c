@@ -721,7 +721,10 @@ static void test_event_counting(void **state)
 	assert_int_equal(st.events, 14);
 	assert_int_equal(st.tensors_saved, 4);
 	assert_int_equal(st.tensors_ignored, 4);
-	/* No scheduler in this backend: nothing planned or moved. */
+	/*
+	 * Iteration 1 was profiled and iteration 2 is planned, but no layer
+	 * event came since: nothing counted in the plan or moved.
+	 */
 	assert_int_equal(st.layers_accepted + st.layers_modified +
 			 st.layers_dropped + st.layers_unknown, 0);
 	assert_int_equal(st.bytes_evicted + st.bytes_prefetched, 0);
@@ -924,23 +927,84 @@ static void test_sched(void **state)
 	assert_memory_equal(&got, &def, sizeof(def));
 }
 
-/* No scheduler in the move_pages backend: no layer is known. */
+/* One event with a caller's time. */
+static struct tt_event stamped(uint16_t type, uint16_t flags, uint32_t layer,
+			       uint64_t ts, const void *addr, uint64_t len)
+{
+	return (struct tt_event){
+		.type = type,
+		.flags = flags | TT_EV_TIMESTAMP,
+		.layer = layer,
+		.ts_ns = ts,
+		.addr = (uintptr_t)addr,
+		.len = len,
+	};
+}
+
+/* The move_pages backend's scheduler reports the layers it saw. */
 static void test_layers(void **state)
 {
 	struct tt_session *s = *state;
 	struct tt_layer_info info[4];
+	struct tt_event ev[11];
+	uint64_t t, ms = 1000000;
+	char *p = map_anon(4);
+	unsigned int n = 0;
+	int i;
 
+	touch(p, 4);
 	assert_int_equal(tt_layers(s, NULL, 0), 0);
 	assert_int_equal(tt_layers(s, info, 4), 0);
-	/* Even after a whole iteration. */
-	assert_int_equal(tt_iter_begin(s), 0);
-	assert_int_equal(tt_layer_begin(s, 0, TT_FWD), 0);
-	assert_int_equal(tt_tensor_saved(s, 0, info, sizeof(info)), 0);
-	assert_int_equal(tt_layer_end(s, 0, TT_FWD), 0);
-	assert_int_equal(tt_layer_begin(s, 0, TT_BWD), 0);
-	assert_int_equal(tt_layer_end(s, 0, TT_BWD), 0);
-	assert_int_equal(tt_iter_begin(s), 0);
-	assert_int_equal(tt_layers(s, info, 4), 0);
+	/*
+	 * Two iterations, 20 ms apart, of layer 3 (forward 0-1 ms, backward
+	 * 7-8 ms) and layer 1 (1-2 ms, 5-6 ms), 2 pages saved each.
+	 */
+	for (i = 0; i < 2; i++) {
+		t = now_ns() + i * 20 * ms;
+		ev[n++] = stamped(TT_EV_ITER_BEGIN, 0, 0, t, NULL, 0);
+		ev[n++] = stamped(TT_EV_LAYER_BEGIN, TT_FWD, 3, t, NULL, 0);
+		ev[n++] = stamped(TT_EV_TENSOR_SAVED, 0, 3, t, p, 2 * ps);
+		ev[n++] = stamped(TT_EV_LAYER_END, TT_FWD, 3, t + ms, NULL, 0);
+		ev[n++] = stamped(TT_EV_LAYER_BEGIN, TT_FWD, 1, t + ms, NULL, 0);
+		ev[n++] = stamped(TT_EV_TENSOR_SAVED, 0, 1, t + ms, p + 2 * ps,
+				  2 * ps);
+		ev[n++] = stamped(TT_EV_LAYER_END, TT_FWD, 1, t + 2 * ms, NULL,
+				  0);
+		ev[n++] = stamped(TT_EV_LAYER_BEGIN, TT_BWD, 1, t + 5 * ms, NULL,
+				  0);
+		ev[n++] = stamped(TT_EV_LAYER_END, TT_BWD, 1, t + 6 * ms, NULL,
+				  0);
+		ev[n++] = stamped(TT_EV_LAYER_BEGIN, TT_BWD, 3, t + 7 * ms, NULL,
+				  0);
+		ev[n++] = stamped(TT_EV_LAYER_END, TT_BWD, 3, t + 8 * ms, NULL,
+				  0);
+		if (i == 0) {
+			assert_int_equal(tt_events(s, ev, n), (int)n);
+			n = 0;
+		}
+	}
+	assert_int_equal(tt_events(s, ev, n), (int)n);
+
+	assert_int_equal(tt_layers(s, NULL, 0), 2);
+	assert_fails(EFAULT, tt_layers(s, NULL, 1));
+	memset(info, 0xff, sizeof(info));
+	assert_int_equal(tt_layers(s, info, 1), 2);
+	assert_int_equal(info[0].layer, 1);
+	assert_int_equal(info[1].layer, UINT32_MAX);
+	assert_int_equal(tt_layers(s, info, 4), 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(info[i].layer, i ? 3 : 1);
+		/* The second iteration was planned from the first. */
+		assert_int_equal(info[i].status, TT_LAYER_ACCEPTED);
+		assert_int_equal(info[i].saved_bytes, 2 * ps);
+		assert_int_equal(info[i].final_bytes, 2 * ps);
+		assert_int_equal(info[i].fwd_end_ns, (i ? 1 : 2) * ms);
+		assert_int_equal(info[i].bwd_start_ns, (i ? 7 : 5) * ms);
+		assert_int_equal(info[i].last_fwd_end_ns, (i ? 1 : 2) * ms);
+		assert_int_equal(info[i].last_bwd_start_ns, (i ? 7 : 5) * ms);
+	}
+	assert_int_equal(stats_of(s).layers_accepted, 2);
+	munmap(p, 4 * ps);
 }
 
 /* A session belongs to the process that opened it. */
