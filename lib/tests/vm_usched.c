@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * vm_usched: the move_pages backend's userspace scheduler on a real
+ * two-tier machine (the QEMU guest of scripts/vmrun: node 0 with the CPUs,
+ * node 1 memory only), without the kernel module:
+ *
+ *   scripts/vmrun --no-module -- build/lib/tests/vm_usched [-v]
+ *
+ * A synthetic trainer (N layers, each saving a tensor of pattern data in
+ * its forward pass, a few ms of busy compute per layer pass) runs a few
+ * iterations with TIERTRAIN_BACKEND=move_pages, then checks, each as one
+ * "ok"/"not ok" line:
+ *   evicted       after each planned forward end the layer's data shows
+ *                 up on the slow node (residency polled);
+ *   back          at each backward begin of a layer whose prefetch was on
+ *                 time, all its data is on the fast node again;
+ *   data          every tensor is intact at every backward begin and at
+ *                 the end;
+ *   timeline      per layer: eviction after the forward end, prefetch
+ *                 after the eviction, on time ones ending before the
+ *                 backward begin (tt_layers());
+ *   counters      bytes_evicted == bytes_prefetched == bytes_to_slow ==
+ *                 bytes_to_fast, rates measured, no late byte without a
+ *                 late layer;
+ *   sync_late     with TT_SCHED_SYNC_LATE every layer is all on the fast
+ *                 node when tt_layer_begin(TT_BWD) returns;
+ *   close         tt_close() right after a forward pass (data evicted,
+ *                 prefetches pending) leaves everything on the fast node,
+ *                 intact.
+ * Exit status: 0 when every check passed, 1 otherwise, 4 (kselftest's
+ * "skip") when the machine has no slow node.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tiertrain.h"
+
+#define MAXL		16
+#define MS		1000000ULL
+#define NODES		64
+#define THP		(2UL << 20)
+
+/**
+ * struct trainer - the synthetic training process
+ * @s:          session.
+ * @fast:       the node the process runs on.
+ * @nl:         layers (ids 1..nl).
+ * @sz:         bytes of each layer's tensor.
+ * @compute_ms: busy compute per layer pass.
+ * @t:          the tensors.
+ * @iter:       iterations run.
+ * @watch:      this iteration polls the slow node after each forward end
+ *              and records the fast bytes at each backward begin.
+ * @slow_seen:  bytes seen on other nodes after the forward end.
+ * @fast_at_bwd: bytes on the fast node right after the backward begin.
+ * @bad_data:   tensors found changed.
+ */
+struct trainer {
+	struct tt_session *s;
+	int fast;
+	unsigned int nl;
+	size_t sz;
+	unsigned int compute_ms;
+	uint64_t *t[MAXL];
+	unsigned int iter;
+	int watch;
+	uint64_t slow_seen[MAXL];
+	uint64_t fast_at_bwd[MAXL];
+	unsigned int bad_data;
+};
+
+static int failures, verbose;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
+static void check(int ok, const char *name, const char *fmt, ...)
+	__printf(3, 4);
+
+static void check(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %s: ", ok ? "ok" : "not ok", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "vm_usched: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static void busy_ms(unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * MS;
+
+	while (now_ns() < end)
+		;
+}
+
+/* Bytes of [p, p + len) on the fast node and elsewhere. */
+static void where(struct trainer *tr, const void *p, size_t len,
+		  uint64_t *fast, uint64_t *other)
+{
+	uint64_t b[NODES], np, oth;
+	int ret, i;
+
+	ret = tt_residency_ex(tr->s, p, len, b, NODES, &np, &oth);
+	if (ret)
+		die("tt_residency", -ret);
+	*fast = b[tr->fast];
+	*other = oth;
+	for (i = 0; i < NODES; i++)
+		if (i != tr->fast)
+			*other += b[i];
+}
+
+static uint64_t word(unsigned int iter, unsigned int id, size_t i)
+{
+	return ((uint64_t)iter << 40) ^ ((uint64_t)id << 32) ^ i;
+}
+
+static void fill(struct trainer *tr, unsigned int id)
+{
+	uint64_t *w = tr->t[id - 1];
+	size_t i;
+
+	for (i = 0; i < tr->sz / 8; i++)
+		w[i] = word(tr->iter, id, i);
+}
+
+static int intact(struct trainer *tr, unsigned int id, unsigned int iter)
+{
+	const uint64_t *w = tr->t[id - 1];
+	size_t i;
+
+	for (i = 0; i < tr->sz / 8; i++)
+		if (w[i] != word(iter, id, i))
+			return 0;
+	return 1;
+}
+
+static void call(int ret, const char *what)
+{
+	if (ret)
+		die(what, -ret);
+}
+
+/* Whether the current plan evicts something of layer @id. */
+static int planned(struct trainer *tr, unsigned int id)
+{
+	struct tt_layer_info info[MAXL];
+	int n = tt_layers(tr->s, info, MAXL), i;
+
+	for (i = 0; i < n && i < MAXL; i++)
+		if (info[i].layer == id)
+			return info[i].final_bytes > 0 &&
+			       (info[i].status == TT_LAYER_ACCEPTED ||
+				info[i].status == TT_LAYER_MODIFIED);
+	return 0;
+}
+
+static void forward(struct trainer *tr, unsigned int id)
+{
+	uint64_t fast, other, end;
+
+	call(tt_layer_begin(tr->s, id, TT_FWD), "tt_layer_begin(FWD)");
+	fill(tr, id);
+	call(tt_tensor_saved(tr->s, id, tr->t[id - 1], tr->sz),
+	     "tt_tensor_saved");
+	busy_ms(tr->compute_ms);
+	call(tt_layer_end(tr->s, id, TT_FWD), "tt_layer_end(FWD)");
+	if (!tr->watch || !planned(tr, id))
+		return;
+	/* Until something shows on the slow node, at most 1 s. */
+	end = now_ns() + 1000 * MS;
+	do {
+		where(tr, tr->t[id - 1], tr->sz, &fast, &other);
+		if (other)
+			break;
+		usleep(500);
+	} while (now_ns() < end);
+	tr->slow_seen[id - 1] = other;
+}
+
+static void backward(struct trainer *tr, unsigned int id)
+{
+	uint64_t fast, other;
+
+	call(tt_layer_begin(tr->s, id, TT_BWD), "tt_layer_begin(BWD)");
+	if (tr->watch) {
+		where(tr, tr->t[id - 1], tr->sz, &fast, &other);
+		tr->fast_at_bwd[id - 1] = fast;
+	}
+	if (!intact(tr, id, tr->iter))
+		tr->bad_data++;
+	busy_ms(tr->compute_ms);
+	call(tt_layer_end(tr->s, id, TT_BWD), "tt_layer_end(BWD)");
+}
+
+static void iteration(struct trainer *tr, int watch)
+{
+	unsigned int l;
+
+	tr->watch = watch;
+	memset(tr->slow_seen, 0, sizeof(tr->slow_seen));
+	memset(tr->fast_at_bwd, 0, sizeof(tr->fast_at_bwd));
+	call(tt_iter_begin(tr->s), "tt_iter_begin");
+	for (l = 1; l <= tr->nl; l++)
+		forward(tr, l);
+	busy_ms(tr->compute_ms);
+	for (l = tr->nl; l >= 1; l--)
+		backward(tr, l);
+	tr->iter++;
+}
+
+static int layers(struct trainer *tr, struct tt_layer_info *info)
+{
+	int n = tt_layers(tr->s, info, MAXL);
+
+	if (n < 0)
+		die("tt_layers", -n);
+	return n;
+}
+
+static void print_layers(struct trainer *tr, const char *title)
+{
+	struct tt_layer_info info[MAXL];
+	int n = layers(tr, info), i;
+
+	static const char *const status[] = {
+		"profiling", "accepted", "modified", "dropped",
+	};
+
+	printf("# %s (ms from the iteration start)\n", title);
+	printf("# layer status    sz_MiB  szP_MiB  te_F   ts_B  trigger lead | fwd_end evict        prefetch      bwd    evicted late\n");
+	for (i = 0; i < n && i < MAXL; i++)
+		printf("# %5u %-9s %6.2f %8.2f %6.1f %6.1f %7.1f %4.1f | %7.1f %5.1f-%-6.1f %5.1f-%-6.1f %6.1f %7.2f %4.2f\n",
+		       info[i].layer,
+		       status[info[i].status & 3],
+		       info[i].saved_bytes / 1048576.0,
+		       info[i].final_bytes / 1048576.0,
+		       info[i].fwd_end_ns / 1e6, info[i].bwd_start_ns / 1e6,
+		       info[i].prefetch_ns / 1e6, info[i].lead_ns / 1e6,
+		       info[i].last_fwd_end_ns / 1e6,
+		       info[i].last_evict_start_ns / 1e6,
+		       info[i].last_evict_end_ns / 1e6,
+		       info[i].last_prefetch_start_ns / 1e6,
+		       info[i].last_prefetch_end_ns / 1e6,
+		       info[i].last_bwd_start_ns / 1e6,
+		       info[i].last_evicted_bytes / 1048576.0,
+		       info[i].last_late_bytes / 1048576.0);
+}
+
+static void print_stats(const struct tt_ioc_stats *st)
+{
+	printf("# iterations %llu events %llu accepted %llu modified %llu dropped %llu unknown %llu reprofiles %llu\n",
+	       (unsigned long long)st->iterations,
+	       (unsigned long long)st->events,
+	       (unsigned long long)st->layers_accepted,
+	       (unsigned long long)st->layers_modified,
+	       (unsigned long long)st->layers_dropped,
+	       (unsigned long long)st->layers_unknown,
+	       (unsigned long long)st->reprofiles);
+	printf("# evicted %.1f MiB prefetched %.1f MiB on time %.1f MiB late %.1f MiB (%llu) sync %.1f MiB ER %.0f MiB/s PR %.0f MiB/s busy %llu pages\n",
+	       st->bytes_evicted / 1048576.0, st->bytes_prefetched / 1048576.0,
+	       st->ontime_bytes / 1048576.0, st->late_bytes / 1048576.0,
+	       (unsigned long long)st->late_count,
+	       st->sync_fetched_bytes / 1048576.0, st->er_bps / 1048576.0,
+	       st->pr_bps / 1048576.0,
+	       (unsigned long long)st->total.skipped_busy);
+}
+
+static void print_watch(const struct trainer *tr)
+{
+	unsigned int l;
+
+	for (l = 1; l <= tr->nl; l++)
+		printf("# layer %u: %.2f MiB seen off the fast node after the forward end, %.2f MiB on it at the backward begin\n",
+		       l, tr->slow_seen[l - 1] / 1048576.0,
+		       tr->fast_at_bwd[l - 1] / 1048576.0);
+}
+
+static void open_session(struct trainer *tr, uint32_t flags)
+{
+	struct tt_ioc_sched cfg = { .valid = TT_SCHED_SET_FLAGS };
+
+	setenv("TIERTRAIN_BACKEND", "move_pages", 1);
+	tr->s = tt_open();
+	if (!tr->s)
+		die("tt_open", errno);
+	cfg.flags = flags;
+	call(tt_sched_set(tr->s, &cfg), "tt_sched_set");
+	tr->iter = 0;
+}
+
+/* Iterations until one was planned for layer 1 (at most @max). */
+static void warm_up(struct trainer *tr, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		iteration(tr, 0);
+}
+
+/*
+ * Whether every tensor is all on the fast node, waiting up to 5 s for
+ * prefetches still running (a backward pass does not wait for them).
+ */
+static int all_fast(struct trainer *tr, uint64_t *other_sum)
+{
+	uint64_t fast, other, end = now_ns() + 5000 * MS;
+	unsigned int l;
+
+	do {
+		*other_sum = 0;
+		for (l = 1; l <= tr->nl; l++) {
+			where(tr, tr->t[l - 1], tr->sz, &fast, &other);
+			*other_sum += other;
+		}
+		if (!*other_sum)
+			return 1;
+		usleep(2000);
+	} while (now_ns() < end);
+	return 0;
+}
+
+/* Layers evicted in the latest iteration. */
+static unsigned int nr_evicted(struct trainer *tr)
+{
+	struct tt_layer_info info[MAXL];
+	int n = layers(tr, info), i;
+	unsigned int k = 0;
+
+	for (i = 0; i < n && i < MAXL; i++)
+		k += info[i].last_evicted_bytes > 0;
+	return k;
+}
+
+static void run_async(struct trainer *tr, unsigned int iters)
+{
+	struct tt_layer_info info[MAXL];
+	struct tt_ioc_stats st;
+	unsigned int l, evicted = 0, seen = 0, ontime = 0, back = 0;
+	unsigned int order_ok = 0, tl_checked = 0, tries;
+	uint64_t other;
+	int n, i, all_ok = 0;
+
+	open_session(tr, 0);
+	warm_up(tr, iters);
+	/*
+	 * The last iteration watches; a slow guest can make an iteration miss
+	 * its plan (nothing evicted): then watch another one.
+	 */
+	for (tries = 0; tries < 5; tries++) {
+		iteration(tr, 1);
+		all_ok = all_fast(tr, &other);
+		if (nr_evicted(tr))
+			break;
+	}
+	n = layers(tr, info);
+	if (verbose) {
+		print_layers(tr, "last iteration, prefetch in the background");
+		print_watch(tr);
+	}
+	for (i = 0; i < n; i++) {
+		const struct tt_layer_info *li = &info[i];
+		int late = li->last_late_bytes > 0;
+
+		l = li->layer;
+		if (l < 1 || l > tr->nl || !li->last_evicted_bytes)
+			continue;
+		evicted++;
+		seen += tr->slow_seen[l - 1] > 0;
+		/*
+		 * Eviction after the forward end, prefetch after the eviction,
+		 * and an on-time one done by the backward begin.
+		 */
+		tl_checked++;
+		order_ok += li->last_evict_start_ns >= li->last_fwd_end_ns &&
+			    li->last_evict_end_ns >= li->last_evict_start_ns &&
+			    li->last_prefetch_start_ns >= li->last_evict_end_ns &&
+			    (late || li->last_prefetch_end_ns <=
+					     li->last_bwd_start_ns);
+		if (late)
+			continue;
+		ontime++;
+		back += tr->fast_at_bwd[l - 1] == tr->sz;
+	}
+	check(evicted > 0, "evicted",
+	      "%u of %u layers evicted in the last iteration, %u of them seen on the slow node after the forward end",
+	      evicted, tr->nl, seen);
+	check(seen == evicted, "slow_between",
+	      "every evicted layer was on the slow node between its forward end and its prefetch (%u/%u)",
+	      seen, evicted);
+	check(back == ontime, "back",
+	      "%u on-time layers, %u of them all on the fast node at their backward begin",
+	      ontime, back);
+	check(order_ok == tl_checked, "timeline",
+	      "%u of %u evicted layers: evict after forward end, prefetch after evict, on-time ones done by the backward begin",
+	      order_ok, tl_checked);
+	check(tr->bad_data == 0, "data", "%u tensors changed", tr->bad_data);
+	check(all_ok, "all_fast_after",
+	      "%llu bytes off the fast node 5 s after the last iteration",
+	      (unsigned long long)other);
+
+	call(tt_stats(tr->s, &st), "tt_stats");
+	if (verbose)
+		print_stats(&st);
+	check(st.bytes_evicted > 0 && st.bytes_evicted == st.bytes_prefetched &&
+	      st.bytes_to_slow == st.bytes_evicted &&
+	      st.bytes_to_fast == st.bytes_prefetched && st.migrate_calls == 0,
+	      "counters",
+	      "evicted %llu prefetched %llu to_slow %llu to_fast %llu",
+	      (unsigned long long)st.bytes_evicted,
+	      (unsigned long long)st.bytes_prefetched,
+	      (unsigned long long)st.bytes_to_slow,
+	      (unsigned long long)st.bytes_to_fast);
+	check(st.ontime_bytes + st.late_bytes > 0 &&
+	      (st.late_bytes == 0) == (st.late_count == 0) &&
+	      st.iterations == tr->iter &&
+	      st.events == (uint64_t)tr->iter * (1 + 5 * tr->nl),
+	      "accounting",
+	      "on time %llu late %llu (%llu layers), %llu iterations, %llu events",
+	      (unsigned long long)st.ontime_bytes,
+	      (unsigned long long)st.late_bytes,
+	      (unsigned long long)st.late_count,
+	      (unsigned long long)st.iterations,
+	      (unsigned long long)st.events);
+	check(st.er_bps != 1024ULL << 20 && st.pr_bps != 1024ULL << 20,
+	      "rates", "ER %.0f MiB/s, PR %.0f MiB/s measured",
+	      st.er_bps / 1048576.0, st.pr_bps / 1048576.0);
+	tt_close(tr->s);
+	tr->s = NULL;
+}
+
+static void run_sync(struct trainer *tr, unsigned int iters)
+{
+	struct tt_ioc_stats st;
+	unsigned int l, all = 0, tries;
+	uint64_t other;
+	int ok;
+
+	open_session(tr, TT_SCHED_SYNC_LATE);
+	warm_up(tr, iters);
+	for (tries = 0; tries < 5; tries++) {
+		iteration(tr, 1);
+		if (nr_evicted(tr))
+			break;
+	}
+	if (verbose) {
+		print_layers(tr, "last iteration, TT_SCHED_SYNC_LATE");
+		print_watch(tr);
+	}
+	for (l = 1; l <= tr->nl; l++)
+		all += tr->fast_at_bwd[l - 1] == tr->sz;
+	call(tt_stats(tr->s, &st), "tt_stats");
+	if (verbose)
+		print_stats(&st);
+	check(all == tr->nl, "sync_late",
+	      "%u of %u layers all on the fast node when tt_layer_begin(BWD) returned; %.1f MiB fetched by it",
+	      all, tr->nl, st.sync_fetched_bytes / 1048576.0);
+	check(st.sync_fetched_bytes <= st.late_bytes, "sync_counted",
+	      "sync fetched %llu <= late %llu",
+	      (unsigned long long)st.sync_fetched_bytes,
+	      (unsigned long long)st.late_bytes);
+	ok = all_fast(tr, &other);
+	check(tr->bad_data == 0 && ok, "sync_data",
+	      "%u tensors changed, %llu bytes off the fast node", tr->bad_data,
+	      (unsigned long long)other);
+	tt_close(tr->s);
+	tr->s = NULL;
+}
+
+static void run_close(struct trainer *tr, unsigned int iters)
+{
+	uint64_t other, out = 0, fast;
+	unsigned int l, ok = 1, tries;
+	int fast_ok;
+
+	open_session(tr, 0);
+	warm_up(tr, iters);
+	/*
+	 * A forward pass, then close with the data out (a slow guest can make
+	 * an iteration miss its plan: then finish it and try again).
+	 */
+	for (tries = 0; tries < 5 && !out; tries++) {
+		if (tries) {
+			busy_ms(tr->compute_ms);
+			for (l = tr->nl; l >= 1; l--)
+				backward(tr, l);
+			tr->iter++;
+		}
+		call(tt_iter_begin(tr->s), "tt_iter_begin");
+		for (l = 1; l <= tr->nl; l++)
+			forward(tr, l);
+		usleep(20 * 1000);
+		for (l = 1; l <= tr->nl; l++) {
+			where(tr, tr->t[l - 1], tr->sz, &fast, &other);
+			out += other;
+		}
+	}
+	tt_close(tr->s);
+	tr->s = NULL;
+	/* A new session only to read residency. */
+	setenv("TIERTRAIN_BACKEND", "move_pages", 1);
+	tr->s = tt_open();
+	if (!tr->s)
+		die("tt_open", errno);
+	for (l = 1; l <= tr->nl; l++)
+		ok &= intact(tr, l, tr->iter);
+	check(out > 0, "close_out", "%.1f MiB on the slow node at tt_close()",
+	      out / 1048576.0);
+	fast_ok = all_fast(tr, &other);
+	check(fast_ok && ok, "close",
+	      "after tt_close(): %llu bytes off the fast node, data %s",
+	      (unsigned long long)other, ok ? "intact" : "CHANGED");
+	tt_close(tr->s);
+	tr->s = NULL;
+}
+
+static void print_usage(void)
+{
+	printf("usage: %s [-v] [-l LAYERS] [-s MIB] [-c COMPUTE_MS] [-i WARMUP_ITERS]\n",
+	       program_invocation_short_name);
+}
+
+int main(int argc, char **argv)
+{
+	struct trainer tr = { .nl = 4, .sz = 4 << 20, .compute_ms = 20 };
+	unsigned int iters = 4, cpu, node, l;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "vl:s:c:i:h")) != -1) {
+		switch (opt) {
+		case 'v':
+			verbose = 1;
+			break;
+		case 'l':
+			tr.nl = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			tr.sz = strtoul(optarg, NULL, 0) << 20;
+			break;
+		case 'c':
+			tr.compute_ms = strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			iters = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			print_usage();
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (tr.nl < 1 || tr.nl > MAXL || !tr.sz || iters < 2) {
+		fprintf(stderr, "vm_usched: -l must be 1..%d, -s > 0, -i >= 2\n",
+			MAXL);
+		return 2;
+	}
+	if (getcpu(&cpu, &node))
+		die("getcpu", errno);
+	tr.fast = (int)node;
+	if (access("/sys/devices/system/node/node1", F_OK)) {
+		printf("# SKIP: no second NUMA node\n");
+		return 4;
+	}
+	/*
+	 * Each tensor starts on a 2 MiB boundary: move_pages(2) moves a
+	 * transparent huge page whole, so one straddling two tensors would
+	 * move with either.
+	 */
+	for (l = 0; l < tr.nl; l++) {
+		char *p = mmap(NULL, tr.sz + THP, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap", errno);
+		tr.t[l] = (uint64_t *)(((uintptr_t)p + THP - 1) & ~(THP - 1));
+	}
+	printf("# vm_usched: %u layers of %zu MiB, %u ms compute per pass, fast node %d, %u warm-up iterations\n",
+	       tr.nl, tr.sz >> 20, tr.compute_ms, tr.fast, iters);
+	run_async(&tr, iters);
+	run_sync(&tr, iters);
+	run_close(&tr, iters);
+	printf("# %s\n", failures ? "FAILED" : "PASSED");
+	return failures ? 1 : 0;
+}
