@@ -116,26 +116,32 @@ static unsigned int sample_weight(unsigned int samples)
 	return w > TT_TL_WEIGHT ? w : TT_TL_WEIGHT;
 }
 
+/*
+ * Late by @late_ns: grow by 1.5x that, at most to the layer's profiled
+ * idle time (a prefetch that would have to start before the forward pass
+ * ended is no prefetch; the policy drops or cuts the layer long before).
+ */
 static void lead_grow(struct tt_tl_layer *l, unsigned long long late_ns)
 {
 	unsigned long long lead = l->lead_ns + late_ns + late_ns / 2;
 
 	if (lead < l->lead_ns)			/* overflow */
 		lead = TT_TL_NO_TIME;
-	l->lead_ns = min_u64(lead, l->prof.bwd_start);
+	l->lead_ns = min_u64(lead, l->prof.bwd_start - l->prof.fwd_end);
 }
 
 /*
- * On time with @slack_ns to spare: shrink towards a slack of lead/8, by at
- * most lead/8 per iteration, so the lead settles with a margin instead of
- * shrinking until the layer is late again.
+ * On time with @slack_ns to spare: while the slack exceeds a margin of
+ * lead/4, shrink by at most lead/16 per iteration, so the lead settles
+ * with room for the timing noise instead of shrinking until the layer is
+ * late again.
  */
 static void lead_shrink(struct tt_tl_layer *l, unsigned long long slack_ns)
 {
-	unsigned long long margin = l->lead_ns / 8;
+	unsigned long long margin = l->lead_ns / 4;
 
 	if (slack_ns > margin)
-		l->lead_ns -= min_u64(margin, (slack_ns - margin) / 2);
+		l->lead_ns -= min_u64(l->lead_ns / 16, (slack_ns - margin) / 2);
 }
 
 #define TT_TL_S_COMPLETE (TT_TL_S_FWD_END | TT_TL_S_BWD_BEGIN | TT_TL_S_BWD_END)
@@ -182,7 +188,7 @@ static unsigned int close_iteration(struct tt_tl *tl,
 		 * policy drop is tried again.
 		 */
 		if (!(l->seen & TT_TL_S_EVICT))
-			l->lead_ns -= l->lead_ns / 8;
+			l->lead_ns -= l->lead_ns / 16;
 		if (complete(l))
 			ncomplete++;
 		if (tl->profiled &&
@@ -514,9 +520,11 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 {
 	struct tt_tl_layer *l = &tl->st.layers[idx];
 
-	if (!evicted || (l->seen & TT_TL_S_CHECKED))
+	if (l->seen & TT_TL_S_CHECKED)
 		return;
 	l->seen |= TT_TL_S_CHECKED;
+	if (!evicted)
+		return;
 	outstanding = min_u64(outstanding, evicted);
 	l->x.late_bytes = outstanding;
 	tl->counts.ontime_bytes += evicted - outstanding;
@@ -527,6 +535,20 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 	} else if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start) {
 		lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);
 	}
+}
+
+void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
+		    unsigned long long bytes)
+{
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+
+	if (!(l->seen & TT_TL_S_CHECKED) || !bytes)
+		return;
+	if (!l->x.late_bytes)
+		tl->counts.late_count++;
+	l->x.late_bytes += bytes;
+	tl->counts.late_bytes += bytes;
+	l->seen |= TT_TL_S_LATE;
 }
 
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,

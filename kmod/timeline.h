@@ -40,14 +40,14 @@
  *
  * Lead-time feedback (policy.h's lead_ns extension), per layer:
  *  - late: when its prefetch ends after its backward pass began, the lead
- *    grows by 1.5 times that lateness (at most to the profiled backward
- *    start; a prefetch still running when the iteration ends counts as
- *    ending then);
+ *    grows by 1.5 times that lateness (a prefetch still running when the
+ *    iteration ends counts as ending then), at most to the layer's profiled
+ *    idle time (te_F to ts_B);
  *  - on time, with slack = backward start - prefetch end: while the slack
- *    exceeds lead/8 the lead shrinks by min(lead/8, (slack - lead/8) / 2),
- *    so it settles with a margin of about lead/8 instead of shrinking until
- *    the layer is late again;
- *  - not evicted in an iteration: the lead shrinks by lead/8, so a layer
+ *    exceeds lead/4 the lead shrinks by min(lead/16, (slack - lead/4) / 2),
+ *    so it settles with a margin of about a quarter of itself for the
+ *    timing noise instead of shrinking until the layer is late again;
+ *  - not evicted in an iteration: the lead shrinks by lead/16, so a layer
  *    that a large lead made the policy drop is tried again.
  */
 #ifndef TT_TIMELINE_H
@@ -361,6 +361,14 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
 void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 		     unsigned long long evicted,
 		     unsigned long long outstanding);
+
+/*
+ * tt_tl_late_add() - @bytes of layer @idx were evicted after its backward
+ * pass began (by an eviction that was still running then): late too.
+ * Nothing happens before tt_tl_bwd_check() was called for the layer.
+ */
+void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
+		    unsigned long long bytes);
 
 /*
  * tt_tl_rate_sample() - a migration of @dir (TT_TL_EVICT, TT_TL_PREFETCH)

@@ -571,6 +571,41 @@ static void test_bwd_check_once(void **state)
 	i = idx_of(&tl, 4);
 	tt_tl_bwd_check(&tl, i, 0, 0);
 	assert_int_equal(tl.counts.late_count, 1);
+	/* ... but what is evicted after the backward began is late */
+	tt_tl_late_add(&tl, i, 3 * P4K);
+	tt_tl_late_add(&tl, i, 1 * P4K);
+	assert_int_equal(tl.counts.late_count, 2);
+	assert_int_equal(tl.counts.late_bytes, 8 * P4K);
+	assert_int_equal(L(&tl, 4)->x.late_bytes, 4 * P4K);
+	/* not before the backward begin */
+	i = idx_of(&tl, 5);
+	tt_tl_late_add(&tl, i, 3 * P4K);
+	assert_int_equal(tl.counts.late_count, 2);
+}
+
+/* The lead never exceeds the layer's idle time and fades unused. */
+static void test_lead_bounds(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE / 100, .allow = 1 };
+	unsigned long long lead;
+	struct tt_tl tl;
+	unsigned int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	/* prefetches 100x slower than assumed: very late */
+	run_iter(&tl, &sm, 2000 * MS, 1, 0, 0);
+	run_iter(&tl, &sm, 3000 * MS, 1, 0, 0);
+	for (i = 10; i <= 40; i += 10)
+		assert_true(L(&tl, i)->lead_ns <=
+			    L(&tl, i)->prof.bwd_start - L(&tl, i)->prof.fwd_end);
+	lead = L(&tl, 10)->lead_ns;
+	assert_true(lead > 0);
+	/* off: nothing evicted, the lead fades by 1/16 per iteration */
+	tl.off = 1;
+	run_iter(&tl, &sm, 4000 * MS, 1, 0, 0);
+	assert_int_equal(L(&tl, 10)->lead_ns, lead - lead / 16);
 }
 
 /* Layers kept sorted by id; ENOSPC when full; storage moves. */
@@ -647,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_rates_learnt),
 		cmocka_unit_test(test_rate_ewma),
 		cmocka_unit_test(test_bwd_check_once),
+		cmocka_unit_test(test_lead_bounds),
 		cmocka_unit_test(test_table_and_storage),
 		cmocka_unit_test(test_due_before_forward_end),
 	};
