@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/tiertrain.h>
 
@@ -89,6 +90,95 @@ static long tt_ioctl_stats(struct tt_session *s, unsigned int cmd,
 	return 0;
 }
 
+static long tt_ioctl_event(struct tt_session *s, void __user *argp)
+{
+	struct tt_event ev;
+	unsigned int done;
+
+	if (copy_from_user(&ev, argp, sizeof(ev)))
+		return -EFAULT;
+	return tt_sched_events(s, &ev, 1, &done);
+}
+
+/* Events copied from user space at a time by TT_IOC_EVENTS. */
+#define TT_EVENTS_CHUNK	32
+
+static long tt_ioctl_events(struct tt_session *s, void __user *argp)
+{
+	struct tt_ioc_events __user *uarg = argp;
+	struct tt_event ev[TT_EVENTS_CHUNK];
+	struct tt_event __user *uev;
+	struct tt_ioc_events arg;
+	unsigned int n, done;
+	long ret = 0;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	uev = u64_to_user_ptr(arg.events_ptr);
+	arg.done = 0;
+	if (arg.flags || arg.reserved)
+		ret = -EOPNOTSUPP;
+	else if (arg.count > TT_SCHED_EVENTS_MAX)
+		ret = -EINVAL;
+	while (!ret && arg.done < arg.count) {
+		n = min_t(unsigned int, arg.count - arg.done, TT_EVENTS_CHUNK);
+		if (copy_from_user(ev, uev + arg.done, n * sizeof(*ev))) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = tt_sched_events(s, ev, n, &done);
+		arg.done += done;
+	}
+	/* done is reported with the error too */
+	if (put_user(arg.done, &uarg->done))
+		return -EFAULT;
+	return ret;
+}
+
+static long tt_ioctl_sched(struct tt_session *s, unsigned int cmd,
+			   void __user *argp)
+{
+	struct tt_ioc_sched arg;
+
+	if (cmd == TT_IOC_GET_SCHED) {
+		tt_sched_get(s, &arg);
+		return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
+	}
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	return tt_sched_set(s, &arg);
+}
+
+static long tt_ioctl_layers(struct tt_session *s, void __user *argp)
+{
+	struct tt_layer_info *info = NULL;
+	struct tt_ioc_layers arg;
+	unsigned int n, known;
+	long ret = 0;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags)
+		return -EOPNOTSUPP;
+	n = min(arg.count, tt_sched_nr_layers(s));
+	if (n) {
+		info = kvcalloc(n, sizeof(*info), GFP_KERNEL);
+		if (!info)
+			return -ENOMEM;
+	}
+	n = tt_sched_layers(s, info, n, &known);
+	if (n && copy_to_user(u64_to_user_ptr(arg.info_ptr), info,
+			      n * sizeof(*info)))
+		ret = -EFAULT;
+	kvfree(info);
+	if (ret)
+		return ret;
+	arg.count = known;
+	if (copy_to_user(argp, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
 /*
  * TT_IOC_STATS is matched on direction, type and number only, so that a
  * binary built with a shorter or longer struct tt_ioc_stats keeps working;
@@ -112,7 +202,10 @@ static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 		return -ENOTTY;
 	if (cmd != TT_IOC_REGISTER && cmd != TT_IOC_UNREGISTER &&
 	    cmd != TT_IOC_MIGRATE && cmd != TT_IOC_RESIDENCY &&
-	    cmd != TT_IOC_FLUSH && !tt_is_stats_cmd(cmd))
+	    cmd != TT_IOC_FLUSH && cmd != TT_IOC_EVENT &&
+	    cmd != TT_IOC_EVENTS && cmd != TT_IOC_SET_SCHED &&
+	    cmd != TT_IOC_GET_SCHED && cmd != TT_IOC_LAYERS &&
+	    !tt_is_stats_cmd(cmd))
 		return -ENOTTY;
 	ret = tt_session_check_caller(s);
 	if (ret)
@@ -128,6 +221,15 @@ static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 		return tt_ioctl_residency(s, argp);
 	case TT_IOC_FLUSH:
 		return tt_session_flush(s);
+	case TT_IOC_EVENT:
+		return tt_ioctl_event(s, argp);
+	case TT_IOC_EVENTS:
+		return tt_ioctl_events(s, argp);
+	case TT_IOC_SET_SCHED:
+	case TT_IOC_GET_SCHED:
+		return tt_ioctl_sched(s, cmd, argp);
+	case TT_IOC_LAYERS:
+		return tt_ioctl_layers(s, argp);
 	default:
 		return tt_ioctl_stats(s, cmd, argp);
 	}

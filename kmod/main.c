@@ -3,8 +3,9 @@
  * tiertrain: move DNN training tensors between memory tiers.
  *
  * Only orchestration: each subsystem is set up in order and torn down in
- * reverse. The worker pool goes away before the session cache because
- * destroying it waits for the last asynchronous migration to return; the
+ * reverse. The worker pools (the migration pool, the scheduler's evict and
+ * prefetch pools) go away before the session cache because destroying
+ * them waits for the last work item to return; the
  * device goes last on load and first on unload, so no session exists
  * outside that window.
  */
@@ -18,6 +19,7 @@
 #include "chardev.h"
 #include "migrate.h"
 #include "netlink.h"
+#include "sched.h"
 #include "session.h"
 #include "tiers.h"
 #include "version.h"
@@ -38,6 +40,10 @@ static int __init tt_init(void)
 	if (ret)
 		goto err_migrate;
 
+	ret = tt_sched_module_init();
+	if (ret)
+		goto err_sched;
+
 	ret = tt_netlink_init();
 	if (ret)
 		goto err_netlink;
@@ -54,6 +60,8 @@ static int __init tt_init(void)
 err_chardev:
 	tt_netlink_exit();
 err_netlink:
+	tt_sched_module_exit();
+err_sched:
 	tt_migrate_exit();
 err_migrate:
 	tt_session_exit();
@@ -64,6 +72,7 @@ static void __exit tt_exit(void)
 {
 	tt_chardev_exit();
 	tt_netlink_exit();
+	tt_sched_module_exit();
 	tt_migrate_exit();
 	tt_session_exit();
 	pr_info("unloaded\n");

@@ -4,15 +4,17 @@
  * mm, with its registrations, counters and asynchronous migrations.
  *
  * Lifetime. The open file holds one reference, every asynchronous
- * migration queued or running holds another. Closing (tt_session_close(),
- * from the file's release) cancels the asynchronous migrations that have
- * not started, makes the running ones stop at their next batch and waits
- * for them, then forgets every registration; the session is freed by the
- * last reference. Release may come after the mm has been torn down (a
- * process exiting runs exit_mm() before exit_files()): the session only
- * holds mm_count (mmgrab), workers take mm_users with mmget_not_zero() and
- * give up when it is zero, and the registrations were already forgotten by
- * MMU_NOTIFY_RELEASE; removing their notifiers needs only mm_count.
+ * migration queued or running holds another, and so does every scheduler
+ * work item queued (sched.c). Closing (tt_session_close(), from the file's
+ * release) cancels the asynchronous migrations that have not started,
+ * makes the running ones stop at their next batch and waits for them,
+ * stops the scheduler the same way (tt_sched_close()), then forgets every
+ * registration; the session is freed by the last reference. Release may
+ * come after the mm has been torn down (a process exiting runs exit_mm()
+ * before exit_files()): the session only holds mm_count (mmgrab), workers
+ * take mm_users with mmget_not_zero() and give up when it is zero, and the
+ * registrations were already forgotten by MMU_NOTIFY_RELEASE; removing
+ * their notifiers needs only mm_count.
  *
  * An asynchronous migration is owned by its work function once it is
  * RUNNING; while QUEUED it may be taken by close, which marks it CANCELLED
@@ -75,7 +77,20 @@ static void tt_session_free(struct kref *ref)
 	kfree(s);
 }
 
-static void tt_session_put(struct tt_session *s)
+/**
+ * tt_session_get() - take a reference (a work item about to be queued)
+ * @s: the session; the caller holds a reference already.
+ */
+void tt_session_get(struct tt_session *s)
+{
+	kref_get(&s->ref);
+}
+
+/**
+ * tt_session_put() - drop a reference; the last one frees the session
+ * @s: the session.
+ */
+void tt_session_put(struct tt_session *s)
 {
 	kref_put(&s->ref, tt_session_free);
 }
@@ -113,6 +128,7 @@ struct tt_session *tt_session_open(void)
 	INIT_LIST_HEAD(&s->async);
 	init_waitqueue_head(&s->wq);
 	atomic_set(&s->stop, 0);
+	tt_sched_init(s);
 	atomic_inc(&tt_nr_sessions);
 	return s;
 }
@@ -158,6 +174,7 @@ void tt_session_close(struct tt_session *s)
 	}
 	wait_event(s->wq, tt_session_idle(s));
 
+	tt_sched_close(s);
 	tt_registry_destroy(&s->reg);
 	atomic_dec(&tt_nr_sessions);
 	tt_session_put(s);
@@ -368,13 +385,15 @@ size_t tt_session_stats(struct tt_session *s, struct tt_ioc_stats *out,
 			size_t size)
 {
 	struct tt_registry_counts rc;
+	struct tt_sched_stats sc;
 	struct tt_stats st;
 
 	tt_registry_counts(&s->reg, &rc);
+	tt_sched_stats(s, &sc);
 	spin_lock(&s->lock);
 	st = s->stats;
 	spin_unlock(&s->lock);
-	return tt_stats_fill(out, size, &st, &rc);
+	return tt_stats_fill(out, size, &st, &rc, &sc);
 }
 
 static bool tt_session_flushed(struct tt_session *s, u64 upto)

@@ -15,12 +15,13 @@
 #include <linux/tiertrain.h>
 
 #include "registry.h"
+#include "sched.h"
 #include "stats.h"
 
 /**
  * struct tt_session - the state behind one open file of /dev/tiertrain
- * @ref:       references: the open file, and each asynchronous migration
- *             queued or running.
+ * @ref:       references: the open file, each asynchronous migration
+ *             queued or running, and each scheduler work item queued.
  * @mm:        the opener's mm (mmgrab), the only one its ioctls accept.
  * @reg:       registered ranges.
  * @lock:      protects @stats, @async, @async_seq and @closing.
@@ -28,9 +29,10 @@
  * @async:     asynchronous migrations queued or running, in queue order.
  * @async_seq: sequence number of the last asynchronous migration queued.
  * @wq:        woken whenever an entry leaves @async.
- * @stop:      set when the session closes: running asynchronous migrations
- *             stop at their next batch.
+ * @stop:      set when the session closes: running asynchronous and
+ *             scheduler migrations stop at their next batch.
  * @closing:   the file was released.
+ * @sched:     the scheduler (events, profile, plan, evictions, prefetches).
  */
 struct tt_session {
 	struct kref ref;
@@ -43,6 +45,7 @@ struct tt_session {
 	wait_queue_head_t wq;
 	atomic_t stop;
 	bool closing;
+	struct tt_sched sched;
 };
 
 int tt_session_init(void);
@@ -50,6 +53,8 @@ void tt_session_exit(void);
 
 struct tt_session *tt_session_open(void);
 void tt_session_close(struct tt_session *s);
+void tt_session_get(struct tt_session *s);
+void tt_session_put(struct tt_session *s);
 unsigned int tt_session_count(void);
 
 int tt_session_check_caller(struct tt_session *s);

@@ -66,12 +66,11 @@ void tt_stats_account(struct tt_stats *st, const struct tt_migrate_result *res,
 }
 
 /*
- * The part of struct tt_ioc_stats this module fills: everything up to and
- * including @total. The scheduler counters appended after it belong to the
- * scheduler, which this version of the module does not contain; @size tells
- * user space where the filled part ends.
+ * The part of struct tt_ioc_stats this module fills: all of it, the
+ * scheduler counters appended in ABI 1 included; @size tells user space
+ * where the filled part ends.
  */
-#define TT_STATS_FILLED	offsetofend(struct tt_ioc_stats, total)
+#define TT_STATS_FILLED	sizeof(struct tt_ioc_stats)
 
 /**
  * tt_stats_fill() - build the TT_IOC_STATS reply
@@ -79,13 +78,15 @@ void tt_stats_account(struct tt_stats *st, const struct tt_migrate_result *res,
  * @size: bytes the caller's structure has (_IOC_SIZE of its command).
  * @st:   the session's migration counters.
  * @rc:   the session's registry counters.
+ * @sc:   the session's scheduler counters.
  *
  * Return: the number of bytes of @out to copy to user space, which is also
  * stored in @out->size.
  */
 size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 		     const struct tt_stats *st,
-		     const struct tt_registry_counts *rc)
+		     const struct tt_registry_counts *rc,
+		     const struct tt_sched_stats *sc)
 {
 	memset(out, 0, sizeof(*out));
 	out->abi_version = TT_ABI_VERSION;
@@ -100,5 +101,22 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->bytes_to_fast = st->bytes_to_fast;
 	out->bytes_to_slow = st->bytes_to_slow;
 	out->total = st->total;
+	out->iterations = sc->iterations;
+	out->events = sc->events;
+	out->tensors_saved = sc->tensors_saved;
+	out->tensors_ignored = sc->tensors_ignored;
+	out->layers_accepted = sc->layers_accepted;
+	out->layers_modified = sc->layers_modified;
+	out->layers_dropped = sc->layers_dropped;
+	out->layers_unknown = sc->layers_unknown;
+	out->bytes_evicted = sc->bytes_evicted;
+	out->bytes_prefetched = sc->bytes_prefetched;
+	out->ontime_bytes = sc->ontime_bytes;
+	out->late_bytes = sc->late_bytes;
+	out->late_count = sc->late_count;
+	out->sync_fetched_bytes = sc->sync_fetched_bytes;
+	out->reprofiles = sc->reprofiles;
+	out->er_bps = sc->er_bps;
+	out->pr_bps = sc->pr_bps;
 	return out->size;
 }

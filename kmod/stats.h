@@ -42,6 +42,46 @@ struct tt_registry_counts {
 	u64 unmapped;
 };
 
+/**
+ * struct tt_sched_stats - the scheduler's part of struct tt_ioc_stats
+ * @iterations:         TT_EV_ITER_BEGIN events seen.
+ * @events:             events of any type accepted.
+ * @tensors_saved:      TT_EV_TENSOR_SAVED events that covered whole pages.
+ * @tensors_ignored:    TT_EV_TENSOR_SAVED events smaller than a page.
+ * @layers_accepted:    layer-iterations evicted whole.
+ * @layers_modified:    layer-iterations evicted in part.
+ * @layers_dropped:     layer-iterations the policy kept on the fast tier.
+ * @layers_unknown:     layer-iterations not in the profile.
+ * @bytes_evicted:      bytes the scheduler moved to slow nodes.
+ * @bytes_prefetched:   bytes the scheduler moved back.
+ * @ontime_bytes:       evicted bytes back when their backward layer began.
+ * @late_bytes:         evicted bytes still slow when it began.
+ * @late_count:         layer-iterations with late bytes.
+ * @sync_fetched_bytes: late bytes fetched synchronously.
+ * @reprofiles:         profile restarts after a deviation.
+ * @er_bps:             eviction rate estimate, bytes/s.
+ * @pr_bps:             prefetch rate estimate, bytes/s.
+ */
+struct tt_sched_stats {
+	u64 iterations;
+	u64 events;
+	u64 tensors_saved;
+	u64 tensors_ignored;
+	u64 layers_accepted;
+	u64 layers_modified;
+	u64 layers_dropped;
+	u64 layers_unknown;
+	u64 bytes_evicted;
+	u64 bytes_prefetched;
+	u64 ontime_bytes;
+	u64 late_bytes;
+	u64 late_count;
+	u64 sync_fetched_bytes;
+	u64 reprofiles;
+	u64 er_bps;
+	u64 pr_bps;
+};
+
 void tt_result_add(struct tt_migrate_result *acc,
 		   const struct tt_migrate_result *res);
 bool tt_result_consistent(const struct tt_migrate_result *res);
@@ -49,6 +89,7 @@ void tt_stats_account(struct tt_stats *st, const struct tt_migrate_result *res,
 		      int nid);
 size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 		     const struct tt_stats *st,
-		     const struct tt_registry_counts *rc);
+		     const struct tt_registry_counts *rc,
+		     const struct tt_sched_stats *sc);
 
 #endif /* TT_STATS_H */

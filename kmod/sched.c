@@ -1,0 +1,1468 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The scheduler: a session's events drive its timeline (timeline.c, which
+ * decides through policy.c); this file executes the decisions with the
+ * migration engine and reports back. Documentation/scheduler.md describes
+ * the whole; the comments here are about the mechanics.
+ *
+ * Event path. One ioctl, one copy of the event, one mutex (sched->lock),
+ * no page-table walk and no mmap_lock. A saved tensor becomes a range
+ * entry (recycled from a per-session free list, else from a kmem_cache)
+ * appended to its layer's list; nothing about the range is checked until
+ * it is evicted. The only allocations on the path are that entry when the
+ * free list is empty, a layer object the first time a layer id is seen and
+ * the growth of the layer table.
+ *
+ * Episodes. Each layer has at most one eviction in flight, from its
+ * forward end until its evicted bytes are back ("episode"), with two work
+ * items embedded in the layer object:
+ *
+ *   IDLE --forward end--> EVICT_QUEUED --evict work--> EVICTING
+ *     --> EVICTED --trigger time (hrtimer)--> PREFETCH_QUEUED
+ *     --prefetch work--> PREFETCHING --> IDLE
+ *
+ * The evict work copies the first final-size bytes of the layer's ranges
+ * into a private chunk list (chunks of at most batch_pages pages), checks
+ * each range (tt_migrate_check()) and moves the chunks to the slow node,
+ * recording what each chunk moved; the prefetch work moves exactly those
+ * chunks back, in order, and counts one chunk at a time as back, so the
+ * bytes still out are known per batch. A trigger time that comes while the
+ * eviction runs sets @pf_due and the evict work queues the prefetch when it
+ * ends: a page is never prefetched while it is being evicted.
+ *
+ * Nothing is cancelled from the event path (that would wait for a running
+ * work item that may wait for the mutex): the state is changed under the
+ * mutex and a work item that runs later finds it changed and returns. A
+ * work item is queued with a session reference, dropped by its function
+ * (or by tt_sched_close() when it cancels a pending one); queueing an item
+ * that is still pending only drops the new reference.
+ *
+ * Safety rules, whatever events arrive or go missing:
+ *  - backward begin: an eviction not started is dropped, a running one is
+ *    stopped at its next chunk, and what was evicted is prefetched now
+ *    (or fetched by the call itself with TT_SCHED_SYNC_LATE);
+ *  - backward end and iteration begin: the same for any layer still out,
+ *    then one-shot ranges are forgotten (iteration begin: of every layer);
+ *  - an episode still out blocks the layer's next eviction.
+ * Close: the timer and every work item are cancelled or waited for
+ * (running migrations stop at their next batch through the session's stop
+ * flag); data already on the slow node stays there, intact.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/nodemask.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/topology.h>
+#include <linux/workqueue.h>
+
+#include "migrate.h"
+#include "pagescan.h"
+#include "sched.h"
+#include "session.h"
+#include "tiers.h"
+
+#define TT_PROFILE_ITERS_MAX	1000
+#define TT_STAY_US_MAX		(60U * 1000 * 1000)
+#define TT_SEED_MBPS_MAX	(1024U * 1024)
+#define TT_SCHED_WORKERS_MAX	64
+#define TT_MAX_LAYERS_LIMIT	1048576U
+/* First size of the layer table; it doubles up to max_layers. */
+#define TT_LAYERS_FIRST		16
+/* Used when the registry's max_ranges parameter cannot be found. */
+#define TT_MAX_RANGES_DEFAULT	65536U
+
+static unsigned int tt_profile_iters = 1;
+static unsigned int tt_stay_time_us = 1000;
+static unsigned int tt_er_seed_mbps = 1024;
+static unsigned int tt_pr_seed_mbps = 1024;
+static unsigned int tt_evict_workers = 1;
+static unsigned int tt_prefetch_workers = 1;
+static unsigned int tt_max_layers = 4096;
+
+/* NULL outside tt_sched_module_init()..tt_sched_module_exit(). */
+static struct workqueue_struct *tt_evict_wq;
+static struct workqueue_struct *tt_prefetch_wq;
+static struct kmem_cache *tt_srange_cache;
+/* registry.c's max_ranges parameter (the ENOSPC limit of saved tensors). */
+static const unsigned int *tt_max_ranges_param;
+
+static int tt_sched_param(const char *val, const struct kernel_param *kp,
+			  unsigned int min, unsigned int max)
+{
+	unsigned int n;
+
+	if (kstrtouint(val, 0, &n)) {
+		pr_err("%s=\"%.*s\" is not a number\n", kp->name,
+		       (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	if (n < min || n > max) {
+		pr_err("%s=%u is out of range %u..%u\n", kp->name, n, min, max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
+	return 0;
+}
+
+/**
+ * struct tt_uint_param - the range of a numeric module parameter
+ * @var: the variable.
+ * @min: smallest value accepted.
+ * @max: largest value accepted.
+ */
+struct tt_uint_param {
+	unsigned int *var;
+	unsigned int min;
+	unsigned int max;
+};
+
+static const struct tt_uint_param tt_uint_params[] = {
+	{ &tt_profile_iters, 1, TT_PROFILE_ITERS_MAX },
+	{ &tt_stay_time_us, 0, TT_STAY_US_MAX },
+	{ &tt_er_seed_mbps, 1, TT_SEED_MBPS_MAX },
+	{ &tt_pr_seed_mbps, 1, TT_SEED_MBPS_MAX },
+	{ &tt_max_layers, 1, TT_MAX_LAYERS_LIMIT },
+};
+
+static int tt_uint_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tt_uint_params); i++) {
+		const struct tt_uint_param *p = &tt_uint_params[i];
+
+		if (p->var == kp->arg)
+			return tt_sched_param(val, kp, p->min, p->max);
+	}
+	return -EINVAL;
+}
+
+static const struct kernel_param_ops tt_uint_ops = {
+	.set = tt_uint_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(profile_iters, &tt_uint_ops, &tt_profile_iters, 0644);
+MODULE_PARM_DESC(profile_iters,
+		 "Iterations a new session only profiles before planning, 1..1000 (default 1)");
+module_param_cb(stay_time_us, &tt_uint_ops, &tt_stay_time_us, 0644);
+MODULE_PARM_DESC(stay_time_us,
+		 "Stay time ST of new sessions in microseconds, 0..60000000 (default 1000)");
+module_param_cb(er_seed_mbps, &tt_uint_ops, &tt_er_seed_mbps, 0644);
+MODULE_PARM_DESC(er_seed_mbps,
+		 "Eviction rate new sessions start from, MiB/s, 1..1048576 (default 1024)");
+module_param_cb(pr_seed_mbps, &tt_uint_ops, &tt_pr_seed_mbps, 0644);
+MODULE_PARM_DESC(pr_seed_mbps,
+		 "Prefetch rate new sessions start from, MiB/s, 1..1048576 (default 1024)");
+module_param_cb(max_layers, &tt_uint_ops, &tt_max_layers, 0644);
+MODULE_PARM_DESC(max_layers,
+		 "Distinct layer ids a session may report, 1..1048576 (default 4096)");
+
+/* Called with kernel_param_lock(THIS_MODULE) held, like the pools' creation. */
+static int tt_pool_set(const char *val, const struct kernel_param *kp,
+		       struct workqueue_struct *wq)
+{
+	int ret = tt_sched_param(val, kp, 1, TT_SCHED_WORKERS_MAX);
+
+	if (!ret && wq)
+		workqueue_set_max_active(wq, *(unsigned int *)kp->arg);
+	return ret;
+}
+
+static int tt_evict_workers_set(const char *val, const struct kernel_param *kp)
+{
+	return tt_pool_set(val, kp, tt_evict_wq);
+}
+
+static int tt_prefetch_workers_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	return tt_pool_set(val, kp, tt_prefetch_wq);
+}
+
+static const struct kernel_param_ops tt_evict_workers_ops = {
+	.set = tt_evict_workers_set,
+	.get = param_get_uint,
+};
+module_param_cb(evict_workers, &tt_evict_workers_ops, &tt_evict_workers, 0644);
+MODULE_PARM_DESC(evict_workers,
+		 "Scheduler eviction worker pool size, 1..64 (default 1)");
+
+static const struct kernel_param_ops tt_prefetch_workers_ops = {
+	.set = tt_prefetch_workers_set,
+	.get = param_get_uint,
+};
+module_param_cb(prefetch_workers, &tt_prefetch_workers_ops,
+		&tt_prefetch_workers, 0644);
+MODULE_PARM_DESC(prefetch_workers,
+		 "Scheduler prefetch worker pool size, 1..64 (default 1)");
+
+/**
+ * struct tt_srange - one saved tensor, rounded inward to whole pages
+ * @link:       on its layer's list (report order) or the free list.
+ * @start:      first address.
+ * @end:        end address (exclusive).
+ * @id:         unique in the session, to find the entry again.
+ * @persistent: kept across iterations (TT_EV_PERSISTENT).
+ */
+struct tt_srange {
+	struct list_head link;
+	unsigned long start;
+	unsigned long end;
+	u64 id;
+	bool persistent;
+};
+
+/**
+ * struct tt_schunk - a piece of an eviction (at most batch_pages pages)
+ * @start:    first address.
+ * @end:      end address.
+ * @range_id: the range it was cut from.
+ * @moved:    bytes the eviction moved to the slow node.
+ */
+struct tt_schunk {
+	unsigned long start;
+	unsigned long end;
+	u64 range_id;
+	u64 moved;
+};
+
+enum tt_ep_state {
+	TT_EP_IDLE,
+	TT_EP_EVICT_QUEUED,
+	TT_EP_EVICTING,
+	TT_EP_EVICTED,
+	TT_EP_PREFETCH_QUEUED,
+	TT_EP_PREFETCHING,
+};
+
+/**
+ * struct tt_slayer - the executor's side of one layer (the timeline's
+ * entry points to it); lives until the session closes
+ * @id:            layer id.
+ * @s:             the session.
+ * @ranges:        struct tt_srange, in report order.
+ * @nr_oneshot:    entries of @ranges that are one-shot.
+ * @state:         enum tt_ep_state of the layer's episode.
+ * @iter:          iteration (timeline iter_seq) of the episode.
+ * @target:        bytes the plan asked to evict.
+ * @cpu_nid:       node the caller ran on at the forward end.
+ * @fast_nid:      node the prefetch moves the chunks to.
+ * @chunks:        what the eviction selected (@nr_chunks entries).
+ * @nr_chunks:     chunks selected, then chunks the eviction went through.
+ * @next_chunk:    the first chunk the prefetch has not finished.
+ * @evicted:       bytes evicted in this episode.
+ * @returned:      bytes of @evicted whose chunk the prefetch finished.
+ * @pf_due:        the trigger time came while the eviction ran.
+ * @sync:          PREFETCHING is done by an ioctl (TT_SCHED_SYNC_LATE).
+ * @synced_iter:   last iteration whose late bytes were counted as fetched
+ *                 synchronously.
+ * @abort:         the eviction stops at its next chunk.
+ * @evict_work:    the eviction, on the evict pool.
+ * @prefetch_work: the prefetch, on the prefetch pool.
+ *
+ * Everything but the works is protected by the scheduler's lock; the work
+ * function that owns the episode (EVICTING, PREFETCHING) reads @chunks
+ * without it.
+ */
+struct tt_slayer {
+	u32 id;
+	struct tt_session *s;
+	struct list_head ranges;
+	unsigned int nr_oneshot;
+	enum tt_ep_state state;
+	u64 iter;
+	u64 target;
+	int cpu_nid;
+	int fast_nid;
+	struct tt_schunk *chunks;
+	unsigned int nr_chunks;
+	unsigned int next_chunk;
+	u64 evicted;
+	u64 returned;
+	bool pf_due;
+	bool sync;
+	u64 synced_iter;
+	atomic_t abort;
+	struct work_struct evict_work;
+	struct work_struct prefetch_work;
+};
+
+static struct tt_sched *tt_sched_of(struct tt_session *s)
+{
+	return &s->sched;
+}
+
+static unsigned int tt_max_ranges(void)
+{
+	return tt_max_ranges_param ? READ_ONCE(*tt_max_ranges_param) :
+				     TT_MAX_RANGES_DEFAULT;
+}
+
+/* The layer object and timeline index of layer @id, or NULL (lock held). */
+static struct tt_slayer *tt_sched_find(struct tt_sched *sc, u32 id, int *idx)
+{
+	int i = tt_tl_find(&sc->tl, id);
+
+	if (idx)
+		*idx = i;
+	return i < 0 ? NULL : sc->tl.st.layers[i].priv;
+}
+
+static void tt_sched_free_storage(struct tt_tl_storage *st)
+{
+	kvfree(st->layers);
+	kvfree(st->plan);
+	kvfree(st->order);
+	kvfree(st->due);
+}
+
+/* Double the layer table, up to max_layers (lock held). */
+static int tt_sched_grow(struct tt_sched *sc)
+{
+	struct tt_tl_storage old = sc->tl.st, st = {};
+	unsigned int max = READ_ONCE(tt_max_layers), cap;
+
+	if (sc->tl.n >= max)
+		return -ENOSPC;
+	cap = old.cap ? min(old.cap * 2, max) : min(TT_LAYERS_FIRST, max);
+	cap = max(cap, sc->tl.n + 1);
+	st.cap = cap;
+	st.layers = kvmalloc_array(cap, sizeof(*st.layers), GFP_KERNEL_ACCOUNT);
+	st.plan = kvmalloc_array(cap, sizeof(*st.plan), GFP_KERNEL_ACCOUNT);
+	st.order = kvmalloc_array(cap, sizeof(*st.order), GFP_KERNEL_ACCOUNT);
+	st.due = kvmalloc_array(cap, sizeof(*st.due), GFP_KERNEL_ACCOUNT);
+	if (!st.layers || !st.plan || !st.order || !st.due) {
+		tt_sched_free_storage(&st);
+		return -ENOMEM;
+	}
+	tt_tl_set_storage(&sc->tl, &st);
+	tt_sched_free_storage(&old);
+	return 0;
+}
+
+static void tt_sched_evict_work(struct work_struct *work);
+static void tt_sched_prefetch_work(struct work_struct *work);
+
+/* Layer @id, created when new (lock held): the object or an ERR_PTR. */
+static struct tt_slayer *tt_sched_layer(struct tt_session *s, u32 id,
+					int *idx)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	struct tt_slayer *sl = tt_sched_find(sc, id, idx);
+	int ret;
+
+	if (sl)
+		return sl;
+	if (sc->tl.n >= READ_ONCE(tt_max_layers))
+		return ERR_PTR(-ENOSPC);
+	if (sc->tl.n >= sc->tl.st.cap) {
+		ret = tt_sched_grow(sc);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	sl = kzalloc(sizeof(*sl), GFP_KERNEL_ACCOUNT);
+	if (!sl)
+		return ERR_PTR(-ENOMEM);
+	sl->id = id;
+	sl->s = s;
+	INIT_LIST_HEAD(&sl->ranges);
+	sl->state = TT_EP_IDLE;
+	sl->cpu_nid = NUMA_NO_NODE;
+	atomic_set(&sl->abort, 0);
+	INIT_WORK(&sl->evict_work, tt_sched_evict_work);
+	INIT_WORK(&sl->prefetch_work, tt_sched_prefetch_work);
+	*idx = tt_tl_add(&sc->tl, id, sl);
+	/* The table had room: tt_tl_add() cannot fail here. */
+	if (WARN_ON_ONCE(*idx < 0)) {
+		kfree(sl);
+		return ERR_PTR(-ENOSPC);
+	}
+	return sl;
+}
+
+/* Queue @work with a session reference (lock held). */
+static void tt_sched_queue(struct tt_session *s, struct workqueue_struct *wq,
+			   struct work_struct *work)
+{
+	tt_session_get(s);
+	if (!queue_work(wq, work))
+		tt_session_put(s);	/* still pending: it holds one already */
+}
+
+static void tt_sched_queue_prefetch(struct tt_session *s, struct tt_slayer *sl)
+{
+	sl->state = TT_EP_PREFETCH_QUEUED;
+	tt_sched_queue(s, tt_prefetch_wq, &sl->prefetch_work);
+}
+
+/* Bytes of the episode still on the slow node (lock held). */
+static u64 tt_sched_outstanding(const struct tt_slayer *sl)
+{
+	return sl->evicted - min(sl->returned, sl->evicted);
+}
+
+/*
+ * Make sure nothing of the layer stays evicted (lock held): drop an
+ * eviction not started, stop a running one and prefetch after it, queue
+ * the prefetch of what is evicted now.
+ */
+static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
+{
+	switch (sl->state) {
+	case TT_EP_EVICT_QUEUED:
+		sl->state = TT_EP_IDLE;
+		break;
+	case TT_EP_EVICTING:
+		atomic_set(&sl->abort, 1);
+		sl->pf_due = true;
+		break;
+	case TT_EP_EVICTED:
+		if (!tt_sched_of(s)->closing)
+			tt_sched_queue_prefetch(s, sl);
+		break;
+	default:
+		break;
+	}
+}
+
+static void tt_sched_range_free(struct tt_sched *sc, struct tt_srange *r)
+{
+	list_move(&r->link, &sc->free);
+	sc->nr_ranges--;
+}
+
+/* Forget the one-shot ranges of a layer (lock held). */
+static void tt_sched_forget(struct tt_sched *sc, struct tt_slayer *sl)
+{
+	struct tt_srange *r, *tmp;
+
+	if (!sl->nr_oneshot)
+		return;
+	list_for_each_entry_safe(r, tmp, &sl->ranges, link) {
+		if (!r->persistent)
+			tt_sched_range_free(sc, r);
+	}
+	sl->nr_oneshot = 0;
+}
+
+/* End an episode: forget its chunks (lock held). */
+static void tt_sched_episode_end(struct tt_slayer *sl)
+{
+	kfree(sl->chunks);
+	sl->chunks = NULL;
+	sl->nr_chunks = 0;
+	sl->next_chunk = 0;
+	sl->evicted = 0;
+	sl->returned = 0;
+	sl->pf_due = false;
+	sl->sync = false;
+	sl->state = TT_EP_IDLE;
+}
+
+/* Hand the due prefetches to the workers and arm the timer (lock held). */
+static void tt_sched_dispatch(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 next = ~0ULL;
+	u32 id;
+
+	while (tt_tl_next_due(&sc->tl, ktime_get_ns(), &id, &next)) {
+		struct tt_slayer *sl = tt_sched_find(sc, id, NULL);
+
+		/* Only an eviction of this iteration is the plan's. */
+		if (!sl || sl->iter != sc->tl.iter_seq)
+			continue;
+		if (sl->state == TT_EP_EVICTED)
+			tt_sched_queue_prefetch(s, sl);
+		else if (sl->state == TT_EP_EVICT_QUEUED ||
+			 sl->state == TT_EP_EVICTING)
+			sl->pf_due = true;
+	}
+	if (next != ~0ULL)
+		hrtimer_start(&sc->timer, ns_to_ktime(next), HRTIMER_MODE_ABS);
+}
+
+static enum hrtimer_restart tt_sched_timer_fn(struct hrtimer *timer)
+{
+	struct tt_sched *sc = container_of(timer, struct tt_sched, timer);
+
+	/* No sleeping here: the mutex is taken by the work. */
+	queue_work(system_highpri_wq, &sc->timer_work);
+	return HRTIMER_NORESTART;
+}
+
+static void tt_sched_timer_work(struct work_struct *work)
+{
+	struct tt_sched *sc = container_of(work, struct tt_sched, timer_work);
+	struct tt_session *s = container_of(sc, struct tt_session, sched);
+
+	mutex_lock(&sc->lock);
+	if (!sc->closing)
+		tt_sched_dispatch(s);
+	mutex_unlock(&sc->lock);
+}
+
+/* The node evicted pages go to, or NUMA_NO_NODE (lock held). */
+static int tt_sched_slow_node(struct tt_sched *sc, struct tt_slayer *sl)
+{
+	int nid = sc->cfg.slow_node;
+
+	if (nid < 0)
+		nid = tt_tier_nearest_slow(sl->cpu_nid >= 0 ? sl->cpu_nid :
+					   numa_node_id());
+	if (nid == NUMA_NO_NODE || tt_tier_node_check(nid))
+		return NUMA_NO_NODE;
+	return nid;
+}
+
+/*
+ * Cut the first @sl->target bytes (page granular) of the layer's ranges, in
+ * report order, into chunks of at most @batch bytes; with @c NULL only
+ * count them (lock held).
+ */
+static unsigned int tt_sched_cut(struct tt_slayer *sl, unsigned long batch,
+				 struct tt_schunk *c)
+{
+	u64 left = PAGE_ALIGN(sl->target);
+	struct tt_srange *r;
+	unsigned int n = 0;
+
+	list_for_each_entry(r, &sl->ranges, link) {
+		unsigned long a, b, end;
+
+		if (!left)
+			break;
+		end = r->start + min_t(u64, r->end - r->start, left);
+		left -= end - r->start;
+		for (a = r->start; a < end; a = b, n++) {
+			b = a + min(batch, end - a);
+			if (!c)
+				continue;
+			c[n].start = a;
+			c[n].end = b;
+			c[n].range_id = r->id;
+			c[n].moved = 0;
+		}
+	}
+	return n;
+}
+
+/* The eviction's chunks (lock held). Return: 0, or -ENOMEM. */
+static int tt_sched_select(struct tt_slayer *sl)
+{
+	unsigned long batch = (unsigned long)tt_migrate_batch_pages() << PAGE_SHIFT;
+	unsigned int n = tt_sched_cut(sl, batch, NULL);
+
+	sl->nr_chunks = 0;
+	sl->next_chunk = 0;
+	if (!n)
+		return 0;
+	sl->chunks = kmalloc_array(n, sizeof(*sl->chunks), GFP_KERNEL);
+	if (!sl->chunks)
+		return -ENOMEM;
+	sl->nr_chunks = tt_sched_cut(sl, batch, sl->chunks);
+	return 0;
+}
+
+/* Forget range @id of a layer, which failed its check (lock held). */
+static void tt_sched_forget_range(struct tt_sched *sc, struct tt_slayer *sl,
+				  u64 id)
+{
+	struct tt_srange *r;
+	int idx;
+
+	list_for_each_entry(r, &sl->ranges, link) {
+		if (r->id != id)
+			continue;
+		if (r->persistent) {
+			idx = tt_tl_find(&sc->tl, sl->id);
+			if (idx >= 0)
+				tt_tl_unsaved(&sc->tl, idx, r->end - r->start);
+		} else {
+			sl->nr_oneshot--;
+		}
+		tt_sched_range_free(sc, r);
+		return;
+	}
+}
+
+/* Add a migration's result to the session totals. */
+static void tt_sched_account(struct tt_session *s,
+			     const struct tt_migrate_result *res, int nid)
+{
+	spin_lock(&s->lock);
+	tt_stats_account(&s->stats, res, nid);
+	spin_unlock(&s->lock);
+}
+
+/*
+ * The node holding most of [start, end) among nodes that are not slow,
+ * added into @bytes (nr_node_ids entries); the caller holds an mm_users
+ * reference.
+ */
+static void tt_sched_residency(struct mm_struct *mm, unsigned long start,
+			       unsigned long end, u64 *bytes, u64 *scratch)
+{
+	u64 np, other;
+	int nid;
+
+	memset(scratch, 0, nr_node_ids * sizeof(*scratch));
+	if (tt_residency(mm, start, end, scratch, nr_node_ids, &np, &other))
+		return;
+	for (nid = 0; nid < nr_node_ids; nid++)
+		bytes[nid] += scratch[nid];
+}
+
+static int tt_sched_majority_fast(const u64 *bytes, int fallback)
+{
+	int nid, best = fallback;
+	u64 most = 0;
+
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		if (bytes[nid] <= most || tt_tier_role(nid, NULL) == TT_ROLE_SLOW)
+			continue;
+		most = bytes[nid];
+		best = nid;
+	}
+	return best;
+}
+
+/*
+ * Check and move one chunk to @nid; counts a chunk whose range fails the
+ * checks as not present / unsupported, and returns that error.
+ */
+static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
+				struct tt_schunk *c, int nid,
+				struct tt_migrate_result *res)
+{
+	unsigned long pages = (c->end - c->start) >> PAGE_SHIFT;
+	int ret;
+
+	ret = tt_migrate_check(s->mm, c->start, c->end);
+	if (ret == -EFAULT || ret == -EOPNOTSUPP) {
+		res->pages += pages;
+		if (ret == -EFAULT)
+			res->skipped_not_present += pages;
+		else
+			res->skipped_unsupported += pages;
+		return ret;
+	}
+	tt_migrate_range(s->mm, c->start, c->end, nid, TT_MIG_REMOTE,
+			 &sl->abort, res);
+	return 0;
+}
+
+static void tt_sched_evict_work(struct work_struct *work)
+{
+	struct tt_slayer *sl = container_of(work, struct tt_slayer, evict_work);
+	struct tt_session *s = sl->s;
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 *bytes = NULL, elapsed = 0, iter;
+	unsigned int i, done = 0;
+	int idx, slow, fast;
+	bool have_mm;
+
+	mutex_lock(&sc->lock);
+	if (sl->state != TT_EP_EVICT_QUEUED || sc->closing)
+		goto out_unlock;
+	fast = sc->cfg.fast_node;
+	slow = tt_sched_slow_node(sc, sl);
+	if (slow == NUMA_NO_NODE || tt_sched_select(sl) || !sl->nr_chunks) {
+		tt_sched_episode_end(sl);
+		goto out_unlock;
+	}
+	sl->state = TT_EP_EVICTING;
+	iter = sl->iter;
+	if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
+		tt_tl_evict_start(&sc->tl, idx, ktime_get_ns());
+	mutex_unlock(&sc->lock);
+
+	have_mm = mmget_not_zero(s->mm);
+	if (have_mm && fast < 0)
+		bytes = kcalloc(2 * nr_node_ids, sizeof(*bytes), GFP_KERNEL);
+	for (i = 0; have_mm && i < sl->nr_chunks; i++) {
+		struct tt_schunk *c = &sl->chunks[i];
+		struct tt_migrate_result res = {};
+		int ret;
+
+		if (atomic_read(&sl->abort) || atomic_read(&s->stop))
+			break;
+		if (bytes)
+			tt_sched_residency(s->mm, c->start, c->end, bytes,
+					   bytes + nr_node_ids);
+		ret = tt_sched_evict_chunk(s, sl, c, slow, &res);
+		c->moved = res.moved << PAGE_SHIFT;
+		elapsed += res.elapsed_ns;
+		tt_sched_account(s, &res, slow);
+
+		mutex_lock(&sc->lock);
+		if (ret)
+			tt_sched_forget_range(sc, sl, c->range_id);
+		sl->evicted += c->moved;
+		sc->counts.bytes_evicted += c->moved;
+		/* moved after the backward pass began: late as well */
+		if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
+			tt_tl_late_add(&sc->tl, idx, c->moved);
+		mutex_unlock(&sc->lock);
+		done = i + 1;
+	}
+	if (have_mm)
+		mmput(s->mm);
+	if (fast < 0)
+		fast = bytes ? tt_sched_majority_fast(bytes, sl->cpu_nid) :
+			       sl->cpu_nid;
+	if (fast < 0)
+		fast = numa_node_id();
+	kfree(bytes);
+
+	mutex_lock(&sc->lock);
+	sl->nr_chunks = done;
+	sl->fast_nid = fast;
+	if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
+		tt_tl_evict_end(&sc->tl, idx, ktime_get_ns(), sl->evicted);
+	tt_tl_rate_sample(&sc->tl, TT_TL_EVICT, sl->evicted, elapsed);
+	if (!sl->evicted)
+		tt_sched_episode_end(sl);
+	else if (sl->pf_due && !sc->closing)
+		tt_sched_queue_prefetch(s, sl);
+	else
+		sl->state = TT_EP_EVICTED;
+out_unlock:
+	mutex_unlock(&sc->lock);
+	tt_session_put(s);
+}
+
+/*
+ * Move the chunks from @sl->next_chunk on back to @sl->fast_nid; the
+ * caller owns the episode (PREFETCHING). @remote: from a worker (the mm is
+ * pinned by the caller and the session's stop flag is obeyed), else from
+ * the session's own process. Returns the bytes moved; *@elapsed gets the
+ * engine's time. A chunk the engine could not finish (stopped, out of
+ * memory) stays the next one.
+ */
+static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
+			  bool remote, u64 *elapsed)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 moved = 0;
+	unsigned int i;
+
+	*elapsed = 0;
+	for (i = sl->next_chunk; i < sl->nr_chunks; i++) {
+		struct tt_schunk *c = &sl->chunks[i];
+		struct tt_migrate_result res = {};
+		int ret = 0;
+
+		if (c->moved) {
+			ret = tt_migrate_range(s->mm, c->start, c->end,
+					       sl->fast_nid,
+					       remote ? TT_MIG_REMOTE : 0,
+					       remote ? &s->stop : NULL, &res);
+			tt_sched_account(s, &res, sl->fast_nid);
+			moved += res.moved << PAGE_SHIFT;
+			*elapsed += res.elapsed_ns;
+		}
+		mutex_lock(&sc->lock);
+		sc->counts.bytes_prefetched += res.moved << PAGE_SHIFT;
+		if (!ret) {
+			sl->returned += c->moved;
+			sl->next_chunk = i + 1;
+		}
+		mutex_unlock(&sc->lock);
+		if (ret)
+			break;
+	}
+	return moved;
+}
+
+/*
+ * A prefetch returned (lock held): rate sample; when every chunk is back,
+ * lateness feedback and the end of the episode, else (the engine failed
+ * part-way) the rest stays EVICTED for the next rescue, unless closing.
+ */
+static void tt_sched_fetched(struct tt_sched *sc, struct tt_slayer *sl,
+			     u64 moved, u64 elapsed)
+{
+	int idx;
+
+	tt_tl_rate_sample(&sc->tl, TT_TL_PREFETCH, moved, elapsed);
+	if (sl->next_chunk < sl->nr_chunks && !sc->closing) {
+		sl->state = TT_EP_EVICTED;
+		sl->sync = false;
+		return;
+	}
+	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
+		tt_tl_prefetch_end(&sc->tl, idx, ktime_get_ns());
+	tt_sched_episode_end(sl);
+}
+
+static void tt_sched_prefetch_work(struct work_struct *work)
+{
+	struct tt_slayer *sl = container_of(work, struct tt_slayer,
+					    prefetch_work);
+	struct tt_session *s = sl->s;
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 moved = 0, elapsed = 0;
+	int idx;
+
+	mutex_lock(&sc->lock);
+	if (sl->state != TT_EP_PREFETCH_QUEUED || sc->closing)
+		goto out_unlock;
+	sl->state = TT_EP_PREFETCHING;
+	sl->sync = false;
+	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
+		tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
+	mutex_unlock(&sc->lock);
+
+	/* A process that is gone has nothing to fetch back. */
+	if (mmget_not_zero(s->mm)) {
+		moved = tt_sched_fetch(s, sl, true, &elapsed);
+		mmput(s->mm);
+	} else {
+		sl->next_chunk = sl->nr_chunks;
+	}
+
+	mutex_lock(&sc->lock);
+	tt_sched_fetched(sc, sl, moved, elapsed);
+out_unlock:
+	mutex_unlock(&sc->lock);
+	tt_session_put(s);
+}
+
+/*
+ * The late bytes of the layer's backward begin that are back now, as
+ * TT_SCHED_SYNC_LATE fetched them before the call returns (lock held).
+ */
+static void tt_sched_count_sync(struct tt_sched *sc, struct tt_slayer *sl,
+				u64 iter)
+{
+	u64 late, left = sl->state == TT_EP_IDLE ? 0 : tt_sched_outstanding(sl);
+	int idx;
+
+	if (iter != sc->tl.iter_seq || sl->synced_iter == iter ||
+	    !tt_sched_find(sc, sl->id, &idx))
+		return;
+	sl->synced_iter = iter;
+	late = sc->tl.st.layers[idx].x.late_bytes;
+	if (late > left)
+		sc->counts.sync_fetched_bytes += late - left;
+}
+
+/*
+ * TT_SCHED_SYNC_LATE at a backward begin: take the layer's episode over
+ * (waiting for a running eviction, which is told to stop, or a running
+ * prefetch) and move what is still evicted back in the caller.
+ */
+static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 moved, elapsed, iter;
+	int idx;
+
+	mutex_lock(&sc->lock);
+	iter = sc->tl.iter_seq;
+	for (;;) {
+		switch (sl->state) {
+		case TT_EP_EVICT_QUEUED:
+			sl->state = TT_EP_IDLE;
+			fallthrough;
+		case TT_EP_IDLE:
+			goto out_unlock;
+		case TT_EP_EVICTING:
+			atomic_set(&sl->abort, 1);
+			mutex_unlock(&sc->lock);
+			flush_work(&sl->evict_work);
+			mutex_lock(&sc->lock);
+			continue;
+		case TT_EP_PREFETCHING:
+			if (sl->sync)		/* another thread fetches it */
+				goto out_unlock;
+			mutex_unlock(&sc->lock);
+			flush_work(&sl->prefetch_work);
+			mutex_lock(&sc->lock);
+			continue;
+		case TT_EP_PREFETCH_QUEUED:
+		case TT_EP_EVICTED:
+			/* A queued prefetch work finds the state changed. */
+			break;
+		}
+		break;
+	}
+	sl->state = TT_EP_PREFETCHING;
+	sl->sync = true;
+	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx) &&
+	    !sc->tl.st.layers[idx].x.prefetch_start)
+		tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
+	mutex_unlock(&sc->lock);
+
+	moved = tt_sched_fetch(s, sl, false, &elapsed);
+
+	mutex_lock(&sc->lock);
+	tt_sched_fetched(sc, sl, moved, elapsed);
+out_unlock:
+	tt_sched_count_sync(sc, sl, iter);
+	mutex_unlock(&sc->lock);
+}
+
+/* TT_EV_ITER_BEGIN (lock held). */
+static void tt_sched_iter_begin(struct tt_session *s, u64 now)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	unsigned int i;
+
+	/* Nothing of an earlier iteration stays evicted or saved one-shot. */
+	for (i = 0; i < sc->tl.n; i++) {
+		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+
+		tt_sched_rescue(s, sl);
+		tt_sched_forget(sc, sl);
+	}
+	tt_tl_iter_begin(&sc->tl, now);
+	tt_sched_dispatch(s);
+}
+
+/*
+ * A layer event (lock held). Return 0 or -errno; *@sync gets the layer
+ * when the caller must run tt_sched_sync_fetch() once the lock is dropped.
+ */
+static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
+				u64 now, struct tt_slayer **sync)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	int phase = ev->flags & TT_FWD ? TT_TL_FWD : TT_TL_BWD;
+	int end = ev->type == TT_EV_LAYER_END;
+	enum tt_tl_action act;
+	struct tt_slayer *sl;
+	u64 bytes, out;
+	bool mine;
+	int idx;
+
+	sl = tt_sched_layer(s, ev->layer, &idx);
+	if (IS_ERR(sl))
+		return PTR_ERR(sl);
+	act = tt_tl_layer_event(&sc->tl, idx, phase, end, now,
+				sl->state == TT_EP_IDLE, &bytes);
+	/* An episode of this iteration: one the plan made for this pass. */
+	mine = sl->state != TT_EP_IDLE && sl->iter == sc->tl.iter_seq;
+	switch (act) {
+	case TT_TL_ACT_EVICT:
+		sl->state = TT_EP_EVICT_QUEUED;
+		sl->iter = sc->tl.iter_seq;
+		sl->target = bytes;
+		sl->cpu_nid = numa_node_id();
+		sl->pf_due = false;
+		atomic_set(&sl->abort, 0);
+		tt_sched_queue(s, tt_evict_wq, &sl->evict_work);
+		break;
+	case TT_TL_ACT_FETCH:
+		out = tt_sched_outstanding(sl);
+		if (mine)
+			tt_tl_bwd_check(&sc->tl, idx, sl->evicted, out);
+		if ((sc->cfg.flags & TT_SCHED_SYNC_LATE) && sl->state != TT_EP_IDLE)
+			*sync = sl;
+		else
+			tt_sched_rescue(s, sl);
+		break;
+	case TT_TL_ACT_FORGET:
+		tt_sched_rescue(s, sl);
+		tt_sched_forget(sc, sl);
+		break;
+	case TT_TL_ACT_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* TT_EV_TENSOR_SAVED (lock held). */
+static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	bool persistent = ev->flags & TT_EV_PERSISTENT;
+	unsigned long start, end;
+	struct tt_slayer *sl;
+	struct tt_srange *r;
+	int idx;
+
+	/* Inward to whole pages; a range wrapping around is cut at the top. */
+	end = ev->addr + ev->len < ev->addr ? ULONG_MAX : ev->addr + ev->len;
+	end &= PAGE_MASK;
+	start = ev->addr > ULONG_MAX - ~PAGE_MASK ? end : PAGE_ALIGN(ev->addr);
+	if (end <= start) {
+		sc->counts.tensors_ignored++;
+		return 0;
+	}
+	if (sc->nr_ranges >= tt_max_ranges())
+		return -ENOSPC;
+	sl = tt_sched_layer(s, ev->layer, &idx);
+	if (IS_ERR(sl))
+		return PTR_ERR(sl);
+	if (persistent) {
+		/* Saved again (say every iteration): keep the one entry. */
+		list_for_each_entry(r, &sl->ranges, link) {
+			if (r->persistent && r->start == start && r->end == end) {
+				sc->counts.tensors_saved++;
+				return 0;
+			}
+		}
+	}
+	r = list_first_entry_or_null(&sc->free, struct tt_srange, link);
+	if (r) {
+		list_del(&r->link);
+	} else {
+		r = kmem_cache_alloc(tt_srange_cache, GFP_KERNEL_ACCOUNT);
+		if (!r)
+			return -ENOMEM;
+	}
+	r->start = start;
+	r->end = end;
+	r->id = ++sc->range_seq;
+	r->persistent = persistent;
+	list_add_tail(&r->link, &sl->ranges);
+	sc->nr_ranges++;
+	if (!persistent)
+		sl->nr_oneshot++;
+	tt_tl_saved(&sc->tl, idx, end - start, persistent);
+	sc->counts.tensors_saved++;
+	return 0;
+}
+
+/* The checks of one event that need no state (see TT_IOC_EVENT). */
+static int tt_sched_check(const struct tt_event *ev)
+{
+	unsigned int phase = ev->flags & (TT_FWD | TT_BWD);
+
+	if (ev->flags & ~TT_EV_FLAGS_ALL)
+		return -EOPNOTSUPP;
+	switch (ev->type) {
+	case TT_EV_ITER_BEGIN:
+		if (phase || (ev->flags & TT_EV_PERSISTENT) || ev->layer ||
+		    ev->addr || ev->len)
+			return -EINVAL;
+		break;
+	case TT_EV_LAYER_BEGIN:
+	case TT_EV_LAYER_END:
+		if ((phase != TT_FWD && phase != TT_BWD) ||
+		    (ev->flags & TT_EV_PERSISTENT) || ev->addr || ev->len)
+			return -EINVAL;
+		break;
+	case TT_EV_TENSOR_SAVED:
+		if (phase)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!(ev->flags & TT_EV_TIMESTAMP) && ev->ts_ns)
+		return -EINVAL;
+	return 0;
+}
+
+/* One event (lock held). */
+static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
+			  struct tt_slayer **sync)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	bool stamped = ev->flags & TT_EV_TIMESTAMP;
+	u64 now;
+	int ret;
+
+	ret = tt_sched_check(ev);
+	if (ret)
+		return ret;
+	now = stamped ? ev->ts_ns : ktime_get_ns();
+	if (now < sc->last_ts) {
+		if (stamped)
+			return -EINVAL;
+		now = sc->last_ts;	/* after a caller's stamp ahead of us */
+	}
+
+	switch (ev->type) {
+	case TT_EV_ITER_BEGIN:
+		tt_sched_iter_begin(s, now);
+		break;
+	case TT_EV_TENSOR_SAVED:
+		ret = tt_sched_saved(s, ev);
+		break;
+	default:
+		ret = tt_sched_layer_event(s, ev, now, sync);
+		break;
+	}
+	if (ret)
+		return ret;
+	sc->last_ts = now;
+	sc->counts.events++;
+	return 0;
+}
+
+/**
+ * tt_sched_events() - TT_IOC_EVENT and one piece of TT_IOC_EVENTS
+ * @s:    the session.
+ * @ev:   @n events, a kernel copy.
+ * @n:    number of events.
+ * @done: out: events processed before the first error (@n on success).
+ *
+ * Return: 0 or the error of the first event rejected (see TT_IOC_EVENT).
+ */
+int tt_sched_events(struct tt_session *s, const struct tt_event *ev,
+		    unsigned int n, unsigned int *done)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	struct tt_slayer *sync;
+	int ret = 0;
+
+	*done = 0;
+	mutex_lock(&sc->lock);
+	while (*done < n) {
+		sync = NULL;
+		ret = tt_sched_event(s, &ev[*done], &sync);
+		if (ret)
+			break;
+		(*done)++;
+		if (sync) {
+			mutex_unlock(&sc->lock);
+			tt_sched_sync_fetch(s, sync);
+			mutex_lock(&sc->lock);
+		}
+	}
+	mutex_unlock(&sc->lock);
+	return ret;
+}
+
+/**
+ * tt_sched_set() - TT_IOC_SET_SCHED
+ * @s:   the session.
+ * @req: the request.
+ *
+ * Return: 0, -EOPNOTSUPP, -EINVAL or -ENODEV (nothing changed then).
+ */
+int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	int ret;
+
+	if ((req->valid & ~TT_SCHED_SET_ALL) ||
+	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->reserved)
+		return -EOPNOTSUPP;
+	if ((req->valid & TT_SCHED_SET_PROFILE) &&
+	    (req->profile_iters < 1 ||
+	     req->profile_iters > TT_PROFILE_ITERS_MAX))
+		return -EINVAL;
+	if ((req->valid & TT_SCHED_SET_RATES) && (!req->er_bps || !req->pr_bps))
+		return -EINVAL;
+	if (req->valid & TT_SCHED_SET_NODES) {
+		if (req->slow_node != -1) {
+			ret = tt_tier_node_check(req->slow_node);
+			if (ret)
+				return ret;
+		}
+		if (req->fast_node != -1) {
+			ret = tt_tier_node_check(req->fast_node);
+			if (ret)
+				return ret;
+		}
+	}
+
+	mutex_lock(&sc->lock);
+	if (req->valid & TT_SCHED_SET_FLAGS) {
+		sc->cfg.flags = req->flags;
+		sc->tl.off = !!(req->flags & TT_SCHED_OFF);
+	}
+	if (req->valid & TT_SCHED_SET_PROFILE) {
+		sc->cfg.profile_iters = req->profile_iters;
+		sc->tl.profile_iters = req->profile_iters;
+	}
+	if (req->valid & TT_SCHED_SET_STAY) {
+		sc->cfg.stay_ns = req->stay_ns;
+		sc->tl.stay_ns = req->stay_ns;
+	}
+	if (req->valid & TT_SCHED_SET_RATES)
+		tt_tl_set_rates(&sc->tl, req->er_bps, req->pr_bps);
+	if (req->valid & TT_SCHED_SET_NODES) {
+		sc->cfg.slow_node = req->slow_node;
+		sc->cfg.fast_node = req->fast_node;
+	}
+	mutex_unlock(&sc->lock);
+	return 0;
+}
+
+/**
+ * tt_sched_get() - TT_IOC_GET_SCHED
+ * @s:   the session.
+ * @out: the settings, with every TT_SCHED_SET_* bit in @out->valid.
+ */
+void tt_sched_get(struct tt_session *s, struct tt_ioc_sched *out)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+
+	memset(out, 0, sizeof(*out));
+	out->valid = TT_SCHED_SET_ALL;
+	mutex_lock(&sc->lock);
+	out->flags = sc->cfg.flags;
+	out->profile_iters = sc->cfg.profile_iters;
+	out->stay_ns = sc->cfg.stay_ns;
+	out->er_bps = sc->tl.er_bps;
+	out->pr_bps = sc->tl.pr_bps;
+	out->slow_node = sc->cfg.slow_node;
+	out->fast_node = sc->cfg.fast_node;
+	mutex_unlock(&sc->lock);
+}
+
+/**
+ * tt_sched_nr_layers() - layers the scheduler knows now
+ * @s: the session.
+ *
+ * Return: the number of layer ids seen.
+ */
+unsigned int tt_sched_nr_layers(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	unsigned int n;
+
+	mutex_lock(&sc->lock);
+	n = sc->tl.n;
+	mutex_unlock(&sc->lock);
+	return n;
+}
+
+static u32 tt_sched_status(const struct tt_tl_layer *l)
+{
+	if (!(l->flags & TT_TL_L_PLANNED))
+		return TT_LAYER_PROFILING;
+	switch (l->status) {
+	case TT_POLICY_ACCEPTED:
+		return TT_LAYER_ACCEPTED;
+	case TT_POLICY_MODIFIED:
+		return TT_LAYER_MODIFIED;
+	default:
+		return TT_LAYER_DROPPED;
+	}
+}
+
+/**
+ * tt_sched_layers() - TT_IOC_LAYERS
+ * @s:     the session.
+ * @info:  out: up to @max layers, in layer id order.
+ * @max:   elements of @info.
+ * @known: out: the number of layers known.
+ *
+ * Return: the number of elements of @info filled.
+ */
+unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
+			     unsigned int max, unsigned int *known)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	unsigned int i, n;
+
+	mutex_lock(&sc->lock);
+	n = min(max, sc->tl.n);
+	for (i = 0; i < n; i++) {
+		const struct tt_tl_layer *l = &sc->tl.st.layers[i];
+		struct tt_layer_info *o = &info[i];
+
+		memset(o, 0, sizeof(*o));
+		o->layer = l->id;
+		o->status = tt_sched_status(l);
+		o->saved_bytes = l->prof.saved;
+		o->fwd_end_ns = l->prof.fwd_end;
+		o->bwd_start_ns = l->prof.bwd_start;
+		o->final_bytes = l->final_bytes;
+		o->prefetch_ns = l->prefetch_ns;
+		o->lead_ns = l->lead_ns;
+		o->last_fwd_end_ns = l->x.fwd_end;
+		o->last_evict_start_ns = l->x.evict_start;
+		o->last_evict_end_ns = l->x.evict_end;
+		o->last_prefetch_start_ns = l->x.prefetch_start;
+		o->last_prefetch_end_ns = l->x.prefetch_end;
+		o->last_bwd_start_ns = l->x.bwd_start;
+		o->last_evicted_bytes = l->x.evicted_bytes;
+		o->last_late_bytes = l->x.late_bytes;
+	}
+	*known = sc->tl.n;
+	mutex_unlock(&sc->lock);
+	return n;
+}
+
+/**
+ * tt_sched_stats() - the scheduler's counters for TT_IOC_STATS
+ * @s:   the session.
+ * @out: out.
+ */
+void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	const struct tt_tl_counts *tc = &sc->tl.counts;
+
+	mutex_lock(&sc->lock);
+	out->iterations = tc->iterations;
+	out->events = sc->counts.events;
+	out->tensors_saved = sc->counts.tensors_saved;
+	out->tensors_ignored = sc->counts.tensors_ignored;
+	out->layers_accepted = tc->layers_accepted;
+	out->layers_modified = tc->layers_modified;
+	out->layers_dropped = tc->layers_dropped;
+	out->layers_unknown = tc->layers_unknown;
+	out->bytes_evicted = sc->counts.bytes_evicted;
+	out->bytes_prefetched = sc->counts.bytes_prefetched;
+	out->ontime_bytes = tc->ontime_bytes;
+	out->late_bytes = tc->late_bytes;
+	out->late_count = tc->late_count;
+	out->sync_fetched_bytes = sc->counts.sync_fetched_bytes;
+	out->reprofiles = tc->reprofiles;
+	out->er_bps = sc->tl.er_bps;
+	out->pr_bps = sc->tl.pr_bps;
+	mutex_unlock(&sc->lock);
+}
+
+/* MiB/s to bytes/s. */
+static u64 tt_mbps(unsigned int mbps)
+{
+	return (u64)mbps << 20;
+}
+
+/**
+ * tt_sched_init() - the scheduler of a new session, from the module
+ * parameters; allocates nothing (the layer table grows on first use)
+ * @s: the session.
+ */
+void tt_sched_init(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+
+	mutex_init(&sc->lock);
+	sc->cfg.flags = 0;
+	sc->cfg.profile_iters = READ_ONCE(tt_profile_iters);
+	sc->cfg.stay_ns = (u64)READ_ONCE(tt_stay_time_us) * NSEC_PER_USEC;
+	sc->cfg.slow_node = -1;
+	sc->cfg.fast_node = -1;
+	tt_tl_init(&sc->tl, PAGE_SIZE, sc->cfg.profile_iters, sc->cfg.stay_ns,
+		   tt_mbps(READ_ONCE(tt_er_seed_mbps)),
+		   tt_mbps(READ_ONCE(tt_pr_seed_mbps)));
+	INIT_LIST_HEAD(&sc->free);
+	hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	sc->timer.function = tt_sched_timer_fn;
+	INIT_WORK(&sc->timer_work, tt_sched_timer_work);
+}
+
+static void tt_sched_free_ranges(struct list_head *list)
+{
+	struct tt_srange *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, list, link)
+		kmem_cache_free(tt_srange_cache, r);
+	INIT_LIST_HEAD(list);
+}
+
+/**
+ * tt_sched_close() - stop the scheduler of a closing session and free it
+ * @s: the session; its stop flag is already set, no ioctl can run.
+ *
+ * Cancels the timer and the work items not started, waits for the running
+ * ones (their migrations stop at the next batch) and frees everything. The
+ * mm may be gone already: nothing here touches it.
+ */
+void tt_sched_close(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	unsigned int i;
+
+	mutex_lock(&sc->lock);
+	sc->closing = true;
+	mutex_unlock(&sc->lock);
+
+	/* The timer work re-arms nothing once closing is set. */
+	hrtimer_cancel(&sc->timer);
+	cancel_work_sync(&sc->timer_work);
+
+	/* The layer table changes only in ioctls: none can run now. */
+	for (i = 0; i < sc->tl.n; i++) {
+		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+
+		if (cancel_work_sync(&sl->evict_work))
+			tt_session_put(s);
+		if (cancel_work_sync(&sl->prefetch_work))
+			tt_session_put(s);
+	}
+	for (i = 0; i < sc->tl.n; i++) {
+		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+
+		tt_sched_free_ranges(&sl->ranges);
+		kfree(sl->chunks);
+		kfree(sl);
+	}
+	tt_sched_free_ranges(&sc->free);
+	tt_sched_free_storage(&sc->tl.st);
+	sc->tl.n = 0;
+	sc->tl.st.cap = 0;
+	mutex_destroy(&sc->lock);
+}
+
+/* registry.c's max_ranges, through this module's parameter table. */
+static void tt_sched_find_max_ranges(void)
+{
+	const struct module *mod = THIS_MODULE;
+	unsigned int i;
+
+	for (i = 0; i < mod->num_kp; i++) {
+		if (!strcmp(mod->kp[i].name, "max_ranges")) {
+			tt_max_ranges_param = mod->kp[i].arg;
+			return;
+		}
+	}
+	pr_warn("no max_ranges parameter: saved tensors are limited to %u per session\n",
+		TT_MAX_RANGES_DEFAULT);
+}
+
+/**
+ * tt_sched_module_init() - create the worker pools and the range cache
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tt_sched_module_init(void)
+{
+	tt_sched_find_max_ranges();
+	tt_srange_cache = KMEM_CACHE(tt_srange, 0);
+	if (!tt_srange_cache)
+		return -ENOMEM;
+	kernel_param_lock(THIS_MODULE);
+	tt_evict_wq = alloc_workqueue("tiertrain_evict", WQ_UNBOUND,
+				      tt_evict_workers);
+	tt_prefetch_wq = alloc_workqueue("tiertrain_prefetch", WQ_UNBOUND,
+					 tt_prefetch_workers);
+	kernel_param_unlock(THIS_MODULE);
+	if (!tt_evict_wq || !tt_prefetch_wq) {
+		tt_sched_module_exit();
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * tt_sched_module_exit() - destroy the pools and the cache; every session
+ * is gone
+ */
+void tt_sched_module_exit(void)
+{
+	struct workqueue_struct *ewq, *pwq;
+
+	kernel_param_lock(THIS_MODULE);
+	ewq = tt_evict_wq;
+	pwq = tt_prefetch_wq;
+	tt_evict_wq = NULL;
+	tt_prefetch_wq = NULL;
+	kernel_param_unlock(THIS_MODULE);
+	if (ewq)
+		destroy_workqueue(ewq);
+	if (pwq)
+		destroy_workqueue(pwq);
+	kmem_cache_destroy(tt_srange_cache);
+	tt_srange_cache = NULL;
+}
