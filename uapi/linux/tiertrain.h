@@ -408,7 +408,9 @@ struct tt_event {
  * a flag of another event type, a non-zero field that must be 0, a
  * timestamp going backwards),
  * EOPNOTSUPP (unknown flag bit), ENOSPC (more than max_ranges tensors saved
- * and not yet forgotten), besides the common errors.
+ * and not yet forgotten, or a layer id beyond the max_layers distinct ids a
+ * session may report, module parameter, default 4096), besides the common
+ * errors.
  */
 #define TT_IOC_EVENT		_IOW(TT_IOC_MAGIC, 0x07, struct tt_event)
 
