@@ -33,6 +33,8 @@
  *   event_errors        the event checks the library documents, EVENTS'
  *                       count and done, SET_SCHED and LAYERS errors,
  *                       ENOSPC from max_layers and max_ranges.
+ *   pool_params         evict_workers and prefetch_workers at run time:
+ *                       bad values refused, 3 workers each, back.
  *   event_cost          TT_IOC_EVENT against a null system call (logged).
  *
  * Every tensor is checked word by word at each backward begin and at the
@@ -982,13 +984,20 @@ static int raw_event(int fd, uint16_t type, uint16_t flags, uint32_t layer,
 	return ioctl(fd, TT_IOC_EVENT, &ev) ? -errno : 0;
 }
 
-static int param_write(const char *name, long long v)
+static int param_write_str(const char *name, const char *val)
 {
-	char path[128], val[32];
+	char path[128];
 
 	snprintf(path, sizeof(path), TT_ST_SYSMOD "/parameters/%s", name);
-	snprintf(val, sizeof(val), "%lld", v);
 	return tt_st_write_file(path, val);
+}
+
+static int param_write(const char *name, long long v)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%lld", v);
+	return param_write_str(name, val);
 }
 
 static long long param_read(const char *name)
@@ -1193,6 +1202,46 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	ASSERT_EQ(0, i);
 	munmap(buf, 16 * 4096);
 	close(fd);
+}
+
+TEST_F_TIMEOUT(sched, pool_params, 300)
+{
+	static const char *const bad[] = { "0", "65", "-1", "x", "\n" };
+	static const char *const names[] = { "evict_workers",
+					     "prefetch_workers" };
+	long long orig[2];
+	struct tt_ioc_stats st;
+	unsigned int i, k;
+
+	if (!tr_selected(_metadata))
+		return;
+	for (k = 0; k < 2; k++) {
+		orig[k] = param_read(names[k]);
+		ASSERT_LT(0, orig[k]) TH_LOG("%s unreadable", names[k]);
+	}
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			const char *name = names[k], *val = bad[i];
+
+			ASSERT_NE(0, param_write_str(name, val))
+				TH_LOG("%s accepted \"%.*s\"", name,
+				       (int)strcspn(val, "\n"), val);
+		}
+		ASSERT_EQ(orig[k], param_read(names[k]));
+		ASSERT_EQ(0, param_write(names[k], 3));
+		ASSERT_EQ(3, param_read(names[k]));
+	}
+	/* three iterations on the wider pools, then back to the defaults */
+	for (i = 0; i < 3; i++)
+		TR_RUN(&self->tr);
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, param_write(names[k], orig[k]));
+	TR_RUN(&self->tr);
+	ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
+	ASSERT_EQ(0, tr_data_ok(&self->tr, self->tr.iter - 1)) TH_LOG("%s", self->tr.err);
+	TR_STATS(&self->tr, &st);
+	TH_LOG("evicted %llu bytes with 3 workers per pool, then %lld/%lld",
+	       st.bytes_evicted, orig[0], orig[1]);
 }
 
 TEST_F_TIMEOUT(sched, event_cost, 120)
