@@ -81,7 +81,12 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  * @iters:         iterations per mode, warm-up included.
  * @profile_iters: scheduler profile iterations; 0 = the session's default.
  * @sample_ns:     sampler period.
- * @thp:           map activations with MADV_HUGEPAGE (else MADV_NOHUGEPAGE).
+ * @thp:           map activations with MADV_HUGEPAGE (else base pages).
+ * @map_thp:       tt_st_map()'s @thp argument for activations: 1 huge pages,
+ *                 -1 base pages where THP is "always", 0 base pages where
+ *                 it is "madvise" or "never" (no madvise(2) call: each
+ *                 one takes mmap_lock for writing, which a migration in
+ *                 flight holds up).
  * @verify_ontime: query residency at each backward begin (time excluded).
  * @sync_late:     set TT_SCHED_SYNC_LATE.
  * @rows:          rows of the ASCII timeline.
@@ -98,6 +103,7 @@ struct tt_cfg {
 	unsigned int profile_iters;
 	uint64_t sample_ns;
 	int thp;
+	int map_thp;
 	int verify_ontime;
 	int sync_late;
 	unsigned int rows;
@@ -108,18 +114,23 @@ struct tt_cfg {
 
 /**
  * struct tt_lrec - event times of one layer in one iteration (CLOCK_MONOTONIC)
- * @fwd_begin: forward begins (before tt_layer_begin()).
- * @mapped:    its activation is mapped (before the first write).
- * @touched:   the first pass wrote every page of it.
- * @fwd_end:   forward ends (before tt_layer_end()).
- * @bwd_begin: backward begins (after tt_layer_begin() returned).
- * @freed:     the activation is unmapped.
- * @bwd_end:   backward ends (after tt_layer_end() returned).
- * @late_own:  bytes on slow nodes at @bwd_begin (--verify-ontime only).
+ * @fwd_begin:    forward begins (before tt_layer_begin()).
+ * @fwd_computed: its compute passes are done (before the mmap).
+ * @mapped:       its activation is mapped (before the first write).
+ * @touched:      the output pass wrote every page of it.
+ * @fwd_end:      forward ends (before tt_layer_end()).
+ * @fwd_done:     tt_layer_end() returned.
+ * @bwd_call:     tt_layer_begin(TT_BWD) is called.
+ * @bwd_begin:    backward begins (after tt_layer_begin() returned).
+ * @checked:      the checksum pass is done.
+ * @bwd_computed: the compute passes are done.
+ * @freed:        the activation is unmapped.
+ * @bwd_end:      backward ends (after tt_layer_end() returned).
+ * @late_own:     bytes on slow nodes at @bwd_begin (--verify-ontime only).
  */
 struct tt_lrec {
-	uint64_t fwd_begin, mapped, touched, fwd_end;
-	uint64_t bwd_begin, freed, bwd_end;
+	uint64_t fwd_begin, fwd_computed, mapped, touched, fwd_end, fwd_done;
+	uint64_t bwd_call, bwd_begin, checked, bwd_computed, freed, bwd_end;
 	uint64_t late_own;
 };
 
@@ -190,6 +201,8 @@ struct tt_live {
  * @tl_n:       their number.
  * @tl_rec:     its per-layer event times.
  * @tl_irec:    the iteration's times.
+ * @all_rec:    per-layer event times of every iteration, warm-up included.
+ * @all_irec:   every iteration's times.
  */
 struct tt_result {
 	int ran, ok, fatal;
@@ -212,6 +225,8 @@ struct tt_result {
 	size_t tl_n;
 	struct tt_lrec *tl_rec;
 	struct tt_irec tl_irec;
+	struct tt_lrec *all_rec;
+	struct tt_irec *all_irec;
 };
 
 /**
@@ -576,7 +591,8 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 			l, it);
 	for (p = 0; p < t->cfg.compute; p++)
 		tt_fwd_pass(t->x, t->w[l], wmask, n);
-	a = tt_st_map(len, t->cfg.thp ? 1 : -1);
+	r->fwd_computed = tt_now();
+	a = tt_st_map(len, t->cfg.map_thp);
 	if (!a)
 		tt_die("mmap of layer %u's %zu-byte activation: %s", l, len,
 		       strerror(errno));
@@ -592,6 +608,7 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	if (t->s)
 		tt_call(t, tt_layer_end(t->s, l, TT_FWD), "tt_layer_end(TT_FWD)",
 			l, it);
+	r->fwd_done = tt_now();
 }
 
 static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
@@ -603,6 +620,7 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 	unsigned int p;
 	int ret;
 
+	r->bwd_call = tt_now();
 	if (t->s)
 		tt_call(t, tt_layer_begin(t->s, l, TT_BWD), "tt_layer_begin(TT_BWD)",
 			l, it);
@@ -627,8 +645,10 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 			(unsigned long long)t->sum[l]);
 		exit(2);
 	}
+	r->checked = tt_now();
 	for (p = 0; p < t->cfg.compute; p++)
 		tt_bwd_pass(t->g, a, t->w[l], wmask, n);
+	r->bwd_computed = tt_now();
 	tt_live_del(t, l);
 	if (munmap(a, len))
 		tt_die("munmap of layer %u's activation: %s", l, strerror(errno));
@@ -793,6 +813,12 @@ static void tt_keep_timeline(struct tt_train *t, struct tt_result *res)
 
 	res->tl_iter = it;
 	res->tl_irec = t->irec[it];
+	res->all_irec = tt_zalloc(t->cfg.iters * sizeof(*res->all_irec));
+	memcpy(res->all_irec, t->irec, t->cfg.iters * sizeof(*res->all_irec));
+	res->all_rec = tt_zalloc((size_t)t->cfg.iters * t->cfg.layers *
+				 sizeof(*res->all_rec));
+	memcpy(res->all_rec, t->lrec, (size_t)t->cfg.iters * t->cfg.layers *
+	       sizeof(*res->all_rec));
 	res->tl_rec = tt_zalloc(t->cfg.layers * sizeof(*res->tl_rec));
 	memcpy(res->tl_rec, tt_rec(t, it, 0),
 	       t->cfg.layers * sizeof(*res->tl_rec));
@@ -1453,11 +1479,65 @@ static void tt_json_layer(FILE *f, const struct tt_layer_info *li)
 	fprintf(f, "}}");
 }
 
+static void tt_json_samples(FILE *f, const struct tt_result *r)
+{
+	size_t k;
+
+	for (k = 0; k < r->tl_n; k++)
+		fprintf(f, "%s[%llu, %llu, %llu]", k ? ", " : "",
+			(unsigned long long)(r->tl_samples[k].t - r->tl_irec.begin),
+			(unsigned long long)r->tl_samples[k].fast,
+			(unsigned long long)r->tl_samples[k].slow);
+}
+
+/*
+ * Every iteration: its time, each layer's forward and backward time, and
+ * where that time went (forward: compute, mmap, output write, scheduler
+ * calls; backward: tt_layer_begin() call, checksum read, compute, munmap,
+ * tt_layer_end() call).
+ */
+static void tt_json_iters(FILE *f, const struct tt_train *t,
+			  const struct tt_result *r)
+{
+	unsigned int it, l, L = t->cfg.layers;
+
+	for (it = 0; it < t->cfg.iters; it++) {
+		const struct tt_irec *ir = &r->all_irec[it];
+		const struct tt_lrec *lr = &r->all_rec[(size_t)it * L];
+
+		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"fwd_ms\": [",
+			it ? "," : "", it, it < r->warmup ? "true" : "false",
+			tt_ms(ir->end - ir->begin - ir->excluded));
+		for (l = 0; l < L; l++)
+			fprintf(f, "%s%.3f", l ? ", " : "",
+				tt_ms(lr[l].fwd_end - lr[l].fwd_begin));
+		fprintf(f, "], \"bwd_ms\": [");
+		for (l = 0; l < L; l++)
+			fprintf(f, "%s%.3f", l ? ", " : "",
+				tt_ms(lr[l].bwd_end - lr[l].bwd_begin));
+		fprintf(f, "],\n        \"fwd_compute_map_write_calls_ms\": [");
+		for (l = 0; l < L; l++)
+			fprintf(f, "%s[%.3f, %.3f, %.3f, %.3f]", l ? ", " : "",
+				tt_ms(lr[l].fwd_computed - lr[l].fwd_begin),
+				tt_ms(lr[l].mapped - lr[l].fwd_computed),
+				tt_ms(lr[l].touched - lr[l].mapped),
+				tt_ms(lr[l].fwd_done - lr[l].touched));
+		fprintf(f, "],\n        \"bwd_call_check_compute_unmap_call_ms\": [");
+		for (l = 0; l < L; l++)
+			fprintf(f, "%s[%.3f, %.3f, %.3f, %.3f, %.3f]", l ? ", " : "",
+				tt_ms(lr[l].bwd_begin - lr[l].bwd_call),
+				tt_ms(lr[l].checked - lr[l].bwd_begin),
+				tt_ms(lr[l].bwd_computed - lr[l].checked),
+				tt_ms(lr[l].freed - lr[l].bwd_computed),
+				tt_ms(lr[l].bwd_end - lr[l].freed));
+		fprintf(f, "]}");
+	}
+}
+
 static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 {
 	const struct tt_result *r = &t->res[mode], *ref = tt_ref(t);
 	unsigned int i, l;
-	size_t k;
 
 	fprintf(f, "    {\"mode\": \"%s\", \"status\": \"%s\", \"backend\": \"%s\"",
 		tt_mode_name[mode], r->ok ? "ok" : "n/a", r->backend);
@@ -1511,12 +1591,10 @@ static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 			(unsigned long long)(lr->bwd_end - b));
 	}
 	fprintf(f, "],\n      \"samples_ns_fast_slow\": [");
-	for (k = 0; k < r->tl_n; k++)
-		fprintf(f, "%s[%llu, %llu, %llu]", k ? ", " : "",
-			(unsigned long long)(r->tl_samples[k].t - r->tl_irec.begin),
-			(unsigned long long)r->tl_samples[k].fast,
-			(unsigned long long)r->tl_samples[k].slow);
-	fprintf(f, "]}}");
+	tt_json_samples(f, r);
+	fprintf(f, "]},\n     \"iterations\": [");
+	tt_json_iters(f, t, r);
+	fprintf(f, "]}");
 }
 
 static void tt_write_json(const struct tt_train *t)
@@ -1665,6 +1743,27 @@ static unsigned int tt_parse_sizes(struct tt_cfg *c, const char *list)
 	if (!n)
 		tt_die("--sizes: empty list");
 	return n;
+}
+
+/* tt_st_map()'s @thp argument that gives activations the pages asked for. */
+static int tt_thp_mode(int thp)
+{
+	const char *path = "/sys/kernel/mm/transparent_hugepage/enabled";
+	char buf[128];
+	int ret;
+
+	ret = tt_st_read_file(path, buf, sizeof(buf));
+	if (ret < 0) {
+		if (thp)
+			tt_die("--thp: cannot read %s: %s", path, strerror(-ret));
+		return 0;
+	}
+	if (thp && strstr(buf, "[never]"))
+		tt_die("--thp: transparent huge pages are disabled (%s: %s)",
+		       path, buf);
+	if (thp)
+		return 1;
+	return strstr(buf, "[always]") ? -1 : 0;
 }
 
 /* "none,tiertrain", "all"...: add the modes listed to @c->run. */
@@ -1860,6 +1959,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		tt_die("--iters %u: with --profile-iters %u the first %u iterations are warm-up; want at least %u",
 		       c->iters, c->profile_iters, c->profile_iters + 1,
 		       c->profile_iters + 2);
+	c->map_thp = tt_thp_mode(c->thp);
 	if (c->thp)
 		for (l = 0; l < c->layers; l++)
 			c->size[l] = (c->size[l] + TT_ST_THP_SIZE - 1) /
