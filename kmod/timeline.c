@@ -117,14 +117,21 @@ static unsigned int sample_weight(unsigned int samples)
 }
 
 /*
- * Late by @late_ns: grow by 1.5x that, at most to the layer's profiled
- * idle time (a prefetch that would have to start before the forward pass
- * ended is no prefetch; the policy drops or cuts the layer long before).
+ * Late by @late_ns: grow by 1.5x that, but by no more than the layer's
+ * prefetch takes at the current PR estimate (lateness beyond that comes
+ * from a rate far off, which the rate average corrects, or from a stall),
+ * and to at most the layer's profiled idle time (a prefetch that would
+ * have to start before the forward pass ended is no prefetch).
  */
-static void lead_grow(struct tt_tl_layer *l, unsigned long long late_ns)
+static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
+		      unsigned long long late_ns)
 {
-	unsigned long long lead = l->lead_ns + late_ns + late_ns / 2;
+	unsigned long long step = late_ns + late_ns / 2, lead;
 
+	step = min_u64(step, tt_policy_xfer_ns(max_u64(l->final_bytes,
+						       l->x.evicted_bytes),
+					       tl->pr_bps));
+	lead = l->lead_ns + step;
 	if (lead < l->lead_ns)			/* overflow */
 		lead = TT_TL_NO_TIME;
 	l->lead_ns = min_u64(lead, l->prof.bwd_start - l->prof.fwd_end);
@@ -181,7 +188,7 @@ static unsigned int close_iteration(struct tt_tl *tl,
 
 		/* A prefetch still running when the iteration ends. */
 		if ((l->seen & TT_TL_S_LATE) && end_rel > l->cur.bwd_start)
-			lead_grow(l, end_rel - l->cur.bwd_start);
+			lead_grow(tl, l, end_rel - l->cur.bwd_start);
 		l->seen &= ~TT_TL_S_LATE;
 		/*
 		 * Not evicted: the lead fades, so a layer the lead made the
@@ -511,7 +518,7 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
 		return;
 	l->seen &= ~TT_TL_S_LATE;
 	if (rel > l->cur.bwd_start)
-		lead_grow(l, rel - l->cur.bwd_start);
+		lead_grow(tl, l, rel - l->cur.bwd_start);
 }
 
 void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,

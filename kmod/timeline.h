@@ -41,8 +41,9 @@
  * Lead-time feedback (policy.h's lead_ns extension), per layer:
  *  - late: when its prefetch ends after its backward pass began, the lead
  *    grows by 1.5 times that lateness (a prefetch still running when the
- *    iteration ends counts as ending then), at most to the layer's profiled
- *    idle time (te_F to ts_B);
+ *    iteration ends counts as ending then), by no more than the layer's
+ *    prefetch takes at the current PR estimate per late iteration, and to
+ *    at most the layer's profiled idle time (te_F to ts_B);
  *  - on time, with slack = backward start - prefetch end: while the slack
  *    exceeds lead/4 the lead shrinks by min(lead/16, (slack - lead/4) / 2),
  *    so it settles with a margin of about a quarter of itself for the
@@ -373,7 +374,7 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
 /*
  * tt_tl_rate_sample() - a migration of @dir (TT_TL_EVICT, TT_TL_PREFETCH)
  * moved @bytes in @ns: folded into ER or PR (ignored below
- * TT_TL_RATE_MIN_BYTES or with @ns 0).
+ * TT_TL_RATE_MIN_BYTES or with @ns 0) with weight TT_TL_WEIGHT.
  */
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns);

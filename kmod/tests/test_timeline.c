@@ -583,7 +583,10 @@ static void test_bwd_check_once(void **state)
 	assert_int_equal(tl.counts.late_count, 2);
 }
 
-/* The lead never exceeds the layer's idle time and fades unused. */
+/*
+ * The lead grows by at most one prefetch duration per late iteration,
+ * never beyond the layer's idle time, and fades unused.
+ */
 static void test_lead_bounds(void **state)
 {
 	struct sim sm = { .er_true = RATE, .pr_true = RATE / 100, .allow = 1 };
@@ -602,9 +605,13 @@ static void test_lead_bounds(void **state)
 			    L(&tl, i)->prof.bwd_start - L(&tl, i)->prof.fwd_end);
 	lead = L(&tl, 10)->lead_ns;
 	assert_true(lead > 0);
+	/* two late iterations: at most two prefetch durations at the PR estimate */
+	assert_true(lead <= 2 * tt_policy_xfer_ns(8 * MIB, tl.pr_bps));
 	/* off: nothing evicted, the lead fades by 1/16 per iteration */
 	tl.off = 1;
 	run_iter(&tl, &sm, 4000 * MS, 1, 0, 0);
+	lead = L(&tl, 10)->lead_ns;
+	tt_tl_iter_begin(&tl, 5000 * MS);
 	assert_int_equal(L(&tl, 10)->lead_ns, lead - lead / 16);
 }
 
