@@ -1036,15 +1036,20 @@ static double tt_ontime_pct(const struct tt_result *r)
 	return r->have_stats && due ? 100.0 * r->st.ontime_bytes / due : -1;
 }
 
-/* The same from our own residency checks (--verify-ontime). */
+/*
+ * The same with the late bytes our own residency checks found at backward
+ * begins (--verify-ontime), over the bytes the scheduler says were due.
+ */
 static double tt_ontime_own_pct(const struct tt_train *t,
 				const struct tt_result *r)
 {
-	if (!t->cfg.verify_ontime || !r->have_stats || !r->st.bytes_evicted)
+	uint64_t due = r->st.ontime_bytes + r->st.late_bytes;
+
+	if (!t->cfg.verify_ontime || !r->have_stats || !due)
 		return -1;
-	if (r->late_own >= r->st.bytes_evicted)
+	if (r->late_own >= due)
 		return 0;
-	return 100.0 * (r->st.bytes_evicted - r->late_own) / r->st.bytes_evicted;
+	return 100.0 * (due - r->late_own) / due;
 }
 
 /* Shortest and longest measured iteration, in ms. */
@@ -1201,9 +1206,9 @@ static void tt_print_goals(const struct tt_train *t)
 			printf("%s: on time: nothing was evicted in the measured iterations (goal >= %.0f%%: MISSED)\n",
 			       tt_mode_name[m], TT_GOAL_ONTIME_PCT);
 		if (own >= 0)
-			printf("%s: own check at backward begins: %.1f MiB still slow, on time %.2f%% of %.1f MiB evicted\n",
-			       tt_mode_name[m], r->late_own / TT_MIB, own,
-			       r->st.bytes_evicted / TT_MIB);
+			printf("%s: own check at backward begins: %.1f MiB still slow (scheduler: %.1f MiB late), on time %.2f%%\n",
+			       tt_mode_name[m], r->late_own / TT_MIB,
+			       r->st.late_bytes / TT_MIB, own);
 		if (ref) {
 			step = tt_pct(r->step_ms, ref->step_ms);
 			printf("%s: step %.1f ms (median; %.1f..%.1f) vs %.1f ms (%.1f..%.1f) without tiering: %+.1f%% (goal <= +%.0f%%: %s)\n",
