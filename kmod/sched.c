@@ -967,6 +967,10 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 		out = tt_sched_outstanding(sl);
 		if (mine)
 			tt_tl_bwd_check(&sc->tl, idx, sl->evicted, out);
+		else if (sc->tl.st.layers[idx].seen & TT_TL_S_EVICT)
+			/* this iteration's episode is over: all back in time */
+			tt_tl_bwd_check(&sc->tl, idx,
+					sc->tl.st.layers[idx].x.evicted_bytes, 0);
 		if ((sc->cfg.flags & TT_SCHED_SYNC_LATE) && sl->state != TT_EP_IDLE)
 			*sync = sl;
 		else
