@@ -85,8 +85,8 @@
  * struct tt_ioc_range - a registration (TT_IOC_REGISTER, TT_IOC_UNREGISTER)
  * @addr:  start address, page aligned.
  * @len:   length in bytes, page aligned, > 0.
- * @layer: the training layer the range belongs to (any value; the scheduler
- *         uses it, the migration engine does not).
+ * @layer: a label stored with the registration (any value). The scheduler
+ *         does not read registrations: its input is TT_EV_TENSOR_SAVED.
  * @flags: TT_RANGE_* bits.
  */
 struct tt_ioc_range {
@@ -97,9 +97,10 @@ struct tt_ioc_range {
 };
 
 /*
- * TT_RANGE_PERSISTENT: the registration survives the end of its layer's
- * backward pass (for example weights); without it a registration is one-shot
- * per training iteration.
+ * TT_RANGE_PERSISTENT: accepted and stored with the registration. A
+ * registration made with TT_IOC_REGISTER lasts until TT_IOC_UNREGISTER or an
+ * unmap whether or not it is set; one-shot versus persistent tensors are
+ * expressed with TT_EV_TENSOR_SAVED and TT_EV_PERSISTENT.
  */
 #define TT_RANGE_PERSISTENT	(1U << 0)
 #define TT_RANGE_FLAGS_ALL	(TT_RANGE_PERSISTENT)
