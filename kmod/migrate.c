@@ -235,6 +235,8 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
  * @src:  migrate_vma source array, @cap entries.
  * @dst:  migrate_vma destination array, @cap entries.
  * @hpfn: scan results, @cap entries.
+ * @pages: @cap entries: destination pages from the bulk allocator, then
+ *        the source pages released after migrate_vma_finalize().
  * @gfp:  flags for destination pages; direct reclaim is dropped after the
  *        first failure, so a full node costs one reclaim attempt per call,
  *        not one per page (kswapd is still woken).
@@ -249,6 +251,7 @@ struct tt_mig {
 	unsigned long *src;
 	unsigned long *dst;
 	unsigned long *hpfn;
+	struct page **pages;
 	gfp_t gfp;
 	struct tt_pagescan scan;
 	struct tt_migrate_result *res;
@@ -296,6 +299,33 @@ static void tt_copy_page(struct page *dst, struct page *src)
 }
 
 /*
+ * Fill @m->pages[0..n) with pages of the target node, in bulk: one per-cpu
+ * list lock per call instead of one __alloc_pages() per page. Direct reclaim
+ * is dropped from @m->gfp after the first call that makes no progress.
+ * Return how many pages were allocated.
+ */
+static unsigned long tt_mig_alloc(struct tt_mig *m, unsigned long n)
+{
+	unsigned long got = 0, prev;
+
+	memset(m->pages, 0, n * sizeof(*m->pages));
+	for (;;) {
+		prev = got;
+		got = alloc_pages_bulk_array_node(m->gfp, m->nid, n, m->pages);
+		if (got >= n)
+			return n;
+		if (got > prev)
+			continue;
+		if (!(m->gfp & __GFP_DIRECT_RECLAIM))
+			return got;
+		m->gfp &= ~__GFP_DIRECT_RECLAIM;
+	}
+}
+
+/* A dst[] entry that is to receive a page: neither 0 nor MIGRATE_PFN_VALID. */
+#define TT_DST_WANTED	MIGRATE_PFN_MIGRATE
+
+/*
  * Move the pages of [start, end), all inside @vma, with one
  * migrate_vma_setup/pages/finalize sequence.
  */
@@ -311,7 +341,7 @@ static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
 		.dst = m->dst,
 		.flags = MIGRATE_VMA_SELECT_SYSTEM,
 	};
-	unsigned long n = (end - start) >> PAGE_SHIFT, i;
+	unsigned long n = (end - start) >> PAGE_SHIFT, i, want = 0, got, k;
 
 	res->pages += n;
 	if (migrate_vma_setup(&args)) {
@@ -325,7 +355,7 @@ static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
 
 	for (i = 0; i < args.npages; i++) {
 		unsigned long src = m->src[i];
-		struct page *spage, *dpage;
+		struct page *spage;
 
 		m->dst[i] = 0;
 		if (!(src & MIGRATE_PFN_MIGRATE)) {
@@ -341,30 +371,53 @@ static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
 			res->already_on_node++;
 			continue;
 		}
-		dpage = alloc_pages_node(m->nid, m->gfp, 0);
-		if (!dpage) {
-			m->gfp &= ~__GFP_DIRECT_RECLAIM;
+		m->dst[i] = TT_DST_WANTED;
+		want++;
+	}
+
+	got = want ? tt_mig_alloc(m, want) : 0;
+	for (i = 0, k = 0; i < args.npages; i++) {
+		struct page *dpage;
+
+		if (m->dst[i] != TT_DST_WANTED)
+			continue;
+		if (k == got) {
+			m->dst[i] = 0;
 			res->skipped_no_memory++;
 			continue;
 		}
-		tt_copy_page(dpage, spage);
+		dpage = m->pages[k++];
+		tt_copy_page(dpage, migrate_pfn_to_page(m->src[i]));
 		lock_page(dpage);
 		m->dst[i] = migrate_pfn(page_to_pfn(dpage));
 	}
 
 	migrate_vma_pages(&args);
 
-	for (i = 0; i < args.npages; i++) {
+	/*
+	 * Hold the source pages that moved, so that migrate_vma_finalize()
+	 * does not free them one by one: release_pages() below uncharges and
+	 * frees them in one go.
+	 */
+	for (i = 0, k = 0; i < args.npages; i++) {
+		struct page *spage;
+
 		if (!m->dst[i])
 			continue;
-		if (m->src[i] & MIGRATE_PFN_MIGRATE)
-			res->moved++;
-		else
+		if (!(m->src[i] & MIGRATE_PFN_MIGRATE)) {
 			res->skipped_busy++;
+			continue;
+		}
+		res->moved++;
+		spage = migrate_pfn_to_page(m->src[i]);
+		get_page(spage);
+		m->pages[k++] = spage;
 	}
 
 	/* Maps the new pages, or the old ones again; frees the unused. */
 	migrate_vma_finalize(&args);
+	if (k)
+		release_pages(m->pages, k);
 }
 
 static void tt_mig_count(struct tt_migrate_result *res, enum tt_mig_class c)
@@ -497,7 +550,8 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 	m.src = kvmalloc_array(m.cap, sizeof(*m.src), GFP_KERNEL);
 	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), GFP_KERNEL);
 	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), GFP_KERNEL);
-	if (!m.src || !m.dst || !m.hpfn)
+	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), GFP_KERNEL);
+	if (!m.src || !m.dst || !m.hpfn || !m.pages)
 		goto out_free;
 	ret = tt_pagescan_init(&m.scan, mm, start, end);
 	if (ret)
@@ -518,6 +572,7 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 	}
 	tt_pagescan_exit(&m.scan);
 out_free:
+	kvfree(m.pages);
 	kvfree(m.hpfn);
 	kvfree(m.dst);
 	kvfree(m.src);
