@@ -46,6 +46,7 @@
 #include <linux/mmap_lock.h>
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
+#include <linux/preempt.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -509,6 +510,110 @@ out:
 }
 
 /**
+ * struct tt_slots - a range cut into slots, handed out in address order to
+ * whichever migration loop asks first
+ * @next:  index of the next slot to hand out.
+ * @start: start of the range.
+ * @end:   end of the range.
+ * @size:  bytes per slot (the last one may be shorter).
+ */
+struct tt_slots {
+	atomic_long_t next;
+	unsigned long start;
+	unsigned long end;
+	unsigned long size;
+};
+
+static void tt_slots_init(struct tt_slots *sl, unsigned long start,
+			  unsigned long end, unsigned long size)
+{
+	atomic_long_set(&sl->next, 0);
+	sl->start = start;
+	sl->end = end;
+	sl->size = size;
+}
+
+static bool tt_slots_take(struct tt_slots *sl, unsigned long *start,
+			  unsigned long *end)
+{
+	unsigned long i = atomic_long_inc_return(&sl->next) - 1;
+
+	if (i >= DIV_ROUND_UP(sl->end - sl->start, sl->size))
+		return false;
+	*start = sl->start + i * sl->size;
+	*end = min(sl->end, *start + sl->size);
+	return true;
+}
+
+/*
+ * Migrate slots of @sl until none is left: tt_migrate_range() with one
+ * slot, or one of the workers of tt_migrate_sync(), which share the slots
+ * so that a worker that runs slower (or starts later) simply takes fewer.
+ */
+static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl, int nid,
+			unsigned int flags, const atomic_t *stop,
+			struct tt_migrate_result *res)
+{
+	bool remote = flags & TT_MIG_REMOTE;
+	u64 t0 = ktime_get_ns();
+	struct tt_mig m = {
+		.mm = mm,
+		.nid = nid,
+		.gfp = TT_GFP_DST,
+		.res = res,
+	};
+	unsigned long addr, start;
+	int ret = 0;
+
+	if (remote && !mmget_not_zero(mm))
+		return -ESRCH;
+	m.cap = min_t(unsigned long, tt_migrate_batch_pages(),
+		      min(sl->size, sl->end - sl->start) >> PAGE_SHIFT);
+	m.src = kvmalloc_array(m.cap, sizeof(*m.src), GFP_KERNEL);
+	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), GFP_KERNEL);
+	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), GFP_KERNEL);
+	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), GFP_KERNEL);
+	if (!m.src || !m.dst || !m.hpfn || !m.pages) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	while (!ret && tt_slots_take(sl, &start, &m.end)) {
+		/*
+		 * The scanner watches this slot only: invalidations by other
+		 * workers, busy with other slots, do not disturb its scans.
+		 */
+		ret = tt_pagescan_init(&m.scan, mm, start, m.end);
+		if (ret)
+			break;
+		for (addr = start; addr < m.end; ) {
+			if ((stop && atomic_read(stop)) ||
+			    (!remote && fatal_signal_pending(current))) {
+				ret = -EINTR;
+				break;
+			}
+			addr = tt_mig_batch(&m, addr, !remote);
+			if (!addr) {
+				ret = -EINTR;
+				break;
+			}
+			cond_resched();
+		}
+		tt_pagescan_exit(&m.scan);
+	}
+out_free:
+	kvfree(m.pages);
+	kvfree(m.hpfn);
+	kvfree(m.dst);
+	kvfree(m.src);
+	if (remote)
+		mmput(mm);
+	res->elapsed_ns += ktime_get_ns() - t0;
+	WARN_ON_ONCE(!tt_result_consistent(res));
+	return ret;
+}
+
+/**
  * tt_migrate_range() - move the pages of a range to a node
  * @mm:    the mm; with TT_MIG_REMOTE any mm the caller holds with mmgrab().
  * @start: page-aligned start.
@@ -530,90 +635,41 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 		     unsigned long end, int nid, unsigned int flags,
 		     const atomic_t *stop, struct tt_migrate_result *res)
 {
-	bool remote = flags & TT_MIG_REMOTE;
-	u64 t0 = ktime_get_ns();
-	struct tt_mig m = {
-		.mm = mm,
-		.nid = nid,
-		.end = end,
-		.gfp = TT_GFP_DST,
-		.res = res,
-	};
-	unsigned long addr;
-	int ret;
+	struct tt_slots sl;
 
-	if (remote && !mmget_not_zero(mm))
-		return -ESRCH;
-	m.cap = min_t(unsigned long, tt_migrate_batch_pages(),
-		      (end - start) >> PAGE_SHIFT);
-	ret = -ENOMEM;
-	m.src = kvmalloc_array(m.cap, sizeof(*m.src), GFP_KERNEL);
-	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), GFP_KERNEL);
-	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), GFP_KERNEL);
-	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), GFP_KERNEL);
-	if (!m.src || !m.dst || !m.hpfn || !m.pages)
-		goto out_free;
-	ret = tt_pagescan_init(&m.scan, mm, start, end);
-	if (ret)
-		goto out_free;
-
-	for (addr = start; addr < end; ) {
-		if ((stop && atomic_read(stop)) ||
-		    (!remote && fatal_signal_pending(current))) {
-			ret = -EINTR;
-			break;
-		}
-		addr = tt_mig_batch(&m, addr, !remote);
-		if (!addr) {
-			ret = -EINTR;
-			break;
-		}
-		cond_resched();
-	}
-	tt_pagescan_exit(&m.scan);
-out_free:
-	kvfree(m.pages);
-	kvfree(m.hpfn);
-	kvfree(m.dst);
-	kvfree(m.src);
-	if (remote)
-		mmput(mm);
-	res->elapsed_ns += ktime_get_ns() - t0;
-	WARN_ON_ONCE(!tt_result_consistent(res));
-	return ret;
+	tt_slots_init(&sl, start, end, end - start);
+	return tt_mig_slots(mm, &sl, nid, flags, stop, res);
 }
 
 /**
- * struct tt_chunk_set - the chunks of one synchronous migration
- * @pending: chunks that have not finished.
+ * struct tt_chunk_set - the workers of one synchronous migration
+ * @slots:   the range, in batches, shared by the workers.
+ * @nid:     target node.
+ * @mm:      the caller's mm.
+ * @pending: workers that have not finished.
  * @done:    completed when @pending reaches zero.
  * @stop:    set when the caller got a fatal signal.
  */
 struct tt_chunk_set {
+	struct tt_slots slots;
+	int nid;
+	struct mm_struct *mm;
 	atomic_t pending;
 	struct completion done;
 	atomic_t stop;
 };
 
 /**
- * struct tt_chunk - one worker's share of a synchronous migration
+ * struct tt_chunk - one worker of a synchronous migration
  * @work:  the work item.
  * @set:   the migration it belongs to.
- * @mm:    the caller's mm.
- * @start: start of the share.
- * @end:   end of the share.
- * @nid:   target node.
  * @ran:   the work function ran (false: cancelled before it started).
- * @ret:   what tt_migrate_range() returned.
+ * @ret:   what tt_mig_slots() returned.
  * @res:   what it did.
  */
 struct tt_chunk {
 	struct work_struct work;
 	struct tt_chunk_set *set;
-	struct mm_struct *mm;
-	unsigned long start;
-	unsigned long end;
-	int nid;
 	bool ran;
 	int ret;
 	struct tt_migrate_result res;
@@ -625,8 +681,8 @@ static void tt_chunk_work(struct work_struct *work)
 	struct tt_chunk_set *set = c->set;
 
 	c->ran = true;
-	c->ret = tt_migrate_range(c->mm, c->start, c->end, c->nid,
-				  TT_MIG_REMOTE, &set->stop, &c->res);
+	c->ret = tt_mig_slots(set->mm, &set->slots, set->nid, TT_MIG_REMOTE,
+			      &set->stop, &c->res);
 	/* The caller may free @c and @set as soon as this is done. */
 	if (atomic_dec_and_test(&set->pending))
 		complete(&set->done);
@@ -640,11 +696,12 @@ static void tt_chunk_work(struct work_struct *work)
  * @nid:   target node, checked.
  * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
  *
- * A range of more than one batch is split into up to workers
- * batch-aligned chunks that run on the worker pool while the caller waits;
- * otherwise (or with workers=1) it runs in the caller.
+ * A range of more than one batch is migrated by up to workers work items
+ * on the worker pool while the caller waits; each takes the next batch not
+ * yet taken until none is left. Otherwise (or with workers=1) it runs in
+ * the caller.
  *
- * Return: as tt_migrate_range(); on -EINTR (fatal signal) the chunks not
+ * Return: as tt_migrate_range(); on -EINTR (fatal signal) the workers not
  * started are cancelled, the running ones stop at their next batch, and
  * @res covers the pages processed.
  */
@@ -666,22 +723,24 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	if (!chunks)
 		return tt_migrate_range(mm, start, end, nid, 0, NULL, res);
 
+	tt_slots_init(&set.slots, start, end, batch << PAGE_SHIFT);
+	set.nid = nid;
+	set.mm = mm;
 	atomic_set(&set.pending, n);
 	atomic_set(&set.stop, 0);
 	init_completion(&set.done);
+	/*
+	 * A worker woken on this CPU would otherwise preempt the caller
+	 * before it has queued the others, and they would start a time
+	 * slice later.
+	 */
+	preempt_disable();
 	for (i = 0; i < n; i++) {
-		struct tt_chunk *c = &chunks[i];
-		unsigned long b0 = nbatches * i / n;
-		unsigned long b1 = nbatches * (i + 1) / n;
-
-		c->set = &set;
-		c->mm = mm;
-		c->nid = nid;
-		c->start = start + ((b0 * batch) << PAGE_SHIFT);
-		c->end = min(end, start + ((b1 * batch) << PAGE_SHIFT));
-		INIT_WORK(&c->work, tt_chunk_work);
-		tt_migrate_queue(&c->work);
+		chunks[i].set = &set;
+		INIT_WORK(&chunks[i].work, tt_chunk_work);
+		tt_migrate_queue(&chunks[i].work);
 	}
+	preempt_enable();
 
 	if (wait_for_completion_killable(&set.done)) {
 		atomic_set(&set.stop, 1);
@@ -694,9 +753,15 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 		if (!chunks[i].ran)
 			continue;
 		tt_result_add(res, &chunks[i].res);
-		if (!ret)
+		if (chunks[i].ret && (!ret || ret == -ENOMEM))
 			ret = chunks[i].ret;
 	}
+	/*
+	 * A worker that could not allocate its arrays took no batch: when the
+	 * others did them all, nothing is missing.
+	 */
+	if (ret == -ENOMEM && res->pages == npages)
+		ret = 0;
 	kfree(chunks);
 	res->elapsed_ns = ktime_get_ns() - t0;
 	return ret;
