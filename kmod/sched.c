@@ -63,6 +63,7 @@
 #include <linux/topology.h>
 #include <linux/workqueue.h>
 
+#include "event.h"
 #include "migrate.h"
 #include "pagescan.h"
 #include "sched.h"
@@ -994,16 +995,17 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 	unsigned long start, end;
 	struct tt_slayer *sl;
 	struct tt_srange *r;
+	__u64 first, pages;
 	int idx;
 
 	/* Inward to whole pages; a range wrapping around is cut at the top. */
-	end = ev->addr + ev->len < ev->addr ? ULONG_MAX : ev->addr + ev->len;
-	end &= PAGE_MASK;
-	start = ev->addr > ULONG_MAX - ~PAGE_MASK ? end : PAGE_ALIGN(ev->addr);
-	if (end <= start) {
+	pages = tt_event_pages(ev->addr, ev->len, PAGE_SIZE, &first);
+	if (!pages) {
 		sc->counts.tensors_ignored++;
 		return 0;
 	}
+	start = first;
+	end = first + pages * PAGE_SIZE;
 	if (sc->nr_ranges >= tt_max_ranges())
 		return -ENOSPC;
 	sl = tt_sched_layer(s, ev->layer, &idx);
@@ -1039,37 +1041,6 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 	return 0;
 }
 
-/* The checks of one event that need no state (see TT_IOC_EVENT). */
-static int tt_sched_check(const struct tt_event *ev)
-{
-	unsigned int phase = ev->flags & (TT_FWD | TT_BWD);
-
-	if (ev->flags & ~TT_EV_FLAGS_ALL)
-		return -EOPNOTSUPP;
-	switch (ev->type) {
-	case TT_EV_ITER_BEGIN:
-		if (phase || (ev->flags & TT_EV_PERSISTENT) || ev->layer ||
-		    ev->addr || ev->len)
-			return -EINVAL;
-		break;
-	case TT_EV_LAYER_BEGIN:
-	case TT_EV_LAYER_END:
-		if ((phase != TT_FWD && phase != TT_BWD) ||
-		    (ev->flags & TT_EV_PERSISTENT) || ev->addr || ev->len)
-			return -EINVAL;
-		break;
-	case TT_EV_TENSOR_SAVED:
-		if (phase)
-			return -EINVAL;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (!(ev->flags & TT_EV_TIMESTAMP) && ev->ts_ns)
-		return -EINVAL;
-	return 0;
-}
-
 /* One event (lock held). */
 static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
 			  struct tt_slayer **sync)
@@ -1079,7 +1050,7 @@ static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
 	u64 now;
 	int ret;
 
-	ret = tt_sched_check(ev);
+	ret = tt_event_check(ev);
 	if (ret)
 		return ret;
 	now = stamped ? ev->ts_ns : ktime_get_ns();

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "tiertrain.h"
+#include "../kmod/event.h"
 
 #define TT_EXPORT __attribute__((visibility("default")))
 
@@ -148,9 +149,6 @@ uint64_t tt_now_ns(void);
 #define TT_SCHED_DEF_RATE_BPS		(1024ULL * 1024 * 1024)
 #define TT_SCHED_MAX_PROFILE_ITERS	1000
 
-int tt_event_check(const struct tt_event *ev);
-uint64_t tt_event_pages(uint64_t addr, uint64_t len, uint64_t page_size,
-			uint64_t *start);
 void tt_sched_defaults(struct tt_ioc_sched *cfg);
 int tt_sched_apply(struct tt_ioc_sched *cur, const struct tt_ioc_sched *req,
 		   const char *node_dir);

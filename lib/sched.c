@@ -38,69 +38,6 @@
 #include "internal.h"
 
 /**
- * tt_event_check() - the stateless checks of one event (see above).
- * @ev: the event.
- *
- * Return: 0, -EOPNOTSUPP or -EINVAL.
- */
-int tt_event_check(const struct tt_event *ev)
-{
-	unsigned int phase = ev->flags & (TT_FWD | TT_BWD);
-
-	if (ev->flags & ~TT_EV_FLAGS_ALL)
-		return -EOPNOTSUPP;
-	switch (ev->type) {
-	case TT_EV_ITER_BEGIN:
-		if (phase || (ev->flags & TT_EV_PERSISTENT) || ev->layer ||
-		    ev->addr || ev->len)
-			return -EINVAL;
-		break;
-	case TT_EV_LAYER_BEGIN:
-	case TT_EV_LAYER_END:
-		if ((phase != TT_FWD && phase != TT_BWD) ||
-		    (ev->flags & TT_EV_PERSISTENT) || ev->addr || ev->len)
-			return -EINVAL;
-		break;
-	case TT_EV_TENSOR_SAVED:
-		if (phase)
-			return -EINVAL;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (!(ev->flags & TT_EV_TIMESTAMP) && ev->ts_ns)
-		return -EINVAL;
-	return 0;
-}
-
-/**
- * tt_event_pages() - a saved tensor's range rounded inward to whole pages.
- * @addr:      its start, any alignment.
- * @len:       its length in bytes.
- * @page_size: the page size (a power of two).
- * @start:     out: the first whole page; may be NULL.
- *
- * A range that wraps around the end of the address space is cut there.
- *
- * Return: the number of whole pages in [addr, addr + len); 0 when the
- * tensor covers no whole page (it is then ignored).
- */
-uint64_t tt_event_pages(uint64_t addr, uint64_t len, uint64_t page_size,
-			uint64_t *start)
-{
-	uint64_t mask = page_size - 1, first, end;
-
-	end = addr + len < addr ? UINT64_MAX : addr + len;
-	end &= ~mask;
-	if (addr > UINT64_MAX - mask)
-		return 0;
-	first = (addr + mask) & ~mask;
-	if (start)
-		*start = first;
-	return end > first ? (end - first) / page_size : 0;
-}
-
-/**
  * tt_sched_defaults() - the settings of a new session.
  * @cfg: out: the module parameters' defaults, with every valid bit set.
  */

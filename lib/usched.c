@@ -1020,7 +1020,8 @@ static int tt_us_saved(struct tt_session *s, const struct tt_event *ev)
 {
 	struct tt_us *us = s->us;
 	bool persistent = ev->flags & TT_EV_PERSISTENT;
-	uint64_t ps = tt_page_size(), start, end, pages;
+	uint64_t ps = tt_page_size(), end, pages;
+	__u64 start;
 	struct tt_us_layer *sl;
 	struct tt_us_range *r;
 	unsigned int i;

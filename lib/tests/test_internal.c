@@ -737,7 +737,7 @@ static void test_event_check(void **state)
 /* Saved tensors are rounded inward to whole pages. */
 static void test_event_pages(void **state)
 {
-	uint64_t start = 0;
+	__u64 start = 0;
 
 	(void)state;
 	assert_int_equal(tt_event_pages(0x1000, 0x1000, 0x1000, &start), 1);

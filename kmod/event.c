@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * event.c - stateless event checks and inward page rounding, one
+ * implementation for the module and libtiertrain (see event.h).
+ */
+#include <linux/errno.h>
+
+#include "event.h"
+
+int tt_event_check(const struct tt_event *ev)
+{
+	unsigned int phase = ev->flags & (TT_FWD | TT_BWD);
+
+	if (ev->flags & ~TT_EV_FLAGS_ALL)
+		return -EOPNOTSUPP;
+	switch (ev->type) {
+	case TT_EV_ITER_BEGIN:
+		if (phase || (ev->flags & TT_EV_PERSISTENT) || ev->layer ||
+		    ev->addr || ev->len)
+			return -EINVAL;
+		break;
+	case TT_EV_LAYER_BEGIN:
+	case TT_EV_LAYER_END:
+		if ((phase != TT_FWD && phase != TT_BWD) ||
+		    (ev->flags & TT_EV_PERSISTENT) || ev->addr || ev->len)
+			return -EINVAL;
+		break;
+	case TT_EV_TENSOR_SAVED:
+		if (phase)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!(ev->flags & TT_EV_TIMESTAMP) && ev->ts_ns)
+		return -EINVAL;
+	return 0;
+}
+
+__u64 tt_event_pages(__u64 addr, __u64 len, __u64 page_size, __u64 *start)
+{
+	__u64 mask = page_size - 1, first, end;
+
+	end = addr + len < addr ? ~0ULL : addr + len;
+	end &= ~mask;
+	if (addr > ~0ULL - mask)
+		return 0;
+	first = (addr + mask) & ~mask;
+	if (start)
+		*start = first;
+	return end > first ? (end - first) / page_size : 0;
+}
