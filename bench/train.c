@@ -1282,7 +1282,7 @@ static void tt_print_moves(const struct tt_train *t, enum tt_mode mode)
 
 	printf("\n%s, iteration %u: what moved and when (ms from the iteration's start, per the scheduler)\n",
 	       tt_mode_name[mode], r->tl_iter);
-	printf("%5s %-9s %8s %8s %8s %15s %17s %9s %s\n", "layer", "status",
+	printf("%5s %-9s %8s %8s %8s %15s %17s %9s %s\n", "layer", "next plan",
 	       "MiB", "evicted", "fwd end", "evict start-end",
 	       "prefetch start-end", "bwd begin", "arrival");
 	for (i = 0; i < r->nlayers; i++) {
@@ -1660,7 +1660,7 @@ static void tt_usage(FILE *f)
 		"  --halve-every N    halve the activation every N layers (default 3)\n"
 		"  --sizes LIST       activation sizes, comma separated, in MiB or with a\n"
 		"                     K/M/G suffix (sets the number of layers)\n"
-		"  --compute N        compute passes per forward and backward (default 3)\n"
+		"  --compute N        compute passes per forward and backward (default 6)\n"
 		"  --weights-kib N    weights per layer, a power of two >= 4 (default 256)\n"
 		"  --iters N          iterations per mode, warm-up included (default 8)\n"
 		"  --profile-iters N  scheduler profile iterations, 1..1000 (default 1);\n"
@@ -1852,7 +1852,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	char *end;
 
 	c->layers = 12;
-	c->compute = 3;
+	c->compute = 6;
 	c->weights_bytes = 256 * 1024;
 	c->iters = 8;
 	c->profile_iters = 1;
