@@ -47,6 +47,7 @@ bench-build: lib
 
 bench: deps all bench-build
 	bench/run-migrate
+	bench/run-train
 
 # The kselftest harness comes from Debian's linux-source-6.1, extracted at
 # build time (never copied into this repository).
