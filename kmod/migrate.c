@@ -34,6 +34,14 @@
  * exported function can split it: the scan counts it as unsupported.
  * A pmd-mapped THP is split by migrate_vma_collect_pmd() and its base
  * pages move; if the split fails (the THP is pinned) its pages are busy.
+ *
+ * Per page the work is done by the kernel functions above, except the
+ * destination allocation and the copy: destination pages come from the
+ * bulk allocator (one per-cpu list lock per run of pages, not one
+ * __alloc_pages() each), and the source pages that moved are held across
+ * migrate_vma_finalize() and freed together with release_pages() (one
+ * memory cgroup uncharge and one free list lock per run, instead of one
+ * each per page in the final folio_put()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -58,6 +66,9 @@
 
 #define TT_WORKERS_MAX		64
 #define TT_BATCH_PAGES_MAX	65536
+/* Slots of a synchronous migration per worker, at least (tt_migrate_sync()). */
+#define TT_SLOTS_PER_WORKER	4
+#define TT_SLOT_MIN_PAGES	64UL
 /* Scans of one batch repeated after concurrent invalidations, at most. */
 #define TT_SCAN_TRIES		8
 
@@ -122,7 +133,7 @@ static const struct kernel_param_ops tt_batch_pages_ops = {
 };
 module_param_cb(batch_pages, &tt_batch_pages_ops, &tt_batch_pages, 0644);
 MODULE_PARM_DESC(batch_pages,
-		 "Pages per migrate_vma batch, 1..65536 (default 512)");
+		 "Pages per migrate_vma batch at most, 1..65536 (default 512); a synchronous migration split over several workers uses smaller ones when the range is only a few batches long");
 
 /**
  * tt_migrate_workers() - current size of the worker pool
@@ -228,11 +239,12 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
 }
 
 /**
- * struct tt_mig - one tt_migrate_range() call
+ * struct tt_mig - one tt_mig_slots() call
  * @mm:   the mm.
  * @nid:  target node.
- * @end:  end of the whole range.
- * @cap:  batch size in pages (batch_pages when the call started).
+ * @end:  end of the slot being migrated.
+ * @cap:  batch size in pages: batch_pages when the call started, or the
+ *        slot size when that is smaller.
  * @src:  migrate_vma source array, @cap entries.
  * @dst:  migrate_vma destination array, @cap entries.
  * @hpfn: scan results, @cap entries.
@@ -241,7 +253,7 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
  * @gfp:  flags for destination pages; direct reclaim is dropped after the
  *        first failure, so a full node costs one reclaim attempt per call,
  *        not one per page (kswapd is still woken).
- * @scan: the page-table scanner over the whole range.
+ * @scan: the page-table scanner over the slot.
  * @res:  result being accumulated.
  */
 struct tt_mig {
@@ -697,9 +709,9 @@ static void tt_chunk_work(struct work_struct *work)
  * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
  *
  * A range of more than one batch is migrated by up to workers work items
- * on the worker pool while the caller waits; each takes the next batch not
- * yet taken until none is left. Otherwise (or with workers=1) it runs in
- * the caller.
+ * on the worker pool while the caller waits; each takes the next slot (a
+ * batch, or less on a range of only a few batches) not yet taken until
+ * none is left. Otherwise (or with workers=1) it runs in the caller.
  *
  * Return: as tt_migrate_range(); on -EINTR (fatal signal) the workers not
  * started are cancelled, the running ones stop at their next batch, and
@@ -712,6 +724,7 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	unsigned long batch = tt_migrate_batch_pages();
 	unsigned long nbatches = DIV_ROUND_UP(npages, batch);
 	unsigned long n = min_t(unsigned long, tt_migrate_workers(), nbatches);
+	unsigned long slot;
 	struct tt_chunk_set set;
 	struct tt_chunk *chunks;
 	u64 t0 = ktime_get_ns();
@@ -723,7 +736,14 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	if (!chunks)
 		return tt_migrate_range(mm, start, end, nid, 0, NULL, res);
 
-	tt_slots_init(&set.slots, start, end, batch << PAGE_SHIFT);
+	/*
+	 * At least TT_SLOTS_PER_WORKER slots per worker (but no slot larger
+	 * than a batch, nor smaller than TT_SLOT_MIN_PAGES): a worker that
+	 * starts late still finds work on a range of only a few batches.
+	 */
+	slot = clamp(npages / (n * TT_SLOTS_PER_WORKER), TT_SLOT_MIN_PAGES,
+		     batch);
+	tt_slots_init(&set.slots, start, end, slot << PAGE_SHIFT);
 	set.nid = nid;
 	set.mm = mm;
 	atomic_set(&set.pending, n);
