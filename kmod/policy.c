@@ -184,12 +184,100 @@ static unsigned long long evict_size(const struct tt_policy_params *p,
 	return sze & ~(p->page_size - 1);
 }
 
+/* Status from the final size. */
+static void set_status(struct tt_policy_layer *l)
+{
+	if (!l->final_bytes)
+		l->status = TT_POLICY_DROPPED;
+	else if (l->final_bytes < l->saved_bytes)
+		l->status = TT_POLICY_MODIFIED;
+	else
+		l->status = TT_POLICY_ACCEPTED;
+}
+
+/* Eq. 8-10: layers in increasing ts_B, one serial queue, just in time. */
+static void plan_reference(const struct tt_policy_params *p,
+			   struct tt_policy_layer *layers, unsigned int n,
+			   const unsigned int *order)
+{
+	unsigned long long t_busy = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct tt_policy_layer *l = &layers[order[i]];
+		unsigned long long ts_b = l->bwd_start_ns, szp = 0, dur;
+
+		if (l->evict_bytes) {
+			/* eq. 8 (+ lead extension): when the prefetch must start */
+			dur = sat_add(tt_policy_xfer_ns(l->evict_bytes, p->pr_bps),
+				      l->lead_ns);
+			if (dur <= ts_b && t_busy <= ts_b - dur)
+				szp = l->evict_bytes;			/* eq. 9 */
+			else if (ts_b > sat_add(t_busy, l->lead_ns))	/* eq. 10 */
+				szp = min_u64(tt_policy_bytes_in(ts_b - t_busy - l->lead_ns,
+								 p->pr_bps) &
+					      ~(p->page_size - 1),
+					      l->evict_bytes);
+		}
+		l->final_bytes = szp;
+		if (szp) {
+			dur = sat_add(tt_policy_xfer_ns(szp, p->pr_bps), l->lead_ns);
+			l->prefetch_ns = dur <= ts_b ? ts_b - dur : 0;
+			t_busy = ts_b;
+		} else {
+			l->prefetch_ns = 0;
+		}
+		set_status(l);
+	}
+}
+
+/*
+ * The ALAP extension: layers in decreasing ts_B; each prefetch ends by
+ * min(ts_B - lead, the start of the one placed after it) and starts no
+ * earlier than its eviction can have ended and stayed (te_F + szE/ER + ST).
+ */
+static void plan_alap(const struct tt_policy_params *p,
+		      struct tt_policy_layer *layers, unsigned int n,
+		      const unsigned int *order)
+{
+	unsigned long long t_free = ~0ULL;
+	unsigned int i;
+
+	for (i = n; i-- > 0;) {
+		struct tt_policy_layer *l = &layers[order[i]];
+		unsigned long long end, earliest, szp = 0;
+
+		l->final_bytes = 0;
+		l->prefetch_ns = 0;
+		if (l->evict_bytes && l->bwd_start_ns > l->lead_ns) {
+			end = min_u64(l->bwd_start_ns - l->lead_ns, t_free);
+			earliest = sat_add(sat_add(l->fwd_end_ns,
+						   tt_policy_xfer_ns(l->evict_bytes,
+								     p->er_bps)),
+					   p->stay_ns);
+			if (end > earliest)
+				szp = min_u64(tt_policy_bytes_in(end - earliest,
+								 p->pr_bps) &
+					      ~(p->page_size - 1),
+					      l->evict_bytes);
+			if (szp) {
+				unsigned long long dur =
+					tt_policy_xfer_ns(szp, p->pr_bps);
+
+				l->final_bytes = szp;
+				l->prefetch_ns = dur <= end ? end - dur : 0;
+				t_free = l->prefetch_ns;
+			}
+		}
+		set_status(l);
+	}
+}
+
 int tt_policy_plan(const struct tt_policy_params *p,
 		   struct tt_policy_layer *layers, unsigned int n,
 		   unsigned int *order, struct tt_policy_summary *sum,
 		   unsigned int *bad)
 {
-	unsigned long long t_busy = 0;
 	unsigned int i;
 
 	if (sum) {
@@ -217,45 +305,20 @@ int tt_policy_plan(const struct tt_policy_params *p,
 		layers[i].evict_bytes = evict_size(p, &layers[i]);
 
 	sort_backward(layers, order, n);
-	for (i = 0; i < n; i++) {
-		struct tt_policy_layer *l = &layers[order[i]];
-		unsigned long long ts_b = l->bwd_start_ns, szp = 0, dur;
+	if (p->alap)
+		plan_alap(p, layers, n, order);
+	else
+		plan_reference(p, layers, n, order);
+	for (i = 0; sum && i < n; i++) {
+		const struct tt_policy_layer *l = &layers[i];
 
-		if (l->evict_bytes) {
-			/* eq. 8 (+ lead extension): when the prefetch must start */
-			dur = sat_add(tt_policy_xfer_ns(l->evict_bytes, p->pr_bps),
-				      l->lead_ns);
-			if (dur <= ts_b && t_busy <= ts_b - dur)
-				szp = l->evict_bytes;			/* eq. 9 */
-			else if (ts_b > sat_add(t_busy, l->lead_ns))	/* eq. 10 */
-				szp = min_u64(tt_policy_bytes_in(ts_b - t_busy - l->lead_ns,
-								 p->pr_bps) &
-					      ~(p->page_size - 1),
-					      l->evict_bytes);
-		}
-		l->final_bytes = szp;
-		if (szp) {
-			dur = sat_add(tt_policy_xfer_ns(szp, p->pr_bps), l->lead_ns);
-			l->prefetch_ns = dur <= ts_b ? ts_b - dur : 0;
-			t_busy = ts_b;
-		} else {
-			l->prefetch_ns = 0;
-		}
-		if (!szp)
-			l->status = TT_POLICY_DROPPED;
-		else if (szp < l->saved_bytes)
-			l->status = TT_POLICY_MODIFIED;
+		if (l->status == TT_POLICY_ACCEPTED)
+			sum->accepted++;
+		else if (l->status == TT_POLICY_MODIFIED)
+			sum->modified++;
 		else
-			l->status = TT_POLICY_ACCEPTED;
-		if (sum) {
-			if (l->status == TT_POLICY_ACCEPTED)
-				sum->accepted++;
-			else if (l->status == TT_POLICY_MODIFIED)
-				sum->modified++;
-			else
-				sum->dropped++;
-			sum->migrated_bytes += szp;
-		}
+			sum->dropped++;
+		sum->migrated_bytes += l->final_bytes;
 	}
 	return 0;
 }

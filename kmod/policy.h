@@ -26,6 +26,17 @@
  * that layer's prefetch was late, is added to the prefetch duration in
  * eq. 8 and in the trigger time, so the layer's prefetch starts earlier.
  * With lead_ns == 0 for every layer the plan is exactly the reference.
+ *
+ * Extension (default off, @alap in struct tt_policy_params): prefetches
+ * planned as late as possible instead of eq. 8-10. Layers are taken in
+ * decreasing ts_B (the last backward layer first); each prefetch must end
+ * by min(ts_B - lead, start of the prefetch placed after it) and may not
+ * start before its eviction can have ended (te_F + szE/ER + ST). The
+ * queue is the same single serial queue, but a large tensor may take it
+ * over several earlier backward layers instead of only the one before its
+ * own, so fewer bytes are cut at a boundary where the saved size shrinks
+ * (a CNN's early layers); the price is tensors back earlier than just in
+ * time when the queue is busy.
  */
 #ifndef TT_POLICY_H
 #define TT_POLICY_H
@@ -48,12 +59,15 @@ enum tt_policy_status {
  * @pr_bps:     prefetch rate PR, bytes/s (slow -> fast); must be > 0.
  * @stay_ns:    stay time ST: minimum time evicted data stays slow.
  * @page_size:  granularity of partial sizes (a power of two, e.g. 4096).
+ * @alap:       non-zero: plan prefetches as late as possible (extension,
+ *              see above); 0: eq. 8-10 (the reference).
  */
 struct tt_policy_params {
 	unsigned long long er_bps;
 	unsigned long long pr_bps;
 	unsigned long long stay_ns;
 	unsigned long long page_size;
+	int alap;
 };
 
 /*

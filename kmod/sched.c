@@ -1069,6 +1069,9 @@ static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
 		break;
 	default:
 		ret = tt_sched_layer_event(s, ev, now, sync);
+		/* TT_SCHED_ANCHOR: the event moved the triggers; look again. */
+		if (!ret && sc->tl.anchor)
+			tt_sched_dispatch(s);
 		break;
 	}
 	if (ret)
@@ -1149,7 +1152,9 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 	mutex_lock(&sc->lock);
 	if (req->valid & TT_SCHED_SET_FLAGS) {
 		sc->cfg.flags = req->flags;
-		sc->tl.off = !!(req->flags & TT_SCHED_OFF);
+		tt_tl_set_modes(&sc->tl, req->flags & TT_SCHED_OFF,
+				req->flags & TT_SCHED_ALAP,
+				req->flags & TT_SCHED_ANCHOR);
 	}
 	if (req->valid & TT_SCHED_SET_PROFILE) {
 		sc->cfg.profile_iters = req->profile_iters;

@@ -278,6 +278,7 @@ static int plan(struct tt_tl *tl)
 		.pr_bps = tl->pr_bps,
 		.stay_ns = tl->stay_ns,
 		.page_size = tl->page_size,
+		.alap = tl->alap,
 	};
 	unsigned int i, m = 0;
 
@@ -336,6 +337,7 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->in_iter = 1;
 	tl->iter_start = now;
 	tl->last_rel = 0;
+	tl->drift_ns = 0;
 	tl->planned = 0;
 	tl->ndue = 0;
 	tl->due_pos = 0;
@@ -397,6 +399,36 @@ static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
 	return TT_TL_ACT_EVICT;
 }
 
+/*
+ * The drift of the schedule: @rel, the time of a planned layer's event,
+ * against the same event's profiled time. The prefetch triggers follow it
+ * when TT_SCHED_ANCHOR is on, so an iteration running late (or early) as
+ * a whole does not make every prefetch early (or late).
+ */
+static void anchor(struct tt_tl *tl, const struct tt_tl_layer *l, int phase,
+		   int end, unsigned long long rel)
+{
+	unsigned long long p;
+
+	if (phase == TT_TL_FWD)
+		p = end ? l->prof.fwd_end : l->prof.fwd_start;
+	else
+		p = end ? l->prof.bwd_end : l->prof.bwd_start;
+	tl->drift_ns = rel >= p ? (long long)(rel - p) : -(long long)(p - rel);
+}
+
+/* The trigger time of @d, shifted by the drift when anchoring. */
+static unsigned long long due_time(const struct tt_tl *tl,
+				   const struct tt_tl_due *d)
+{
+	if (!tl->anchor || !tl->drift_ns)
+		return d->t;
+	if (tl->drift_ns > 0)
+		return d->t + (unsigned long long)tl->drift_ns;
+	return d->t > (unsigned long long)-tl->drift_ns ?
+	       d->t - (unsigned long long)-tl->drift_ns : 0;
+}
+
 enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
 				    int phase, int end, unsigned long long now,
 				    int allow, unsigned long long *bytes)
@@ -410,6 +442,8 @@ enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
 	rel = tt_tl_rel(tl, now);
 	tl->last_rel = max_u64(tl->last_rel, rel);
 	touch(tl, l);
+	if (tl->planned && (l->flags & TT_TL_L_PLANNED))
+		anchor(tl, l, phase, end, rel);
 
 	if (phase == TT_TL_FWD && !end) {
 		if (l->seen & (TT_TL_S_FWD_BEGIN | TT_TL_S_FWD_END |
@@ -474,8 +508,8 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		return 0;
 	}
 	d = &tl->st.due[tl->due_pos];
-	if (tt_tl_rel(tl, now) < d->t) {
-		*next = tl->iter_start + d->t;
+	if (tt_tl_rel(tl, now) < due_time(tl, d)) {
+		*next = tl->iter_start + due_time(tl, d);
 		return 0;
 	}
 	tl->due_pos++;
@@ -484,6 +518,13 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 	if (idx >= 0)
 		tl->st.layers[idx].seen |= TT_TL_S_DUE;
 	return 1;
+}
+
+void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor)
+{
+	tl->off = !!off;
+	tl->alap = !!alap;
+	tl->anchor = !!anchor;
 }
 
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,

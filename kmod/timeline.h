@@ -241,6 +241,13 @@ struct tt_tl_counts {
  * @er_bps:        eviction rate estimate, bytes/s.
  * @pr_bps:        prefetch rate estimate, bytes/s.
  * @off:           plan, but never order an eviction.
+ * @alap:          plan prefetches as late as possible (TT_SCHED_ALAP,
+ *                 struct tt_policy_params.alap).
+ * @anchor:        shift the prefetch triggers by @drift_ns
+ *                 (TT_SCHED_ANCHOR).
+ * @drift_ns:      how much later than its profiled time the current
+ *                 iteration's latest layer event of a planned layer came
+ *                 (negative: earlier); 0 at iteration begin.
  * @in_iter:       an iteration has begun.
  * @planned:       the current iteration has a plan.
  * @profiled:      iterations folded since the profile (re)started.
@@ -262,6 +269,9 @@ struct tt_tl {
 	unsigned long long er_bps;
 	unsigned long long pr_bps;
 	int off;
+	int alap;
+	int anchor;
+	long long drift_ns;
 	int in_iter;
 	int planned;
 	unsigned int profiled;
@@ -339,9 +349,19 @@ void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx,
  * tt_tl_next_due() - the next prefetch whose trigger time is <= @now
  * Return: 1 with its layer id in *@id (and the layer marked due), or 0
  * with the next trigger time (absolute) in *@next, or ~0ULL when none.
+ * With @anchor set the trigger times are the plan's shifted by @drift_ns,
+ * which every layer event of a planned layer updates: the caller asks
+ * again after such events, not only when the last *@next came.
  */
 int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		   unsigned long long *next);
+
+/*
+ * tt_tl_set_modes() - @off: never order an eviction; @alap: plan
+ * prefetches as late as possible; @anchor: triggers follow the drift.
+ * Applies from the next plan (@off and @anchor at once).
+ */
+void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor);
 
 /* Execution reports for layer @idx of the current iteration. */
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,

@@ -1085,6 +1085,8 @@ static int tt_us_saved(struct tt_session *s, const struct tt_event *ev)
 int tt_us_event(struct tt_session *s, const struct tt_event *ev,
 		uint64_t now, struct tt_us_layer **sync)
 {
+	int ret;
+
 	switch (ev->type) {
 	case TT_EV_ITER_BEGIN:
 		tt_us_iter_begin(s, now);
@@ -1092,8 +1094,15 @@ int tt_us_event(struct tt_session *s, const struct tt_event *ev,
 	case TT_EV_TENSOR_SAVED:
 		return tt_us_saved(s, ev);
 	default:
-		return tt_us_layer_event(s, ev, now, sync);
+		break;
 	}
+	ret = tt_us_layer_event(s, ev, now, sync);
+	/* TT_SCHED_ANCHOR: the event moved the triggers; look again. */
+	if (!ret && s->us->tl.anchor) {
+		tt_us_dispatch(s, NULL);
+		tt_us_kick_locked(s->us);
+	}
+	return ret;
 }
 
 /**
@@ -1198,7 +1207,9 @@ void tt_us_sched_apply(struct tt_session *s, const struct tt_ioc_sched *req)
 	struct tt_tl *tl = &s->us->tl;
 
 	if (req->valid & TT_SCHED_SET_FLAGS)
-		tl->off = !!(req->flags & TT_SCHED_OFF);
+		tt_tl_set_modes(tl, req->flags & TT_SCHED_OFF,
+				req->flags & TT_SCHED_ALAP,
+				req->flags & TT_SCHED_ANCHOR);
 	if (req->valid & TT_SCHED_SET_PROFILE)
 		tl->profile_iters = req->profile_iters;
 	if (req->valid & TT_SCHED_SET_STAY)

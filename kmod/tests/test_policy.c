@@ -313,6 +313,88 @@ static void test_footprint_two_layers(void **state)
 	assert_true(f.avg_bytes >= f.oracle_avg_bytes);
 }
 
+/*
+ * The ALAP extension against the reference, at a boundary where the saved
+ * size shrinks. Layer 0: te_F 10 ms, ts_B 200 ms, 10000 pages (40.96 ms
+ * each way); layer 1: te_F 50, ts_B 180, 2500 pages (10.24 ms); layer 2:
+ * te_F 150, ts_B 152, 122 pages (IT = 2 ms >= 2 * 0.499712 + 1: accepted).
+ */
+static void boundary(struct tt_policy_layer *l)
+{
+	l[0] = L(0, 10 * MS, 200 * MS, 10000 * P4K);
+	l[1] = L(1, 50 * MS, 180 * MS, 2500 * P4K);
+	l[2] = L(2, 150 * MS, 152 * MS, 122 * P4K);
+}
+
+static void test_alap_reference(void **state)
+{
+	struct tt_policy_layer l[3];
+	struct tt_policy_summary s;
+
+	(void)state;
+	boundary(l);
+	plan(&P, l, 3, &s);
+	/* layer 2: 152 - 0.499712 ms; t_busy = 152 */
+	assert_int_equal(l[2].status, TT_POLICY_ACCEPTED);
+	assert_int_equal(l[2].prefetch_ns, 152 * MS - 499712);
+	/* layer 1: 180 - 10.24 >= 152: accepted; t_busy = 180 */
+	assert_int_equal(l[1].status, TT_POLICY_ACCEPTED);
+	assert_int_equal(l[1].prefetch_ns, 180 * MS - 10240000);
+	/* layer 0: 200 - 40.96 < 180: (200 - 180) ms * 1 B/ns -> 4882 pages */
+	assert_int_equal(l[0].status, TT_POLICY_MODIFIED);
+	assert_int_equal(l[0].final_bytes, 4882 * P4K);
+	assert_int_equal(l[0].prefetch_ns, 200 * MS - 4882 * P4K);
+	assert_int_equal(s.accepted, 2);
+	assert_int_equal(s.modified, 1);
+	assert_int_equal(s.migrated_bytes, (4882 + 2500 + 122) * P4K);
+}
+
+static void test_alap(void **state)
+{
+	struct tt_policy_params p = P;
+	struct tt_policy_layer l[3];
+	struct tt_policy_summary s;
+
+	(void)state;
+	p.alap = 1;
+	boundary(l);
+	plan(&p, l, 3, &s);
+	/* layer 0 first: ends at 200, all of it: starts 159.04; queue free
+	 * until then */
+	assert_int_equal(l[0].status, TT_POLICY_ACCEPTED);
+	assert_int_equal(l[0].final_bytes, 10000 * P4K);
+	assert_int_equal(l[0].prefetch_ns, 200 * MS - 40960000);
+	/* layer 1: ends at 159.04 (< 180), its eviction ended at 61.24 */
+	assert_int_equal(l[1].status, TT_POLICY_ACCEPTED);
+	assert_int_equal(l[1].prefetch_ns, 200 * MS - 40960000 - 10240000);
+	/* layer 2: would have to end by 148.8 but its eviction + ST ends at
+	 * 151.499712: dropped */
+	assert_int_equal(l[2].status, TT_POLICY_DROPPED);
+	assert_int_equal(l[2].final_bytes, 0);
+	assert_int_equal(s.accepted, 2);
+	assert_int_equal(s.dropped, 1);
+	assert_int_equal(s.migrated_bytes, (10000 + 2500) * P4K);
+
+	/* squeezed by the eviction bound: layer 1 evicted only at 140 ms:
+	 * 140 + 10.24 + 1 = 151.24, window to 159.04 = 7.8 ms -> 1904 pages */
+	boundary(l);
+	l[1].fwd_start_ns = l[1].fwd_end_ns = 140 * MS;
+	plan(&p, l, 3, &s);
+	assert_int_equal(l[1].status, TT_POLICY_MODIFIED);
+	assert_int_equal(l[1].final_bytes, 1904 * P4K);
+	assert_int_equal(l[1].prefetch_ns, 159040000 - 1904 * P4K);
+	/* the queue is then free from there: layer 2 must end by
+	 * 159.04 - 7.798784 = 151.241216 < 151.499712: still dropped */
+	assert_int_equal(l[2].status, TT_POLICY_DROPPED);
+
+	/* a lead ends the prefetch that much before ts_B */
+	boundary(l);
+	l[0].lead_ns = 5 * MS;
+	plan(&p, l, 3, &s);
+	assert_int_equal(l[0].prefetch_ns, 195 * MS - 40960000);
+	assert_int_equal(l[1].prefetch_ns, 195 * MS - 40960000 - 10240000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +407,8 @@ int main(void)
 		cmocka_unit_test(test_prefetch_busy_drops),
 		cmocka_unit_test(test_prefetch_before_iteration_start),
 		cmocka_unit_test(test_lead_time),
+		cmocka_unit_test(test_alap_reference),
+		cmocka_unit_test(test_alap),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_arithmetic),
 		cmocka_unit_test(test_footprint_one_layer),

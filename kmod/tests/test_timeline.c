@@ -252,7 +252,7 @@ static void test_profile_n_iterations(void **state)
 static void test_plan_built(void **state)
 {
 	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
-	struct tt_policy_params p = { RATE, RATE, 1 * MS, P4K };
+	struct tt_policy_params p = { RATE, RATE, 1 * MS, P4K, 0 };
 	struct tt_policy_layer ref[4];
 	unsigned int order[4], i, id, ret;
 	unsigned long long next, last = 0;
@@ -676,6 +676,61 @@ static void test_due_before_forward_end(void **state)
 			 TT_TL_ACT_NONE);
 }
 
+/*
+ * TT_SCHED_ANCHOR: the triggers move with the latest layer event's drift
+ * from its profiled time; without it they stay where the plan put them.
+ */
+static void test_anchor(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long t0 = 2000 * MS, first, next, bytes;
+	unsigned int id;
+	struct tt_tl tl;
+	int anchor;
+
+	(void)state;
+	for (anchor = 0; anchor <= 1; anchor++) {
+		setup_tl(&tl, 1, CAP);
+		tt_tl_set_modes(&tl, 0, 0, anchor);
+		run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+		assert_true(tt_tl_iter_begin(&tl, t0) & TT_TL_IB_PLANNED);
+		assert_true(tl.ndue >= 1);
+		first = tl.st.due[0].t;
+		assert_int_equal(tt_tl_next_due(&tl, t0, &id, &next), 0);
+		assert_int_equal(next, t0 + first);
+
+		/* layer 10's forward begins 7 ms late (profiled at 0) */
+		tt_tl_layer_event(&tl, idx_of(&tl, 10), TT_TL_FWD, 0,
+				  t0 + 7 * MS, 1, &bytes);
+		assert_int_equal(tl.drift_ns, 7 * MS);
+		assert_int_equal(tt_tl_next_due(&tl, t0 + 7 * MS, &id, &next), 0);
+		assert_int_equal(next, t0 + first + (anchor ? 7 * MS : 0));
+		/* ... and ends 3 ms early (profiled at 10 ms) */
+		tt_tl_layer_event(&tl, idx_of(&tl, 10), TT_TL_FWD, 1,
+				  t0 + 7 * MS + 1, 1, &bytes);
+		tt_tl_layer_event(&tl, idx_of(&tl, 20), TT_TL_FWD, 0,
+				  t0 + 7 * MS + 2, 1, &bytes);
+		/* layer 20 profiled at 10 ms: drift 7 ms + 2 ns - 10 ms */
+		assert_int_equal(tl.drift_ns, -(long long)(3 * MS - 2));
+		assert_int_equal(tt_tl_next_due(&tl, t0 + 7 * MS + 2, &id,
+						&next), 0);
+		assert_int_equal(next, t0 + first - (anchor ? 3 * MS - 2 : 0));
+		/* due 3 ms early with the anchor, not without */
+		assert_int_equal(tt_tl_next_due(&tl, t0 + first - 3 * MS + 2,
+						&id, &next), anchor);
+		/* the drift is reset by the next iteration */
+		tt_tl_iter_begin(&tl, t0 + 1000 * MS);
+		assert_int_equal(tl.drift_ns, 0);
+	}
+	/* a drift more negative than a trigger clamps it at the start */
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, 0, 0, 1);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	tt_tl_iter_begin(&tl, t0);
+	tl.drift_ns = -(long long)(10000 * MS);
+	assert_int_equal(tt_tl_next_due(&tl, t0, &id, &next), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -692,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_lead_bounds),
 		cmocka_unit_test(test_table_and_storage),
 		cmocka_unit_test(test_due_before_forward_end),
+		cmocka_unit_test(test_anchor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -488,7 +488,31 @@ struct tt_ioc_sched {
  * baseline for measurements).
  */
 #define TT_SCHED_OFF		(1U << 1)
-#define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF)
+/*
+ * TT_SCHED_ANCHOR (extension of TierTrain, default off): the prefetch
+ * trigger times follow the iteration as it runs. The plan's times are
+ * from the profile (an average); at every layer event of a planned layer
+ * the scheduler takes how much later (or earlier) it came than its
+ * profiled time and shifts every prefetch not yet started by as much, so
+ * an iteration that runs slower than the profile as a whole does not find
+ * its prefetches late, nor a faster one early.
+ */
+#define TT_SCHED_ANCHOR		(1U << 2)
+/*
+ * TT_SCHED_ALAP (extension of TierTrain, default off): plan the prefetch
+ * queue as late as possible instead of eq. 8-10. Layers are placed from
+ * the last backward layer to the first; each prefetch ends by its
+ * backward begin (less its lead) or by the start of the prefetch placed
+ * after it, whichever is earlier, and starts no earlier than its
+ * eviction can have ended plus the stay time. A large tensor may then use
+ * the queue during several earlier backward layers instead of only the
+ * one right before its own, so less is cut where the saved size shrinks
+ * from one layer to the next; tensors may be back earlier than just in
+ * time. `tierctl simulate --alap` shows the plan.
+ */
+#define TT_SCHED_ALAP		(1U << 3)
+#define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF | \
+				 TT_SCHED_ANCHOR | TT_SCHED_ALAP)
 
 /*
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
