@@ -48,6 +48,9 @@ const char tt_simulate_usage[] =
 	"  --stay-time-us N     minimum time evicted data stays slow (default 1000)\n"
 	"  --page-size N        granularity of partial evictions, a power of two\n"
 	"                       (default 4096)\n"
+	"  --alap               plan the prefetch queue as late as possible\n"
+	"                       (the scheduler's TT_SCHED_ALAP extension)\n"
+	"                       instead of the paper's eq. 8-10\n"
 	"  -j, --json           print JSON\n"
 	"  -p, --pretty         indent the JSON (implies --json)\n"
 	"RATE is a number of bytes/s with an optional K, M or G suffix (powers\n"
@@ -354,6 +357,7 @@ int tt_sim_parse_opts(int argc, char **argv, struct tt_sim_opts *o,
 	o->pr_bps = TT_SIM_DEF_RATE;
 	o->stay_ns = TT_SIM_DEF_STAY_US * TT_NS_PER_US;
 	o->page_size = TT_SIM_DEF_PAGE_SIZE;
+	o->alap = false;
 	o->trace = NULL;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *value;
@@ -374,6 +378,10 @@ int tt_sim_parse_opts(int argc, char **argv, struct tt_sim_opts *o,
 		}
 		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
 			o->json = true;
+			continue;
+		}
+		if (!strcmp(a, "--alap")) {
+			o->alap = true;
 			continue;
 		}
 		if (!strcmp(a, "-p") || !strcmp(a, "--pretty")) {
@@ -764,6 +772,7 @@ static void tt_sim_params(const struct tt_sim_opts *o,
 	p->pr_bps = o->pr_bps;
 	p->stay_ns = o->stay_ns;
 	p->page_size = o->page_size;
+	p->alap = o->alap;
 }
 
 /**
@@ -839,8 +848,9 @@ static void tt_sim_print_text(const struct tt_sim_opts *o,
 	tt_fmt_us(o->stay_ns, b3, sizeof(b3));
 	fprintf(out,
 		"%u layers; eviction rate %s/s (%" PRIu64 " bytes/s), prefetch rate %s/s (%" PRIu64 " bytes/s),\n"
-		"stay time %s us, page size %" PRIu64 " bytes\n\n",
-		t->n, b1, o->er_bps, b2, o->pr_bps, b3, o->page_size);
+		"stay time %s us, page size %" PRIu64 " bytes, prefetch plan %s\n\n",
+		t->n, b1, o->er_bps, b2, o->pr_bps, b3, o->page_size,
+		o->alap ? "as late as possible (--alap)" : "eq. 8-10");
 	fprintf(out, "%10s  %-8s  %10s  %13s  %14s  %19s  %14s\n", "layer",
 		"status", "saved", "evicted (szE)", "migrated (szP)",
 		"prefetch start (us)", "idle time (us)");

@@ -35,6 +35,7 @@ enum tt_sim_col {
  * @pr_bps:    --pr: prefetch rate, bytes/s.
  * @stay_ns:   --stay-time-us, in ns.
  * @page_size: --page-size, bytes (a power of two).
+ * @alap:      --alap: plan prefetches as late as possible (TT_SCHED_ALAP).
  * @trace:     the trace file, "-" for standard input.
  * @json:      -j: print JSON.
  * @pretty:    -p: indent the JSON.
@@ -44,6 +45,7 @@ struct tt_sim_opts {
 	uint64_t pr_bps;
 	uint64_t stay_ns;
 	uint64_t page_size;
+	bool alap;
 	const char *trace;
 	bool json;
 	bool pretty;

@@ -148,6 +148,66 @@ plan() {
 	check_json "$trace" "$out" "$page"
 }
 
+# serial_queue TRACE PR_BPS OPTIONS...: the prefetches of the plan form
+# one serial queue at PR (none overlaps the next) and each is back by its
+# backward begin: true of eq. 8-10 and of --alap alike.
+serial_queue() {
+	local trace=$1 pr=$2 out=$TMP/q.json
+	shift 2
+	"$TIERCTL" -j simulate --pr "$pr" "$@" "$trace" >"$out" || return 1
+	"$PY" - "$out" "$pr" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pr = float(sys.argv[2])
+spans = sorted((l['prefetch_start_us'],
+                l['prefetch_start_us'] + l['evict_bytes'] / pr * 1e6,
+                l['bwd_start_us'], l['layer'])
+               for l in doc['layers'] if l['status'] != 'dropped')
+for a, b in zip(spans, spans[1:]):
+    if a[1] > b[0] + 0.01:
+        sys.exit('prefetch of layer %d (%.3f..%.3f us) overlaps layer %d '
+                 '(from %.3f us)' % (a[3], a[0], a[1], b[3], b[0]))
+for s in spans:
+    if s[1] > s[2] + 0.01:
+        sys.exit('layer %d back at %.3f us, after its backward begin %.3f'
+                 % (s[3], s[1], s[2]))
+print('%d prefetches in one queue, all back in time' % len(spans))
+EOF
+}
+
+# alap_boundary: the worked example of kmod/tests/test_policy.c
+# (test_alap): --alap evicts all of layer 0 where eq. 8-10 cut it, and
+# drops layer 2 whose eviction cannot end in time.
+alap_boundary() {
+	printf '%s\n' 'layer,fwd_start_us,fwd_end_us,bwd_start_us,bwd_end_us,saved_bytes' \
+		'0,10000,10000,200000,200000,40960000' \
+		'1,50000,50000,180000,180000,10240000' \
+		'2,150000,150000,152000,152000,499712' >"$TMP/b.csv"
+	"$TIERCTL" -j simulate --er 1000000000 --pr 1000000000 "$TMP/b.csv" \
+		>"$TMP/ref.json" || return 1
+	"$TIERCTL" -j simulate --alap --er 1000000000 --pr 1000000000 \
+		"$TMP/b.csv" >"$TMP/alap.json" || return 1
+	"$PY" - "$TMP/ref.json" "$TMP/alap.json" <<'EOF'
+import json, sys
+ref, alap = (json.load(open(p)) for p in sys.argv[1:3])
+def st(doc):
+    return [(l['status'], l['evict_bytes']) for l in doc['layers']]
+want_ref = [('modified', 4882 * 4096), ('accepted', 10240000),
+            ('accepted', 499712)]
+want_alap = [('accepted', 40960000), ('accepted', 10240000),
+             ('dropped', 0)]
+if st(ref) != want_ref:
+    sys.exit('eq. 8-10: %s, expected %s' % (st(ref), want_ref))
+if st(alap) != want_alap:
+    sys.exit('--alap: %s, expected %s' % (st(alap), want_alap))
+if alap['layers'][0]['prefetch_start_us'] != 159040:
+    sys.exit('--alap: layer 0 prefetch at %r us, expected 159040' %
+             alap['layers'][0]['prefetch_start_us'])
+print('eq. 8-10 %d bytes, --alap %d bytes' % (ref['migrated_bytes'],
+                                              alap['migrated_bytes']))
+EOF
+}
+
 # same_json A B: both files hold the same JSON value.
 same_json() {
 	"$PY" -c 'import json, sys
@@ -243,9 +303,13 @@ for t in "${traces[@]}"; do
 	run "plan_slow_$base" plan "$t" 65536 --er 100M --pr=150.5M \
 		--stay-time-us 5000 --page-size 65536
 	run "plan_no_stay_$base" plan "$t" 4096 --stay-time-us 0
+	run "plan_alap_$base" plan "$t" 4096 --alap
+	run "serial_queue_$base" serial_queue "$t" 1073741824
+	run "serial_queue_alap_$base" serial_queue "$t" 1073741824 --alap
 	run "stdin_and_options_$base" stdin_and_options "$t"
 	run "text_matches_json_$base" text_matches_json "$t"
 done
+run alap_boundary alap_boundary
 run errors errors
 run help_text help_text
 
