@@ -52,7 +52,7 @@
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
-#include <linux/moduleparam.h>
+#include <linux/module.h>
 #include <linux/pagemap.h>
 #include <linux/preempt.h>
 #include <linux/sched/mm.h>
@@ -60,12 +60,11 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 
+#include "config.h"
 #include "migrate.h"
 #include "pagescan.h"
 #include "stats.h"
 
-#define TT_WORKERS_MAX		64
-#define TT_BATCH_PAGES_MAX	65536
 /* Slots of a synchronous migration per worker, at least (tt_migrate_sync()). */
 #define TT_SLOTS_PER_WORKER	4
 #define TT_SLOT_MIN_PAGES	64UL
@@ -83,76 +82,35 @@
  * CPUs of one node runs at most `workers` at a time.
  */
 static struct workqueue_struct *tt_wq;
-static unsigned int tt_workers = 2;
-static unsigned int tt_batch_pages = 512;
 
-static int tt_param_set_range(const char *val, const struct kernel_param *kp,
-			      unsigned int min, unsigned int max)
+/**
+ * tt_migrate_pool_resize() - the workers setting changed: resize the pool
+ * (config.c, kernel_param_lock(THIS_MODULE) held, like the pool's creation)
+ */
+void tt_migrate_pool_resize(void)
 {
-	unsigned int n;
-
-	if (kstrtouint(val, 0, &n)) {
-		pr_err("%s=\"%.*s\" is not a number\n", kp->name,
-		       (int)strcspn(val, "\n"), val);
-		return -EINVAL;
-	}
-	if (n < min || n > max) {
-		pr_err("%s=%u is out of range %u..%u\n", kp->name, n, min, max);
-		return -EINVAL;
-	}
-	WRITE_ONCE(*(unsigned int *)kp->arg, n);
-	return 0;
+	if (tt_wq)
+		workqueue_set_max_active(tt_wq, tt_migrate_workers());
 }
-
-/* Called with kernel_param_lock(THIS_MODULE) held. */
-static int tt_workers_set(const char *val, const struct kernel_param *kp)
-{
-	int ret = tt_param_set_range(val, kp, 1, TT_WORKERS_MAX);
-
-	if (!ret && tt_wq)
-		workqueue_set_max_active(tt_wq, tt_workers);
-	return ret;
-}
-
-static const struct kernel_param_ops tt_workers_ops = {
-	.set = tt_workers_set,
-	.get = param_get_uint,
-};
-module_param_cb(workers, &tt_workers_ops, &tt_workers, 0644);
-MODULE_PARM_DESC(workers,
-		 "Migration worker pool size, 1..64 (default 2); a synchronous migration of several batches is split over this many workers");
-
-static int tt_batch_pages_set(const char *val, const struct kernel_param *kp)
-{
-	return tt_param_set_range(val, kp, 1, TT_BATCH_PAGES_MAX);
-}
-
-static const struct kernel_param_ops tt_batch_pages_ops = {
-	.set = tt_batch_pages_set,
-	.get = param_get_uint,
-};
-module_param_cb(batch_pages, &tt_batch_pages_ops, &tt_batch_pages, 0644);
-MODULE_PARM_DESC(batch_pages,
-		 "Pages per migrate_vma batch at most, 1..65536 (default 512); a synchronous migration split over several workers uses smaller ones when the range is only a few batches long");
 
 /**
  * tt_migrate_workers() - current size of the worker pool
  *
- * Return: the workers parameter.
+ * Return: the workers setting.
  */
 unsigned int tt_migrate_workers(void)
 {
-	return READ_ONCE(tt_workers);
+	return tt_config_get(TT_CFG_WORKERS);
 }
 
 /**
  * tt_migrate_batch_pages() - current batch size
  *
- * Return: the batch_pages parameter.
+ * Return: the batch_pages setting.
  */
 unsigned int tt_migrate_batch_pages(void)
 {
-	return READ_ONCE(tt_batch_pages);
+	return tt_config_get(TT_CFG_BATCH_PAGES);
 }
 
 /**
@@ -797,7 +755,7 @@ int tt_migrate_init(void)
 	struct workqueue_struct *wq;
 
 	kernel_param_lock(THIS_MODULE);
-	wq = alloc_workqueue("tiertrain", WQ_UNBOUND, tt_workers);
+	wq = alloc_workqueue("tiertrain", WQ_UNBOUND, tt_migrate_workers());
 	tt_wq = wq;
 	kernel_param_unlock(THIS_MODULE);
 	return wq ? 0 : -ENOMEM;

@@ -29,36 +29,11 @@
 
 #include <linux/interval_tree.h>
 #include <linux/mmu_notifier.h>
-#include <linux/moduleparam.h>
 #include <linux/slab.h>
 
+#include "config.h"
 #include "migrate.h"
 #include "registry.h"
-
-#define TT_MAX_RANGES_LIMIT	1048576U
-
-static unsigned int tt_max_ranges = 65536;
-
-static int tt_max_ranges_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int n;
-
-	if (kstrtouint(val, 0, &n) || n < 1 || n > TT_MAX_RANGES_LIMIT) {
-		pr_err("max_ranges=\"%.*s\" is not a number in 1..%u\n",
-		       (int)strcspn(val, "\n"), val, TT_MAX_RANGES_LIMIT);
-		return -EINVAL;
-	}
-	WRITE_ONCE(tt_max_ranges, n);
-	return 0;
-}
-
-static const struct kernel_param_ops tt_max_ranges_ops = {
-	.set = tt_max_ranges_set,
-	.get = param_get_uint,
-};
-module_param_cb(max_ranges, &tt_max_ranges_ops, &tt_max_ranges, 0644);
-MODULE_PARM_DESC(max_ranges,
-		 "Registrations a session may hold, 1..1048576 (default 65536)");
 
 enum tt_range_state {
 	TT_RANGE_NEW,
@@ -305,7 +280,7 @@ int tt_registry_add(struct tt_registry *reg, unsigned long start,
 		ret = -EFAULT;
 	else if (!ret && interval_tree_iter_first(&reg->by_addr, start, end - 1))
 		ret = -EEXIST;
-	else if (!ret && reg->counts.ranges >= READ_ONCE(tt_max_ranges))
+	else if (!ret && reg->counts.ranges >= tt_config_get(TT_CFG_MAX_RANGES))
 		ret = -ENOSPC;
 	if (!ret)
 		tt_range_link(reg, r);

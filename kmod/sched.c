@@ -55,7 +55,6 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -63,6 +62,7 @@
 #include <linux/topology.h>
 #include <linux/workqueue.h>
 
+#include "config.h"
 #include "event.h"
 #include "migrate.h"
 #include "pagescan.h"
@@ -70,141 +70,28 @@
 #include "session.h"
 #include "tiers.h"
 
-#define TT_PROFILE_ITERS_MAX	1000
-#define TT_STAY_US_MAX		(60U * 1000 * 1000)
-#define TT_SEED_MBPS_MAX	(1024U * 1024)
-#define TT_SCHED_WORKERS_MAX	64
-#define TT_MAX_LAYERS_LIMIT	1048576U
 /* First size of the layer table; it doubles up to max_layers. */
 #define TT_LAYERS_FIRST		16
-/* Used when the registry's max_ranges parameter cannot be found. */
-#define TT_MAX_RANGES_DEFAULT	65536U
-
-static unsigned int tt_profile_iters = 1;
-static unsigned int tt_stay_time_us = 1000;
-static unsigned int tt_er_seed_mbps = 1024;
-static unsigned int tt_pr_seed_mbps = 1024;
-static unsigned int tt_evict_workers = 1;
-static unsigned int tt_prefetch_workers = 1;
-static unsigned int tt_max_layers = 4096;
 
 /* NULL outside tt_sched_module_init()..tt_sched_module_exit(). */
 static struct workqueue_struct *tt_evict_wq;
 static struct workqueue_struct *tt_prefetch_wq;
 static struct kmem_cache *tt_srange_cache;
-/* registry.c's max_ranges parameter (the ENOSPC limit of saved tensors). */
-static const unsigned int *tt_max_ranges_param;
-
-static int tt_sched_param(const char *val, const struct kernel_param *kp,
-			  unsigned int min, unsigned int max)
-{
-	unsigned int n;
-
-	if (kstrtouint(val, 0, &n)) {
-		pr_err("%s=\"%.*s\" is not a number\n", kp->name,
-		       (int)strcspn(val, "\n"), val);
-		return -EINVAL;
-	}
-	if (n < min || n > max) {
-		pr_err("%s=%u is out of range %u..%u\n", kp->name, n, min, max);
-		return -EINVAL;
-	}
-	WRITE_ONCE(*(unsigned int *)kp->arg, n);
-	return 0;
-}
 
 /**
- * struct tt_uint_param - the range of a numeric module parameter
- * @var: the variable.
- * @min: smallest value accepted.
- * @max: largest value accepted.
+ * tt_sched_pools_resize() - the evict_workers or prefetch_workers setting
+ * changed: resize the pools (config.c, kernel_param_lock(THIS_MODULE) held,
+ * like the pools' creation and destruction)
  */
-struct tt_uint_param {
-	unsigned int *var;
-	unsigned int min;
-	unsigned int max;
-};
-
-static const struct tt_uint_param tt_uint_params[] = {
-	{ &tt_profile_iters, 1, TT_PROFILE_ITERS_MAX },
-	{ &tt_stay_time_us, 0, TT_STAY_US_MAX },
-	{ &tt_er_seed_mbps, 1, TT_SEED_MBPS_MAX },
-	{ &tt_pr_seed_mbps, 1, TT_SEED_MBPS_MAX },
-	{ &tt_max_layers, 1, TT_MAX_LAYERS_LIMIT },
-};
-
-static int tt_uint_set(const char *val, const struct kernel_param *kp)
+void tt_sched_pools_resize(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(tt_uint_params); i++) {
-		const struct tt_uint_param *p = &tt_uint_params[i];
-
-		if (p->var == kp->arg)
-			return tt_sched_param(val, kp, p->min, p->max);
-	}
-	return -EINVAL;
+	if (tt_evict_wq)
+		workqueue_set_max_active(tt_evict_wq,
+					 tt_config_get(TT_CFG_EVICT_WORKERS));
+	if (tt_prefetch_wq)
+		workqueue_set_max_active(tt_prefetch_wq,
+					 tt_config_get(TT_CFG_PREFETCH_WORKERS));
 }
-
-static const struct kernel_param_ops tt_uint_ops = {
-	.set = tt_uint_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(profile_iters, &tt_uint_ops, &tt_profile_iters, 0644);
-MODULE_PARM_DESC(profile_iters,
-		 "Iterations a new session only profiles before planning, 1..1000 (default 1)");
-module_param_cb(stay_time_us, &tt_uint_ops, &tt_stay_time_us, 0644);
-MODULE_PARM_DESC(stay_time_us,
-		 "Stay time ST of new sessions in microseconds, 0..60000000 (default 1000)");
-module_param_cb(er_seed_mbps, &tt_uint_ops, &tt_er_seed_mbps, 0644);
-MODULE_PARM_DESC(er_seed_mbps,
-		 "Eviction rate new sessions start from, MiB/s, 1..1048576 (default 1024)");
-module_param_cb(pr_seed_mbps, &tt_uint_ops, &tt_pr_seed_mbps, 0644);
-MODULE_PARM_DESC(pr_seed_mbps,
-		 "Prefetch rate new sessions start from, MiB/s, 1..1048576 (default 1024)");
-module_param_cb(max_layers, &tt_uint_ops, &tt_max_layers, 0644);
-MODULE_PARM_DESC(max_layers,
-		 "Distinct layer ids a session may report, 1..1048576 (default 4096)");
-
-/* Called with kernel_param_lock(THIS_MODULE) held, like the pools' creation. */
-static int tt_pool_set(const char *val, const struct kernel_param *kp,
-		       struct workqueue_struct *wq)
-{
-	int ret = tt_sched_param(val, kp, 1, TT_SCHED_WORKERS_MAX);
-
-	if (!ret && wq)
-		workqueue_set_max_active(wq, *(unsigned int *)kp->arg);
-	return ret;
-}
-
-static int tt_evict_workers_set(const char *val, const struct kernel_param *kp)
-{
-	return tt_pool_set(val, kp, tt_evict_wq);
-}
-
-static int tt_prefetch_workers_set(const char *val,
-				   const struct kernel_param *kp)
-{
-	return tt_pool_set(val, kp, tt_prefetch_wq);
-}
-
-static const struct kernel_param_ops tt_evict_workers_ops = {
-	.set = tt_evict_workers_set,
-	.get = param_get_uint,
-};
-module_param_cb(evict_workers, &tt_evict_workers_ops, &tt_evict_workers, 0644);
-MODULE_PARM_DESC(evict_workers,
-		 "Scheduler eviction worker pool size, 1..64 (default 1)");
-
-static const struct kernel_param_ops tt_prefetch_workers_ops = {
-	.set = tt_prefetch_workers_set,
-	.get = param_get_uint,
-};
-module_param_cb(prefetch_workers, &tt_prefetch_workers_ops,
-		&tt_prefetch_workers, 0644);
-MODULE_PARM_DESC(prefetch_workers,
-		 "Scheduler prefetch worker pool size, 1..64 (default 1)");
 
 /**
  * struct tt_srange - one saved tensor, rounded inward to whole pages
@@ -302,12 +189,6 @@ static struct tt_sched *tt_sched_of(struct tt_session *s)
 	return &s->sched;
 }
 
-static unsigned int tt_max_ranges(void)
-{
-	return tt_max_ranges_param ? READ_ONCE(*tt_max_ranges_param) :
-				     TT_MAX_RANGES_DEFAULT;
-}
-
 /* The layer object and timeline index of layer @id, or NULL (lock held). */
 static struct tt_slayer *tt_sched_find(struct tt_sched *sc, u32 id, int *idx)
 {
@@ -330,7 +211,7 @@ static void tt_sched_free_storage(struct tt_tl_storage *st)
 static int tt_sched_grow(struct tt_sched *sc)
 {
 	struct tt_tl_storage old = sc->tl.st, st = {};
-	unsigned int max = READ_ONCE(tt_max_layers), cap;
+	unsigned int max = tt_config_get(TT_CFG_MAX_LAYERS), cap;
 
 	if (sc->tl.n >= max)
 		return -ENOSPC;
@@ -363,7 +244,7 @@ static struct tt_slayer *tt_sched_layer(struct tt_session *s, u32 id,
 
 	if (sl)
 		return sl;
-	if (sc->tl.n >= READ_ONCE(tt_max_layers))
+	if (sc->tl.n >= tt_config_get(TT_CFG_MAX_LAYERS))
 		return ERR_PTR(-ENOSPC);
 	if (sc->tl.n >= sc->tl.st.cap) {
 		ret = tt_sched_grow(sc);
@@ -1006,7 +887,7 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 	}
 	start = first;
 	end = first + pages * PAGE_SIZE;
-	if (sc->nr_ranges >= tt_max_ranges())
+	if (sc->nr_ranges >= tt_config_get(TT_CFG_MAX_RANGES))
 		return -ENOSPC;
 	sl = tt_sched_layer(s, ev->layer, &idx);
 	if (IS_ERR(sl))
@@ -1131,8 +1012,7 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->reserved)
 		return -EOPNOTSUPP;
 	if ((req->valid & TT_SCHED_SET_PROFILE) &&
-	    (req->profile_iters < 1 ||
-	     req->profile_iters > TT_PROFILE_ITERS_MAX))
+	    tt_config_check(TT_CFG_PROFILE_ITERS, req->profile_iters))
 		return -EINVAL;
 	if ((req->valid & TT_SCHED_SET_RATES) && (!req->er_bps || !req->pr_bps))
 		return -EINVAL;
@@ -1318,14 +1198,14 @@ void tt_sched_init(struct tt_session *s)
 	struct tt_sched *sc = tt_sched_of(s);
 
 	mutex_init(&sc->lock);
-	sc->cfg.flags = 0;
-	sc->cfg.profile_iters = READ_ONCE(tt_profile_iters);
-	sc->cfg.stay_ns = (u64)READ_ONCE(tt_stay_time_us) * NSEC_PER_USEC;
+	sc->cfg.flags = tt_config_get(TT_CFG_SYNC_LATE) ? TT_SCHED_SYNC_LATE : 0;
+	sc->cfg.profile_iters = tt_config_get(TT_CFG_PROFILE_ITERS);
+	sc->cfg.stay_ns = (u64)tt_config_get(TT_CFG_STAY_TIME_US) * NSEC_PER_USEC;
 	sc->cfg.slow_node = -1;
 	sc->cfg.fast_node = -1;
 	tt_tl_init(&sc->tl, PAGE_SIZE, sc->cfg.profile_iters, sc->cfg.stay_ns,
-		   tt_mbps(READ_ONCE(tt_er_seed_mbps)),
-		   tt_mbps(READ_ONCE(tt_pr_seed_mbps)));
+		   tt_mbps(tt_config_get(TT_CFG_ER_SEED_MBPS)),
+		   tt_mbps(tt_config_get(TT_CFG_PR_SEED_MBPS)));
 	INIT_LIST_HEAD(&sc->free);
 	hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	sc->timer.function = tt_sched_timer_fn;
@@ -1385,22 +1265,6 @@ void tt_sched_close(struct tt_session *s)
 	mutex_destroy(&sc->lock);
 }
 
-/* registry.c's max_ranges, through this module's parameter table. */
-static void tt_sched_find_max_ranges(void)
-{
-	const struct module *mod = THIS_MODULE;
-	unsigned int i;
-
-	for (i = 0; i < mod->num_kp; i++) {
-		if (!strcmp(mod->kp[i].name, "max_ranges")) {
-			tt_max_ranges_param = mod->kp[i].arg;
-			return;
-		}
-	}
-	pr_warn("no max_ranges parameter: saved tensors are limited to %u per session\n",
-		TT_MAX_RANGES_DEFAULT);
-}
-
 /**
  * tt_sched_module_init() - create the worker pools and the range cache
  *
@@ -1408,15 +1272,14 @@ static void tt_sched_find_max_ranges(void)
  */
 int tt_sched_module_init(void)
 {
-	tt_sched_find_max_ranges();
 	tt_srange_cache = KMEM_CACHE(tt_srange, 0);
 	if (!tt_srange_cache)
 		return -ENOMEM;
 	kernel_param_lock(THIS_MODULE);
 	tt_evict_wq = alloc_workqueue("tiertrain_evict", WQ_UNBOUND,
-				      tt_evict_workers);
+				      tt_config_get(TT_CFG_EVICT_WORKERS));
 	tt_prefetch_wq = alloc_workqueue("tiertrain_prefetch", WQ_UNBOUND,
-					 tt_prefetch_workers);
+					 tt_config_get(TT_CFG_PREFETCH_WORKERS));
 	kernel_param_unlock(THIS_MODULE);
 	if (!tt_evict_wq || !tt_prefetch_wq) {
 		tt_sched_module_exit();

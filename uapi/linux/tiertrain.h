@@ -611,13 +611,174 @@ struct tt_ioc_layers {
  *   TT_A_NODES        nest holding one TT_A_NODE nest per online node with
  *                     memory, in node order, each with the enum
  *                     tt_node_attr attributes.
+ *
+ * The module is loaded on demand: the family has the module alias
+ * "net-pf-16-proto-16-family-tiertrain", so resolving the family name
+ * (CTRL_CMD_GETFAMILY) loads tiertrain.ko when it is installed.
+ *
+ * Permissions. Commands that change something (TT_CMD_SET_*) have
+ * GENL_ADMIN_PERM, so the generic netlink core refuses them with EPERM to a
+ * caller without CAP_NET_ADMIN, and the module itself requires
+ * CAP_SYS_ADMIN (EPERM with an extended ACK naming the command); root has
+ * both. Every other command is open to any user, but a caller without
+ * CAP_SYS_ADMIN only sees the sessions whose owner (the effective uid of the
+ * process that opened /dev/tiertrain) is its own effective uid: the others
+ * are skipped by dumps, and a request naming one (TT_A_SESSION, TT_A_PID)
+ * fails with ENOENT as if it did not exist. The credentials are those of
+ * the netlink socket's opener. The multicast group TT_GENL_MCGRP_EVENTS
+ * needs CAP_SYS_ADMIN to join (it carries every session's events).
+ *
+ * Errors. A rejected request changes nothing and carries an extended ACK
+ * message (NLMSGERR_ATTR_MSG) naming the attribute and the offending value,
+ * and, where one attribute is at fault, its offset (NLMSGERR_ATTR_OFFS).
+ * Attributes a command does not take are rejected (EINVAL) by the strict
+ * validation of the generic netlink core ("Unsupported attribute", with
+ * the offset). Besides the errors listed per command:
+ *   EPERM    see Permissions.
+ *   EINVAL   an attribute of the wrong type or size.
+ *   ENOMEM   out of kernel memory.
+ *
+ * Dumps (NLM_F_DUMP) are restartable: each reply message stands alone, and
+ * a dump resumes where the previous part ended (sessions in increasing
+ * TT_A_SESSION order, events in increasing seq order). The sessions dump is
+ * consistent: when a session was opened or closed between two parts of a
+ * dump, the part that follows carries NLM_F_DUMP_INTR (the caller should
+ * dump again); no session is ever reported twice in one dump.
+ *
+ * TT_CMD_GET_TIERS (doit, any user): the node roles. Reply attributes
+ *   TT_A_NODES        as in TT_CMD_GET_STATUS (TT_NODE_A_SLOW_TARGET
+ *                     included).
+ *   TT_A_FAST_NODES   string, the fast node list in force ("0", "0,2",
+ *                     "0-1"), "" when the roles are automatic.
+ *   TT_A_SLOW_NODES   string, the same for the slow nodes.
+ *
+ * TT_CMD_SET_TIERS (doit, CAP_SYS_ADMIN): set the node roles, as the
+ * fast_nodes= and slow_nodes= module parameters do at load time.
+ *   TT_A_FAST_NODES   string, optional: a node list, or "" for automatic
+ *                     (every node with memory and CPUs). Absent: unchanged.
+ *   TT_A_SLOW_NODES   string, optional: the same for slow nodes (automatic:
+ *                     every node with memory and no CPUs).
+ * At least one must be given. The roles apply at once: evictions started
+ * afterwards go to the new slow nodes; data already evicted is brought back
+ * to the node it came from. Errors: EINVAL (not a node list, a node id the
+ * kernel does not have, no attribute given), ENODEV (a node offline or
+ * without memory), EEXIST (a node in both lists, counting the list that
+ * stays unchanged).
+ *
+ * TT_CMD_GET_SESSIONS (dump, any user; see Permissions): one message per
+ * session, in increasing TT_A_SESSION order. Request attributes:
+ *   TT_A_PID          u32, optional: only the sessions of this process.
+ * Each reply message:
+ *   TT_A_SESSION      u64, the session id: unique while the module is
+ *                     loaded, increasing in open order, never 0.
+ *   TT_A_PID          u32, the process (thread group) that opened it, as
+ *                     seen from the caller's pid namespace (0: not visible).
+ *   TT_A_COMM         string, that process's command name at open time.
+ *   TT_A_UID          u32, the owner: the opener's effective uid.
+ *   TT_A_OPENED_NS    u64, when it was opened, CLOCK_MONOTONIC ns.
+ *   TT_A_STATS        binary, struct tt_ioc_stats as TT_IOC_STATS returns
+ *                     it (its @size member says how much is filled; read
+ *                     min(attribute length, sizeof) bytes).
+ *   TT_A_FAST_BYTES   u64, bytes of the saved tensors the scheduler holds
+ *                     now that are not evicted (on the fast tier, as far as
+ *                     the scheduler's own migrations know).
+ *   TT_A_SLOW_BYTES   u64, bytes of them evicted and not yet brought back.
+ *   TT_A_LAST_SEQ     u64, seq of the last trace event recorded (0: none).
+ *   TT_A_EVENTS_LOST  u64, trace events overwritten in the session's ring
+ *                     before anyone read them, or never recorded (no
+ *                     memory for the ring).
+ * Errors: ENOENT (TT_A_PID given and no visible session has it).
+ *
+ * TT_CMD_GET_LAYERS (dump, any user): the scheduler's per-layer view
+ * (struct tt_layer_info, as TT_IOC_LAYERS) of the selected sessions.
+ * Request: exactly one of TT_A_SESSION (u64) or TT_A_PID (u32). Reply
+ * messages carry TT_A_SESSION, TT_A_PID and one or more TT_A_LAYER (binary
+ * struct tt_layer_info; read min(length, sizeof) bytes), in layer id order.
+ * Errors: EINVAL (neither or both given), ENOENT (no such visible session).
+ *
+ * TT_CMD_GET_CONFIG (doit, any user): the module's settings, one TT_A_CONFIG
+ * nest per key in a fixed order, each with every enum tt_cfg_attr
+ * attribute. Request: optionally one TT_A_CONFIG nest holding
+ * TT_CFG_A_KEY: only that key. Errors: ENOENT (unknown key).
+ *
+ * TT_CMD_SET_CONFIG (doit, CAP_SYS_ADMIN): one or more TT_A_CONFIG nests,
+ * each with TT_CFG_A_KEY and TT_CFG_A_VALUE (u64). Every pair is checked
+ * before any is applied: one bad pair and nothing changes. A key given
+ * twice takes the last value. Errors: EINVAL (a nest without its key or
+ * value, no nest at all), ENOENT (unknown key), ERANGE (a value outside the
+ * key's TT_CFG_A_MIN..TT_CFG_A_MAX).
+ *
+ * The keys (the same names are module parameters, so they can be given to
+ * modprobe and read or written in /sys/module/tiertrain/parameters/; both
+ * paths check values against the same table):
+ *   workers           migration worker pool, 1..64 (2). Now.
+ *   batch_pages       pages per migration batch, 1..65536 (512). Now.
+ *   max_ranges        registrations and saved tensors a session may hold,
+ *                     1..1048576 (65536). Now.
+ *   max_layers        distinct layer ids a session may report, 1..1048576
+ *                     (4096). Now.
+ *   profile_iters     iterations a session only profiles, 1..1000 (1). New
+ *                     sessions.
+ *   stay_time_us      stay time ST, microseconds, 0..60000000 (1000). New
+ *                     sessions.
+ *   er_seed_mbps      eviction rate a session starts from, MiB/s,
+ *                     1..1048576 (1024). New sessions.
+ *   pr_seed_mbps      prefetch rate a session starts from, MiB/s,
+ *                     1..1048576 (1024). New sessions.
+ *   evict_workers     scheduler eviction worker pool, 1..64 (1). Now.
+ *   prefetch_workers  scheduler prefetch worker pool, 1..64 (1). Now.
+ *   sync_late         1: new sessions start with TT_SCHED_SYNC_LATE, 0..1
+ *                     (0). New sessions.
+ *   bw_cap_mbps       migration bandwidth cap, MiB/s, over every migration
+ *                     of the module together (a token bucket: the engine
+ *                     sleeps after a batch until the bytes it moved are
+ *                     paid for), 0..1048576; 0 means off (0). Now.
+ *   min_migrate_kib   planned evictions smaller than this many KiB are not
+ *                     made (the layer is dropped, reason "min_size"),
+ *                     0..1048576; 0 means off (0). From the next iteration
+ *                     of every session.
+ *   event_ring        trace events each session keeps (struct
+ *                     tt_trace_event, 56 bytes each), 0..65536; 0 means no
+ *                     ring (the multicast group and the tracepoints still
+ *                     work) (4096). Sessions whose ring is not allocated yet
+ *                     (it is allocated at the first event).
+ * "Now" means the running sessions see the new value at once; "new
+ * sessions" that sessions opened afterwards start from it (a session changes
+ * its own with TT_IOC_SET_SCHED).
+ *
+ * TT_CMD_GET_EVENTS (dump, any user): the trace events kept in the rings of
+ * the selected sessions (see struct tt_trace_event), oldest first. Request:
+ * exactly one of TT_A_SESSION or TT_A_PID, and optionally TT_A_SINCE (u64):
+ * only events with seq > TT_A_SINCE. Reply messages carry TT_A_SESSION,
+ * TT_A_PID, one or more TT_A_EVENT (binary struct tt_trace_event), and
+ * TT_A_EVENTS_LOST (u64) in the first message of a session when events
+ * after TT_A_SINCE were overwritten before this dump read them (the number
+ * of them). Errors: EINVAL (neither or both of TT_A_SESSION and TT_A_PID),
+ * ENOENT (no such visible session).
+ *
+ * TT_CMD_EVENT (multicast only, group TT_GENL_MCGRP_EVENTS): sent for every
+ * trace event of every session as it is recorded (whether or not the
+ * session has a ring), in the initial network namespace: TT_A_SESSION,
+ * TT_A_PID (in the initial pid namespace), TT_A_EVENT. A listener that
+ * reads too slowly loses messages (its socket reports ENOBUFS); the seq
+ * numbers show where.
  */
 #define TT_GENL_NAME		"tiertrain"
 #define TT_GENL_VERSION		1
+/* The multicast group of TT_CMD_EVENT. */
+#define TT_GENL_MCGRP_EVENTS	"events"
 
 enum tt_cmd {
 	TT_CMD_UNSPEC,
 	TT_CMD_GET_STATUS,
+	TT_CMD_GET_TIERS,
+	TT_CMD_SET_TIERS,
+	TT_CMD_GET_SESSIONS,
+	TT_CMD_GET_LAYERS,
+	TT_CMD_GET_CONFIG,
+	TT_CMD_SET_CONFIG,
+	TT_CMD_GET_EVENTS,
+	TT_CMD_EVENT,
 	__TT_CMD_MAX,
 };
 
@@ -633,6 +794,22 @@ enum tt_attr {
 	TT_A_NR_SESSIONS,	/* u32 */
 	TT_A_NODES,		/* nest of TT_A_NODE */
 	TT_A_NODE,		/* nest of enum tt_node_attr */
+	TT_A_FAST_NODES,	/* string */
+	TT_A_SLOW_NODES,	/* string */
+	TT_A_SESSION,		/* u64 */
+	TT_A_PID,		/* u32 */
+	TT_A_COMM,		/* string */
+	TT_A_UID,		/* u32 */
+	TT_A_OPENED_NS,		/* u64 */
+	TT_A_STATS,		/* binary, struct tt_ioc_stats */
+	TT_A_FAST_BYTES,	/* u64 */
+	TT_A_SLOW_BYTES,	/* u64 */
+	TT_A_LAST_SEQ,		/* u64 */
+	TT_A_EVENTS_LOST,	/* u64 */
+	TT_A_LAYER,		/* binary, struct tt_layer_info */
+	TT_A_CONFIG,		/* nest of enum tt_cfg_attr */
+	TT_A_EVENT,		/* binary, struct tt_trace_event */
+	TT_A_SINCE,		/* u64 */
 	__TT_A_MAX,
 };
 
@@ -646,6 +823,9 @@ enum tt_attr {
  * @TT_NODE_A_NR_CPUS:     u32, online CPUs on the node.
  * @TT_NODE_A_TOTAL_BYTES: u64, memory managed by the kernel on the node.
  * @TT_NODE_A_FREE_BYTES:  u64, free memory on the node.
+ * @TT_NODE_A_SLOW_TARGET: u32, only for a fast node: the slow node its
+ *                         evictions go to (the nearest by NUMA distance);
+ *                         absent when there is no slow node.
  */
 enum tt_node_attr {
 	TT_NODE_A_UNSPEC,
@@ -656,6 +836,7 @@ enum tt_node_attr {
 	TT_NODE_A_NR_CPUS,
 	TT_NODE_A_TOTAL_BYTES,
 	TT_NODE_A_FREE_BYTES,
+	TT_NODE_A_SLOW_TARGET,
 	__TT_NODE_A_MAX,
 };
 
@@ -683,6 +864,130 @@ enum tt_node_role {
 enum tt_role_source {
 	TT_ROLE_SRC_CPUS,
 	TT_ROLE_SRC_PARAM,
+};
+
+/*
+ * enum tt_cfg_attr - one setting (inside TT_A_CONFIG)
+ * @TT_CFG_A_KEY:     string, the key (see TT_CMD_SET_CONFIG).
+ * @TT_CFG_A_VALUE:   u64, its value.
+ * @TT_CFG_A_DEFAULT: u64, the value it has when the module loads without
+ *                    the parameter (reply only).
+ * @TT_CFG_A_MIN:     u64, the smallest value accepted (reply only).
+ * @TT_CFG_A_MAX:     u64, the largest value accepted (reply only).
+ * @TT_CFG_A_UNIT:    string, the unit ("MiB/s", "us", "pages", ...; ""
+ *                    for a count or a flag) (reply only).
+ * @TT_CFG_A_DESC:    string, one sentence saying what it does (reply only).
+ * @TT_CFG_A_APPLIES: u32, enum tt_cfg_applies (reply only).
+ */
+enum tt_cfg_attr {
+	TT_CFG_A_UNSPEC,
+	TT_CFG_A_PAD,
+	TT_CFG_A_KEY,
+	TT_CFG_A_VALUE,
+	TT_CFG_A_DEFAULT,
+	TT_CFG_A_MIN,
+	TT_CFG_A_MAX,
+	TT_CFG_A_UNIT,
+	TT_CFG_A_DESC,
+	TT_CFG_A_APPLIES,
+	__TT_CFG_A_MAX,
+};
+
+#define TT_CFG_A_MAX (__TT_CFG_A_MAX - 1)
+
+/*
+ * enum tt_cfg_applies - when a new value of a setting takes effect
+ * @TT_CFG_APPLIES_NOW:          at once, for running sessions too.
+ * @TT_CFG_APPLIES_NEW_SESSIONS: for sessions opened afterwards.
+ * @TT_CFG_APPLIES_NEXT_ITER:    at the next iteration of every session.
+ * @TT_CFG_APPLIES_NEW_RINGS:    for sessions whose trace ring is allocated
+ *                               afterwards (at their first event).
+ */
+enum tt_cfg_applies {
+	TT_CFG_APPLIES_NOW,
+	TT_CFG_APPLIES_NEW_SESSIONS,
+	TT_CFG_APPLIES_NEXT_ITER,
+	TT_CFG_APPLIES_NEW_RINGS,
+};
+
+/*
+ * Trace events
+ * ------------
+ *
+ * Each session records what its scheduler saw and did as trace events:
+ * into a bounded ring (module setting event_ring, default 4096 events: the
+ * oldest are overwritten), to the multicast group TT_GENL_MCGRP_EVENTS, and,
+ * for evictions, prefetches, late and dropped layers, to the kernel
+ * tracepoints tiertrain:tt_evict, tiertrain:tt_prefetch, tiertrain:tt_late
+ * and tiertrain:tt_drop (perf, ftrace).
+ */
+
+/*
+ * enum tt_trace_type - what a struct tt_trace_event reports
+ * @TT_TRACE_ITER_BEGIN:  TT_EV_ITER_BEGIN was accepted.
+ * @TT_TRACE_LAYER_BEGIN: TT_EV_LAYER_BEGIN (flags: TT_FWD or TT_BWD).
+ * @TT_TRACE_LAYER_END:   TT_EV_LAYER_END (flags: TT_FWD or TT_BWD).
+ * @TT_TRACE_SAVED:       TT_EV_TENSOR_SAVED covering whole pages; bytes:
+ *                        its whole pages (flags: TT_EV_PERSISTENT).
+ * @TT_TRACE_EVICT:       an eviction ended: bytes moved to @node in
+ *                        [ts_ns - dur_ns, ts_ns] (TT_TRACE_F_STOPPED: it
+ *                        was stopped before its end, by a backward begin or
+ *                        the session closing).
+ * @TT_TRACE_PREFETCH:    a prefetch ended: bytes moved back to @node
+ *                        (TT_TRACE_F_SYNC: fetched by the backward begin
+ *                        itself, TT_SCHED_SYNC_LATE; TT_TRACE_F_STOPPED: the
+ *                        engine stopped part-way, the rest follows).
+ * @TT_TRACE_LATE:        a backward pass began with bytes of its layer
+ *                        still on the slow node.
+ * @TT_TRACE_DROP:        a planned layer's forward pass ended and nothing
+ *                        was evicted; bytes: its saved bytes, which stay on
+ *                        the fast tier. Why: the policy found no room in
+ *                        the queueing system (TT_TRACE_F_MIN_SIZE clear),
+ *                        or its planned eviction was below min_migrate_kib
+ *                        (TT_TRACE_F_MIN_SIZE set).
+ */
+enum tt_trace_type {
+	TT_TRACE_ITER_BEGIN = 1,
+	TT_TRACE_LAYER_BEGIN = 2,
+	TT_TRACE_LAYER_END = 3,
+	TT_TRACE_SAVED = 4,
+	TT_TRACE_EVICT = 5,
+	TT_TRACE_PREFETCH = 6,
+	TT_TRACE_LATE = 7,
+	TT_TRACE_DROP = 8,
+};
+
+/* Trace event flags, besides TT_FWD, TT_BWD and TT_EV_PERSISTENT. */
+#define TT_TRACE_F_SYNC		(1U << 8)
+#define TT_TRACE_F_STOPPED	(1U << 9)
+#define TT_TRACE_F_MIN_SIZE	(1U << 10)
+
+/*
+ * struct tt_trace_event - one trace event (TT_A_EVENT)
+ * @seq:    number of the event in its session, from 1, without gaps.
+ * @ts_ns:  when it happened (for a migration: when it ended),
+ *          CLOCK_MONOTONIC ns; the caller's stamp for events submitted
+ *          with TT_EV_TIMESTAMP.
+ * @dur_ns: migrations: how long they took, ns; others 0.
+ * @bytes:  bytes (see enum tt_trace_type); 0 for layer and iteration
+ *          events.
+ * @iter:   the session's iteration number (1 for the first
+ *          TT_EV_ITER_BEGIN, 0 before it).
+ * @type:   enum tt_trace_type.
+ * @layer:  layer id (0 for TT_TRACE_ITER_BEGIN).
+ * @flags:  TT_FWD, TT_BWD, TT_EV_PERSISTENT, TT_TRACE_F_* bits.
+ * @node:   migrations: the node the bytes moved to; others -1.
+ */
+struct tt_trace_event {
+	__u64 seq;
+	__u64 ts_ns;
+	__u64 dur_ns;
+	__u64 bytes;
+	__u64 iter;
+	__u32 type;
+	__u32 layer;
+	__u32 flags;
+	__s32 node;
 };
 
 #endif /* _UAPI_LINUX_TIERTRAIN_H */
