@@ -23,6 +23,7 @@
 #include <linux/mmzone.h>
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
+#include <linux/seqlock.h>
 #include <linux/topology.h>
 #include <linux/vmstat.h>
 
@@ -38,11 +39,30 @@ module_param_named(slow_nodes, tt_slow_nodes, charp, 0444);
 MODULE_PARM_DESC(slow_nodes,
 		 "Node list used as slow memory instead of the memory-only nodes; empty: automatic");
 
-/* The parsed parameters; valid after tt_tiers_init(), never changed later. */
+/*
+ * The overrides: the parsed parameters after tt_tiers_init(), changed by
+ * tt_tiers_set() (tierctl tiers set); readers retry while a writer runs.
+ */
+static DEFINE_SEQLOCK(tt_tiers_lock);
 static nodemask_t tt_fast_mask;
 static nodemask_t tt_slow_mask;
 static bool tt_fast_given;
 static bool tt_slow_given;
+
+/* Every node of @mask must exist and have memory: 0, or -errno and *@bad. */
+static int tt_tiers_check_mask(const nodemask_t *mask, int *bad)
+{
+	int nid;
+
+	for_each_node_mask(nid, *mask) {
+		*bad = nid;
+		if (nid >= nr_node_ids)
+			return -EINVAL;
+		if (!node_state(nid, N_MEMORY))
+			return -ENODEV;
+	}
+	return 0;
+}
 
 static int tt_tiers_parse(const char *param, const char *text,
 			  nodemask_t *mask, bool *given)
@@ -60,30 +80,18 @@ static int tt_tiers_parse(const char *param, const char *text,
 		       param, text);
 		return -EINVAL;
 	}
-	for_each_node_mask(nid, *mask) {
-		if (nid >= nr_node_ids) {
-			pr_err("%s=\"%s\": node %d does not exist (this system has nodes 0-%u)\n",
-			       param, text, nid, nr_node_ids - 1);
-			return -EINVAL;
-		}
-		if (!node_state(nid, N_MEMORY)) {
-			pr_err("%s=\"%s\": node %d is offline or has no memory\n",
-			       param, text, nid);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	ret = tt_tiers_check_mask(mask, &nid);
+	if (ret == -EINVAL)
+		pr_err("%s=\"%s\": node %d does not exist (this system has nodes 0-%u)\n",
+		       param, text, nid, nr_node_ids - 1);
+	else if (ret)
+		pr_err("%s=\"%s\": node %d is offline or has no memory\n",
+		       param, text, nid);
+	return ret ? -EINVAL : 0;
 }
 
-/**
- * tt_tier_role() - the role of a node
- * @nid:    node id.
- * @source: out (may be NULL): why the node has that role.
- *
- * Return: TT_ROLE_FAST, TT_ROLE_SLOW, or TT_ROLE_NONE for an invalid node,
- * a node without memory or a node an override left out.
- */
-enum tt_node_role tt_tier_role(int nid, enum tt_role_source *source)
+/* tt_tier_role() inside a read section of tt_tiers_lock. */
+static enum tt_node_role tt_tier_role_of(int nid, enum tt_role_source *source)
 {
 	enum tt_role_source src = TT_ROLE_SRC_CPUS;
 	enum tt_node_role role = TT_ROLE_NONE;
@@ -112,6 +120,106 @@ out:
 	if (source)
 		*source = src;
 	return role;
+}
+
+/**
+ * tt_tier_role() - the role of a node
+ * @nid:    node id.
+ * @source: out (may be NULL): why the node has that role.
+ *
+ * Return: TT_ROLE_FAST, TT_ROLE_SLOW, or TT_ROLE_NONE for an invalid node,
+ * a node without memory or a node an override left out.
+ */
+enum tt_node_role tt_tier_role(int nid, enum tt_role_source *source)
+{
+	enum tt_node_role role;
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&tt_tiers_lock);
+		role = tt_tier_role_of(nid, source);
+	} while (read_seqretry(&tt_tiers_lock, seq));
+	return role;
+}
+
+/**
+ * tt_tiers_set() - change the fast/slow overrides while loaded
+ * @req: what to change.
+ * @bad: out: with -EINVAL, -ENODEV or -EEXIST, the node at fault.
+ *
+ * Return: 0; -EINVAL (a node id the kernel does not have), -ENODEV (a node
+ * offline or without memory), -EEXIST (a node in both lists, counting a
+ * list left unchanged); nothing changes then.
+ */
+int tt_tiers_set(const struct tt_tiers_req *req, int *bad)
+{
+	nodemask_t fast, slow, both;
+	bool fast_given, slow_given;
+	unsigned int seq;
+	int ret;
+
+	do {
+		seq = read_seqbegin(&tt_tiers_lock);
+		fast = tt_fast_mask;
+		slow = tt_slow_mask;
+		fast_given = tt_fast_given;
+		slow_given = tt_slow_given;
+	} while (read_seqretry(&tt_tiers_lock, seq));
+	if (req->set_fast) {
+		ret = tt_tiers_check_mask(&req->fast, bad);
+		if (ret)
+			return ret;
+		fast = req->fast;
+		fast_given = !nodes_empty(fast);
+	}
+	if (req->set_slow) {
+		ret = tt_tiers_check_mask(&req->slow, bad);
+		if (ret)
+			return ret;
+		slow = req->slow;
+		slow_given = !nodes_empty(slow);
+	}
+	nodes_and(both, fast, slow);
+	if (fast_given && slow_given && !nodes_empty(both)) {
+		*bad = first_node(both);
+		return -EEXIST;
+	}
+
+	write_seqlock(&tt_tiers_lock);
+	tt_fast_mask = fast;
+	tt_slow_mask = slow;
+	tt_fast_given = fast_given;
+	tt_slow_given = slow_given;
+	write_sequnlock(&tt_tiers_lock);
+	pr_info("roles set: fast nodes \"%*pbl\"%s, slow nodes \"%*pbl\"%s\n",
+		nodemask_pr_args(&fast), fast_given ? "" : " (automatic)",
+		nodemask_pr_args(&slow), slow_given ? "" : " (automatic)");
+	return 0;
+}
+
+/**
+ * tt_tiers_get() - the overrides in force, as node lists
+ * @fast: out: e.g. "0" or "0-1"; "" when the fast nodes are automatic.
+ * @slow: out: the same for the slow nodes.
+ * @len:  size of each buffer.
+ */
+void tt_tiers_get(char *fast, char *slow, size_t len)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&tt_tiers_lock);
+		if (tt_fast_given)
+			scnprintf(fast, len, "%*pbl",
+				  nodemask_pr_args(&tt_fast_mask));
+		else
+			fast[0] = 0;
+		if (tt_slow_given)
+			scnprintf(slow, len, "%*pbl",
+				  nodemask_pr_args(&tt_slow_mask));
+		else
+			slow[0] = 0;
+	} while (read_seqretry(&tt_tiers_lock, seq));
 }
 
 /**

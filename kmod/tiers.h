@@ -5,6 +5,7 @@
 #ifndef TT_TIERS_H
 #define TT_TIERS_H
 
+#include <linux/nodemask.h>
 #include <linux/types.h>
 #include <linux/tiertrain.h>
 
@@ -20,7 +21,23 @@ struct tt_node_info {
 	u64 free_bytes;
 };
 
+/**
+ * struct tt_tiers_req - a change of the node roles (tt_tiers_set())
+ * @set_fast: change the fast list.
+ * @set_slow: change the slow list.
+ * @fast:     the new fast nodes; empty for automatic.
+ * @slow:     the new slow nodes; empty for automatic.
+ */
+struct tt_tiers_req {
+	bool set_fast;
+	bool set_slow;
+	nodemask_t fast;
+	nodemask_t slow;
+};
+
 int tt_tiers_init(void);
+int tt_tiers_set(const struct tt_tiers_req *req, int *bad);
+void tt_tiers_get(char *fast, char *slow, size_t len);
 
 enum tt_node_role tt_tier_role(int nid, enum tt_role_source *source);
 int tt_tier_nearest_slow(int fast_nid);
