@@ -89,6 +89,8 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  *                 flight holds up).
  * @verify_ontime: query residency at each backward begin (time excluded).
  * @sync_late:     set TT_SCHED_SYNC_LATE.
+ * @anchor:        set TT_SCHED_ANCHOR (triggers follow the iteration).
+ * @alap:          set TT_SCHED_ALAP (as-late-as-possible prefetch plan).
  * @rows:          rows of the ASCII timeline.
  * @timeline:      print the ASCII timeline and the moves.
  * @run:           modes to run.
@@ -106,6 +108,8 @@ struct tt_cfg {
 	int map_thp;
 	int verify_ontime;
 	int sync_late;
+	int anchor;
+	int alap;
 	unsigned int rows;
 	int timeline;
 	int run[TT_MODE_NR];
@@ -901,7 +905,9 @@ static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_FLAGS;
 	cfg.profile_iters = t->cfg.profile_iters;
-	cfg.flags = t->cfg.sync_late ? TT_SCHED_SYNC_LATE : 0;
+	cfg.flags = (t->cfg.sync_late ? TT_SCHED_SYNC_LATE : 0) |
+		    (t->cfg.anchor ? TT_SCHED_ANCHOR : 0) |
+		    (t->cfg.alap ? TT_SCHED_ALAP : 0);
 	ret = tt_sched_set(s, &cfg);
 	if (ret)
 		tt_die("%s: tt_sched_set(profile_iters %u, flags %#x): %s", want,
@@ -1622,11 +1628,13 @@ static void tt_write_json(const struct tt_train *t)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
 	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
-		t->cfg.sync_late ? "true" : "false");
+		t->cfg.sync_late ? "true" : "false",
+		t->cfg.anchor ? "true" : "false",
+		t->cfg.alap ? "true" : "false");
 	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
 		TT_GOAL_STEP_PCT);
@@ -1669,6 +1677,10 @@ static void tt_usage(FILE *f)
 		"  --thp              map activations with huge pages (default base pages)\n"
 		"  --verify-ontime    check residency at each backward begin (time excluded)\n"
 		"  --sync-late        fetch late bytes at backward begin (TT_SCHED_SYNC_LATE)\n"
+		"  --anchor           prefetch triggers follow the iteration's drift from\n"
+		"                     the profile (TT_SCHED_ANCHOR, an extension)\n"
+		"  --alap             plan prefetches as late as possible (TT_SCHED_ALAP,\n"
+		"                     an extension); both apply to tiertrain and userspace\n"
 		"  --rows N           rows of the ASCII timeline (default 40)\n"
 		"  --no-timeline      print only the table\n"
 		"  -o FILE            JSON output (default <repo>/build/bench/train.json)\n"
@@ -1840,6 +1852,8 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "thp", no_argument, NULL, 'T' },
 		{ "verify-ontime", no_argument, NULL, 'V' },
 		{ "sync-late", no_argument, NULL, 'Y' },
+		{ "anchor", no_argument, NULL, 'A' },
+		{ "alap", no_argument, NULL, 'Q' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "no-timeline", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1920,6 +1934,12 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'Y':
 			c->sync_late = 1;
+			break;
+		case 'A':
+			c->anchor = 1;
+			break;
+		case 'Q':
+			c->alap = 1;
 			break;
 		case 'R':
 			c->rows = tt_num("--rows", optarg, 4, 10000);
