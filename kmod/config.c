@@ -30,6 +30,8 @@
 
 #define TT_NOW		TT_CFG_APPLIES_NOW
 #define TT_NEW_SESS	TT_CFG_APPLIES_NEW_SESSIONS
+#define TT_NEXT_ITER	TT_CFG_APPLIES_NEXT_ITER
+#define TT_NEW_RINGS	TT_CFG_APPLIES_NEW_RINGS
 
 /* X(KEY, name, default, min, max, unit, applies, description) */
 #define TT_CFG_LIST(X)							\
@@ -54,7 +56,13 @@
 	X(PREFETCH_WORKERS, prefetch_workers, 1, 1, 64, "", TT_NOW,	\
 	  "Scheduler prefetch worker pool size, 1..64 (default 1)")	\
 	X(SYNC_LATE, sync_late, 0, 0, 1, "", TT_NEW_SESS,		\
-	  "1: new sessions fetch late bytes in the backward begin itself (TT_SCHED_SYNC_LATE), 0..1 (default 0)")
+	  "1: new sessions fetch late bytes in the backward begin itself (TT_SCHED_SYNC_LATE), 0..1 (default 0)") \
+	X(BW_CAP_MBPS, bw_cap_mbps, 0, 0, 1048576, "MiB/s", TT_NOW,	\
+	  "Bandwidth cap of all migrations together, MiB/s, 0..1048576; 0 means off (default 0)") \
+	X(MIN_MIGRATE_KIB, min_migrate_kib, 0, 0, 1048576, "KiB", TT_NEXT_ITER, \
+	  "Planned evictions smaller than this are not made (the layer is dropped), KiB, 0..1048576; 0 means off (default 0)") \
+	X(EVENT_RING, event_ring, 4096, 0, 65536, "events", TT_NEW_RINGS, \
+	  "Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)")
 
 #define TT_CFG_DESC(KEY, name_, def_, min_, max_, unit_, applies_, desc_) \
 	[TT_CFG_##KEY] = {						\

@@ -45,10 +45,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
@@ -58,6 +60,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/wait.h>
 
 #include "config.h"
@@ -82,6 +85,65 @@
  * CPUs of one node runs at most `workers` at a time.
  */
 static struct workqueue_struct *tt_wq;
+
+/*
+ * The bandwidth cap (setting bw_cap_mbps, 0 means off): one token bucket
+ * for every migration of the module. A batch is paid for after it ran,
+ * with the bytes it moved; the bucket may go into debt, and the migration
+ * that put it there sleeps until the debt is repaid at the cap's rate (so
+ * later ones queue behind it). The bucket holds at most 10 ms worth of the
+ * rate, so an idle period buys no long unthrottled burst.
+ */
+static DEFINE_SPINLOCK(tt_bw_lock);
+static s64 tt_bw_tokens;
+static u64 tt_bw_last;
+
+/* Pay for @bytes at @rate bytes/s: the ns to sleep. */
+static u64 tt_bw_charge(u64 bytes, u64 rate)
+{
+	u64 now = ktime_get_ns(), burst = rate / 100;
+	s64 tokens;
+
+	spin_lock(&tt_bw_lock);
+	if (now > tt_bw_last)
+		tt_bw_tokens += mul_u64_u64_div_u64(min_t(u64, now - tt_bw_last,
+							  NSEC_PER_SEC),
+						    rate, NSEC_PER_SEC);
+	tt_bw_last = now;
+	tt_bw_tokens = min_t(s64, tt_bw_tokens, burst) - bytes;
+	tokens = tt_bw_tokens;
+	spin_unlock(&tt_bw_lock);
+	return tokens < 0 ? div64_u64((u64)-tokens * NSEC_PER_SEC, rate) : 0;
+}
+
+/* Sleep @ns in steps of at most 10 ms; -EINTR when told to stop. */
+static int tt_bw_wait(u64 ns, const atomic_t *stop, bool killable)
+{
+	while (ns) {
+		u64 step = min_t(u64, ns, 10 * NSEC_PER_MSEC);
+		unsigned long us = step / NSEC_PER_USEC;
+
+		if ((stop && atomic_read(stop)) ||
+		    (killable && fatal_signal_pending(current)))
+			return -EINTR;
+		usleep_range(us, us + us / 8 + 1);
+		ns -= step;
+	}
+	return 0;
+}
+
+/* After a batch that brought @res->moved from @*moved: obey the cap. */
+static int tt_bw_throttle(struct tt_migrate_result *res, u64 *moved,
+			  const atomic_t *stop, bool killable)
+{
+	u64 cap = tt_config_get(TT_CFG_BW_CAP_MBPS), bytes;
+
+	bytes = (res->moved - *moved) << PAGE_SHIFT;
+	*moved = res->moved;
+	if (!cap || !bytes)
+		return 0;
+	return tt_bw_wait(tt_bw_charge(bytes, cap << 20), stop, killable);
+}
 
 /**
  * tt_migrate_pool_resize() - the workers setting changed: resize the pool
@@ -525,7 +587,7 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl, int nid,
 			struct tt_migrate_result *res)
 {
 	bool remote = flags & TT_MIG_REMOTE;
-	u64 t0 = ktime_get_ns();
+	u64 t0 = ktime_get_ns(), moved = res->moved;
 	struct tt_mig m = {
 		.mm = mm,
 		.nid = nid,
@@ -567,6 +629,9 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl, int nid,
 				ret = -EINTR;
 				break;
 			}
+			ret = tt_bw_throttle(res, &moved, stop, !remote);
+			if (ret)
+				break;
 			cond_resched();
 		}
 		tt_pagescan_exit(&m.scan);

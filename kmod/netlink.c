@@ -1,47 +1,139 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The generic netlink family "tiertrain" used by tierctl.
+ * The generic netlink family "tiertrain": the administration interface
+ * used by tierctl (uapi/linux/tiertrain.h documents every command).
  *
- * TT_CMD_GET_STATUS (any user) replies with the module version, the pool
- * settings, the number of sessions and, per online node with memory, its
- * role, CPUs and memory. Requests are validated strictly: the command takes
- * no attributes, so every attribute is rejected with an extended ACK that
- * points at it.
+ * Reads (status, tiers, sessions, layers, config, events) are open to any
+ * user; a caller without CAP_SYS_ADMIN sees only the sessions it owns
+ * (tt_nl_visible()). Writes (tiers set, config set) carry GENL_ADMIN_PERM
+ * and check CAP_SYS_ADMIN here as well. Requests are validated strictly by
+ * the per-command policies; every error this file returns carries an
+ * extended ACK naming the attribute and the value (tt_nl_err()).
+ *
+ * Dumps keep their position in the callback's context (struct tt_nl_dump):
+ * the id of the session being dumped and how far into it, so a dump that
+ * needs several messages resumes where it stopped. Sessions are visited in
+ * id order under the session list lock (tt_session_for_each()), whose
+ * generation feeds nl_dump_check_consistent().
+ *
+ * TT_CMD_EVENT messages go to the "events" multicast group, only when
+ * someone listens (tt_netlink_event(), called by evlog.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
+#include <linux/pid.h>
+#include <linux/slab.h>
+#include <linux/uidgid.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <net/sock.h>
 #include <linux/tiertrain.h>
 
+#include "config.h"
+#include "evlog.h"
 #include "migrate.h"
 #include "netlink.h"
+#include "sched.h"
 #include "session.h"
 #include "tiers.h"
 #include "version.h"
 
-static const struct nla_policy tt_status_policy[TT_A_MAX + 1] = {
-	[TT_A_PAD ... TT_A_MAX] = {
-		.type = NLA_REJECT,
-		.reject_message = "TT_CMD_GET_STATUS takes no attributes (this one is reply-only)",
-	},
-};
+/* Node lists in TT_A_FAST_NODES and TT_A_SLOW_NODES, at most. */
+#define TT_NL_NODELIST_MAX	256
+/* Layers or events gathered per step of a dump. */
+#define TT_NL_BATCH		32
+/* TT_A_CONFIG nests one TT_CMD_SET_CONFIG may carry. */
+#define TT_NL_CONFIG_MAX	64
 
 static struct genl_family tt_genl_family;
 
-/* Upper bound of the reply's payload. */
-static size_t tt_nl_status_size(void)
+/* ---- errors ------------------------------------------------------------ */
+
+/*
+ * 6.1 has no formatted extended ACK (NL_SET_ERR_MSG_FMT came in 6.2): the
+ * message must outlive the request handler until the core sends the ACK,
+ * in the same thread right after the handler returns. Messages are written
+ * into a static ring of buffers; one is reused only after TT_NL_MSGS more
+ * errors, and the last byte of each buffer is never written, so a reader
+ * always finds the end of the string.
+ */
+#define TT_NL_MSGS	64
+#define TT_NL_MSG_LEN	192
+
+static char tt_nl_msgs[TT_NL_MSGS][TT_NL_MSG_LEN];
+static atomic_t tt_nl_msg_next = ATOMIC_INIT(0);
+
+static __printf(3, 4)
+void tt_nl_err(struct netlink_ext_ack *extack, const struct nlattr *attr,
+	       const char *fmt, ...)
+{
+	char *buf;
+	va_list ap;
+	int n;
+
+	if (!extack)
+		return;
+	buf = tt_nl_msgs[(unsigned int)atomic_inc_return(&tt_nl_msg_next) %
+			 TT_NL_MSGS];
+	n = scnprintf(buf, TT_NL_MSG_LEN - 1, "%s: ", KBUILD_MODNAME);
+	va_start(ap, fmt);
+	vscnprintf(buf + n, TT_NL_MSG_LEN - 1 - n, fmt, ap);
+	va_end(ap);
+	extack->_msg = buf;
+	extack->bad_attr = attr;
+}
+
+/* ---- who is asking ------------------------------------------------------ */
+
+/**
+ * struct tt_nl_caller - the credentials of a request's socket
+ * @uid:   its opener's effective uid.
+ * @admin: it has CAP_SYS_ADMIN: every session is visible.
+ */
+struct tt_nl_caller {
+	kuid_t uid;
+	bool admin;
+};
+
+static void tt_nl_caller(const struct sk_buff *skb, struct tt_nl_caller *c)
+{
+	const struct sock *sk = NETLINK_CB(skb).sk;
+	const struct file *file = sk && sk->sk_socket ? sk->sk_socket->file :
+							NULL;
+
+	c->admin = netlink_capable(skb, CAP_SYS_ADMIN);
+	c->uid = file ? file->f_cred->euid : GLOBAL_ROOT_UID;
+}
+
+static bool tt_nl_visible(const struct tt_nl_caller *c,
+			  const struct tt_session *s)
+{
+	return c->admin || uid_eq(c->uid, s->uid);
+}
+
+static int tt_nl_need_admin(struct sk_buff *skb, struct genl_info *info,
+			    const char *what)
+{
+	if (netlink_capable(skb, CAP_SYS_ADMIN))
+		return 0;
+	tt_nl_err(info->extack, NULL, "%s needs CAP_SYS_ADMIN", what);
+	return -EPERM;
+}
+
+/* ---- status and tiers ----------------------------------------------------- */
+
+/* Upper bound of the TT_A_NODES nest. */
+static size_t tt_nl_nodes_size(void)
 {
 	size_t node = nla_total_size(0) +			/* TT_A_NODE */
-		      4 * nla_total_size(sizeof(u32)) +		/* id..nr_cpus */
+		      5 * nla_total_size(sizeof(u32)) +		/* id..target */
 		      2 * nla_total_size_64bit(sizeof(u64));	/* bytes */
 
-	return nla_total_size(sizeof(TT_VERSION)) +
-	       4 * nla_total_size(sizeof(u32)) +
-	       nla_total_size(0) +				/* TT_A_NODES */
-	       nr_node_ids * node;
+	return nla_total_size(0) + nr_node_ids * node;
 }
 
 static int tt_nl_put_node(struct sk_buff *msg, int nid)
@@ -50,6 +142,7 @@ static int tt_nl_put_node(struct sk_buff *msg, int nid)
 	enum tt_node_role role = tt_tier_role(nid, &source);
 	struct tt_node_info info;
 	struct nlattr *nest;
+	int target;
 
 	tt_tier_node_info(nid, &info);
 	nest = nla_nest_start(msg, TT_A_NODE);
@@ -62,25 +155,26 @@ static int tt_nl_put_node(struct sk_buff *msg, int nid)
 	    nla_put_u64_64bit(msg, TT_NODE_A_TOTAL_BYTES, info.total_bytes,
 			      TT_NODE_A_PAD) ||
 	    nla_put_u64_64bit(msg, TT_NODE_A_FREE_BYTES, info.free_bytes,
-			      TT_NODE_A_PAD)) {
-		nla_nest_cancel(msg, nest);
-		return -EMSGSIZE;
+			      TT_NODE_A_PAD))
+		goto cancel;
+	if (role == TT_ROLE_FAST) {
+		target = tt_tier_nearest_slow(nid);
+		if (target != NUMA_NO_NODE &&
+		    nla_put_u32(msg, TT_NODE_A_SLOW_TARGET, target))
+			goto cancel;
 	}
 	nla_nest_end(msg, nest);
 	return 0;
+cancel:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
 }
 
-static int tt_nl_put_status(struct sk_buff *msg)
+static int tt_nl_put_nodes(struct sk_buff *msg)
 {
 	struct nlattr *nodes;
 	int nid;
 
-	if (nla_put_string(msg, TT_A_VERSION, TT_VERSION) ||
-	    nla_put_u32(msg, TT_A_ABI_VERSION, TT_ABI_VERSION) ||
-	    nla_put_u32(msg, TT_A_WORKERS, tt_migrate_workers()) ||
-	    nla_put_u32(msg, TT_A_BATCH_PAGES, tt_migrate_batch_pages()) ||
-	    nla_put_u32(msg, TT_A_NR_SESSIONS, tt_session_count()))
-		return -EMSGSIZE;
 	nodes = nla_nest_start(msg, TT_A_NODES);
 	if (!nodes)
 		return -EMSGSIZE;
@@ -92,34 +186,781 @@ static int tt_nl_put_status(struct sk_buff *msg)
 	return 0;
 }
 
-static int tt_nl_get_status(struct sk_buff *skb, struct genl_info *info)
+/*
+ * A reply of @size bytes of payload to the request in @info, filled by
+ * @fill; errors carry an extended ACK saying what did not work.
+ */
+static int tt_nl_reply(struct genl_info *info, u8 cmd, size_t size,
+		       int (*fill)(struct sk_buff *msg, void *arg), void *arg)
 {
 	struct sk_buff *msg;
 	void *hdr;
+	int ret;
 
-	msg = genlmsg_new(tt_nl_status_size(), GFP_KERNEL);
+	msg = genlmsg_new(size, GFP_KERNEL);
 	if (!msg) {
-		NL_SET_ERR_MSG_MOD(info->extack,
-				   "no memory for the status reply");
+		tt_nl_err(info->extack, NULL, "no memory for a %zu-byte reply",
+			  size);
 		return -ENOMEM;
 	}
-	hdr = genlmsg_put_reply(msg, info, &tt_genl_family, 0,
-				TT_CMD_GET_STATUS);
-	if (!hdr || tt_nl_put_status(msg)) {
+	hdr = genlmsg_put_reply(msg, info, &tt_genl_family, 0, cmd);
+	ret = hdr ? fill(msg, arg) : -EMSGSIZE;
+	if (ret) {
 		nlmsg_free(msg);
-		NL_SET_ERR_MSG_MOD(info->extack,
-				   "the status does not fit in the reply message");
-		return -EMSGSIZE;
+		if (ret == -EMSGSIZE)
+			tt_nl_err(info->extack, NULL,
+				  "the reply does not fit in %zu bytes", size);
+		return ret;
 	}
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
 }
+
+static int tt_nl_fill_status(struct sk_buff *msg, void *arg)
+{
+	if (nla_put_string(msg, TT_A_VERSION, TT_VERSION) ||
+	    nla_put_u32(msg, TT_A_ABI_VERSION, TT_ABI_VERSION) ||
+	    nla_put_u32(msg, TT_A_WORKERS, tt_migrate_workers()) ||
+	    nla_put_u32(msg, TT_A_BATCH_PAGES, tt_migrate_batch_pages()) ||
+	    nla_put_u32(msg, TT_A_NR_SESSIONS, tt_session_count()))
+		return -EMSGSIZE;
+	return tt_nl_put_nodes(msg);
+}
+
+static int tt_nl_get_status(struct sk_buff *skb, struct genl_info *info)
+{
+	size_t size = nla_total_size(sizeof(TT_VERSION)) +
+		      4 * nla_total_size(sizeof(u32)) + tt_nl_nodes_size();
+
+	return tt_nl_reply(info, TT_CMD_GET_STATUS, size, tt_nl_fill_status,
+			   NULL);
+}
+
+static int tt_nl_fill_tiers(struct sk_buff *msg, void *arg)
+{
+	char *fast = arg, *slow = fast + TT_NL_NODELIST_MAX;
+
+	tt_tiers_get(fast, slow, TT_NL_NODELIST_MAX);
+	if (nla_put_string(msg, TT_A_FAST_NODES, fast) ||
+	    nla_put_string(msg, TT_A_SLOW_NODES, slow))
+		return -EMSGSIZE;
+	return tt_nl_put_nodes(msg);
+}
+
+static int tt_nl_get_tiers(struct sk_buff *skb, struct genl_info *info)
+{
+	size_t size = 2 * nla_total_size(TT_NL_NODELIST_MAX) +
+		      tt_nl_nodes_size();
+	char *lists;
+	int ret;
+
+	lists = kmalloc(2 * TT_NL_NODELIST_MAX, GFP_KERNEL);
+	if (!lists)
+		return -ENOMEM;
+	ret = tt_nl_reply(info, TT_CMD_GET_TIERS, size, tt_nl_fill_tiers,
+			  lists);
+	kfree(lists);
+	return ret;
+}
+
+static const char *tt_nl_attr_name(int type)
+{
+	return type == TT_A_FAST_NODES ? "TT_A_FAST_NODES" : "TT_A_SLOW_NODES";
+}
+
+/* Parse the node list of attribute @type, if given. */
+static int tt_nl_tiers_list(struct genl_info *info, int type, bool *set,
+			    nodemask_t *mask)
+{
+	const struct nlattr *a = info->attrs[type];
+
+	*set = a;
+	nodes_clear(*mask);
+	if (!a || !*(const char *)nla_data(a))
+		return 0;
+	if (nodelist_parse((const char *)nla_data(a), *mask)) {
+		tt_nl_err(info->extack, a,
+			  "%s \"%s\" is not a node list (expected e.g. \"0\", \"1,2\" or \"2-3\", or \"\" for automatic)",
+			  tt_nl_attr_name(type), (const char *)nla_data(a));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int tt_nl_set_tiers(struct sk_buff *skb, struct genl_info *info)
+{
+	struct tt_tiers_req *req;
+	const struct nlattr *a;
+	int ret, bad = -1, type;
+
+	ret = tt_nl_need_admin(skb, info, "changing the node roles");
+	if (ret)
+		return ret;
+	if (!info->attrs[TT_A_FAST_NODES] && !info->attrs[TT_A_SLOW_NODES]) {
+		tt_nl_err(info->extack, NULL,
+			  "TT_CMD_SET_TIERS needs TT_A_FAST_NODES or TT_A_SLOW_NODES");
+		return -EINVAL;
+	}
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	ret = tt_nl_tiers_list(info, TT_A_FAST_NODES, &req->set_fast,
+			       &req->fast);
+	if (!ret)
+		ret = tt_nl_tiers_list(info, TT_A_SLOW_NODES, &req->set_slow,
+				       &req->slow);
+	if (ret)
+		goto out;
+	ret = tt_tiers_set(req, &bad);
+	if (!ret)
+		goto out;
+	/* The list the bad node came from, the fast one if both have it. */
+	type = req->set_fast && bad >= 0 && bad < MAX_NUMNODES &&
+	       node_isset(bad, req->fast) ? TT_A_FAST_NODES : TT_A_SLOW_NODES;
+	if (!info->attrs[type])
+		type = type == TT_A_FAST_NODES ? TT_A_SLOW_NODES :
+						 TT_A_FAST_NODES;
+	a = info->attrs[type];
+	if (ret == -EINVAL)
+		tt_nl_err(info->extack, a,
+			  "node %d of %s \"%s\" does not exist (this system has nodes 0-%u)",
+			  bad, tt_nl_attr_name(type), (const char *)nla_data(a),
+			  nr_node_ids - 1);
+	else if (ret == -ENODEV)
+		tt_nl_err(info->extack, a,
+			  "node %d of %s \"%s\" is offline or has no memory",
+			  bad, tt_nl_attr_name(type), (const char *)nla_data(a));
+	else if (ret == -EEXIST)
+		tt_nl_err(info->extack, a,
+			  "node %d would be both fast and slow (%s \"%s\" and the other list)",
+			  bad, tt_nl_attr_name(type), (const char *)nla_data(a));
+out:
+	kfree(req);
+	return ret;
+}
+
+/* ---- config --------------------------------------------------------------- */
+
+static int tt_nl_put_config(struct sk_buff *msg, enum tt_cfg_key key)
+{
+	const struct tt_cfg_desc *d = tt_config_desc(key);
+	struct nlattr *nest;
+
+	nest = nla_nest_start(msg, TT_A_CONFIG);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_string(msg, TT_CFG_A_KEY, d->name) ||
+	    nla_put_u64_64bit(msg, TT_CFG_A_VALUE, tt_config_get(key),
+			      TT_CFG_A_PAD) ||
+	    nla_put_u64_64bit(msg, TT_CFG_A_DEFAULT, d->def, TT_CFG_A_PAD) ||
+	    nla_put_u64_64bit(msg, TT_CFG_A_MIN, d->min, TT_CFG_A_PAD) ||
+	    nla_put_u64_64bit(msg, TT_CFG_A_MAX, d->max, TT_CFG_A_PAD) ||
+	    nla_put_string(msg, TT_CFG_A_UNIT, d->unit) ||
+	    nla_put_string(msg, TT_CFG_A_DESC, d->desc) ||
+	    nla_put_u32(msg, TT_CFG_A_APPLIES, d->applies)) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static size_t tt_nl_config_size(enum tt_cfg_key key)
+{
+	const struct tt_cfg_desc *d = tt_config_desc(key);
+
+	return nla_total_size(0) + nla_total_size(strlen(d->name) + 1) +
+	       4 * nla_total_size_64bit(sizeof(u64)) +
+	       nla_total_size(strlen(d->unit) + 1) +
+	       nla_total_size(strlen(d->desc) + 1) +
+	       nla_total_size(sizeof(u32));
+}
+
+static int tt_nl_fill_config(struct sk_buff *msg, void *arg)
+{
+	int key = *(int *)arg, k;
+
+	for (k = 0; k < TT_CFG_NR; k++)
+		if ((key < 0 || key == k) && tt_nl_put_config(msg, k))
+			return -EMSGSIZE;
+	return 0;
+}
+
+static const struct nla_policy tt_cfg_policy[TT_CFG_A_MAX + 1] = {
+	[TT_CFG_A_KEY] = { .type = NLA_NUL_STRING, .len = 64 },
+	[TT_CFG_A_VALUE] = { .type = NLA_U64 },
+};
+
+/* The key of one TT_A_CONFIG nest: enum tt_cfg_key, or -errno. */
+static int tt_nl_config_key(struct genl_info *info, struct nlattr *nest,
+			    struct nlattr **tb)
+{
+	int ret, key;
+
+	ret = nla_parse_nested(tb, TT_CFG_A_MAX, nest, tt_cfg_policy,
+			       info->extack);
+	if (ret)
+		return ret;
+	if (!tb[TT_CFG_A_KEY]) {
+		tt_nl_err(info->extack, nest, "TT_A_CONFIG without TT_CFG_A_KEY");
+		return -EINVAL;
+	}
+	key = tt_config_find(nla_data(tb[TT_CFG_A_KEY]));
+	if (key < 0)
+		tt_nl_err(info->extack, tb[TT_CFG_A_KEY],
+			  "unknown key \"%s\" (tierctl config lists the keys)",
+			  (char *)nla_data(tb[TT_CFG_A_KEY]));
+	return key;
+}
+
+static int tt_nl_get_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[TT_CFG_A_MAX + 1];
+	size_t size = 0;
+	int key = -1, k;
+
+	if (info->attrs[TT_A_CONFIG]) {
+		key = tt_nl_config_key(info, info->attrs[TT_A_CONFIG], tb);
+		if (key < 0)
+			return key;
+		if (tb[TT_CFG_A_VALUE]) {
+			tt_nl_err(info->extack, tb[TT_CFG_A_VALUE],
+				  "TT_CMD_GET_CONFIG takes no TT_CFG_A_VALUE (did you mean TT_CMD_SET_CONFIG?)");
+			return -EINVAL;
+		}
+	}
+	for (k = 0; k < TT_CFG_NR; k++)
+		if (key < 0 || key == k)
+			size += tt_nl_config_size(k);
+	return tt_nl_reply(info, TT_CMD_GET_CONFIG, size, tt_nl_fill_config,
+			   &key);
+}
+
+static int tt_nl_set_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[TT_CFG_A_MAX + 1];
+	struct tt_cfg_change *c;
+	unsigned int n = 0, i;
+	struct nlattr *a;
+	int ret, rem, key;
+	u64 v;
+
+	ret = tt_nl_need_admin(skb, info, "changing the settings");
+	if (ret)
+		return ret;
+	c = kcalloc(TT_NL_CONFIG_MAX, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	nla_for_each_attr(a, genlmsg_data(info->genlhdr),
+			  genlmsg_len(info->genlhdr), rem) {
+		if (nla_type(a) != TT_A_CONFIG)
+			continue;
+		if (n == TT_NL_CONFIG_MAX) {
+			tt_nl_err(info->extack, a,
+				  "more than %d TT_A_CONFIG in one request",
+				  TT_NL_CONFIG_MAX);
+			ret = -EINVAL;
+			goto out;
+		}
+		key = tt_nl_config_key(info, a, tb);
+		if (key < 0) {
+			ret = key;
+			goto out;
+		}
+		if (!tb[TT_CFG_A_VALUE]) {
+			tt_nl_err(info->extack, a,
+				  "key \"%s\" without TT_CFG_A_VALUE",
+				  tt_config_desc(key)->name);
+			ret = -EINVAL;
+			goto out;
+		}
+		v = nla_get_u64(tb[TT_CFG_A_VALUE]);
+		if (tt_config_check(key, v)) {
+			const struct tt_cfg_desc *d = tt_config_desc(key);
+
+			tt_nl_err(info->extack, tb[TT_CFG_A_VALUE],
+				  "%s=%llu is out of range %u..%u", d->name, v,
+				  d->min, d->max);
+			ret = -ERANGE;
+			goto out;
+		}
+		/* A key given twice takes the last value. */
+		for (i = 0; i < n && c[i].key != key; i++)
+			;
+		c[i].key = key;
+		c[i].value = v;
+		if (i == n)
+			n++;
+	}
+	if (!n) {
+		tt_nl_err(info->extack, NULL,
+			  "TT_CMD_SET_CONFIG needs at least one TT_A_CONFIG");
+		ret = -EINVAL;
+		goto out;
+	}
+	tt_config_apply(c, n);
+	ret = 0;
+out:
+	kfree(c);
+	return ret;
+}
+
+/* ---- dumps ---------------------------------------------------------------- */
+
+/**
+ * struct tt_nl_dump - a dump's state, in the netlink callback's context
+ * @session: filter: only this session id (0: any).
+ * @cur:     the session being dumped (0: none yet); sessions with a smaller
+ *           id are done.
+ * @pos:     layers: the next layer index of @cur; events: the seq of the
+ *           last event of @cur put in a message.
+ * @since:   events: the request's TT_A_SINCE.
+ * @pid:     filter: only sessions of this process (0: any), as seen from
+ *           the caller's pid namespace.
+ * @uid:     the caller's effective uid.
+ * @admin:   the caller has CAP_SYS_ADMIN.
+ * @checked: the request was checked (first call of the dump function).
+ */
+struct tt_nl_dump {
+	u64 session;
+	u64 cur;
+	u64 pos;
+	u64 since;
+	u32 pid;
+	kuid_t uid;
+	bool admin;
+	bool checked;
+};
+
+static struct tt_nl_dump *tt_nl_dump_of(struct netlink_callback *cb)
+{
+	BUILD_BUG_ON(sizeof(struct tt_nl_dump) > sizeof(cb->ctx));
+	return (struct tt_nl_dump *)cb->ctx;
+}
+
+static int tt_nl_dump_start(struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *gi = genl_dumpit_info(cb);
+	struct tt_nl_dump *d = tt_nl_dump_of(cb);
+	struct nlattr **attrs = gi->attrs;
+	struct tt_nl_caller c;
+
+	memset(d, 0, sizeof(*d));
+	tt_nl_caller(cb->skb, &c);
+	d->uid = c.uid;
+	d->admin = c.admin;
+	if (attrs[TT_A_SESSION])
+		d->session = nla_get_u64(attrs[TT_A_SESSION]);
+	if (attrs[TT_A_PID])
+		d->pid = nla_get_u32(attrs[TT_A_PID]);
+	if (attrs[TT_A_SINCE])
+		d->since = nla_get_u64(attrs[TT_A_SINCE]);
+	return 0;
+}
+
+static bool tt_nl_dump_match(const struct tt_nl_dump *d,
+			     const struct tt_session *s)
+{
+	const struct tt_nl_caller c = { .uid = d->uid, .admin = d->admin };
+
+	if (!tt_nl_visible(&c, s))
+		return false;
+	if (d->session && s->id != d->session)
+		return false;
+	return !d->pid || pid_vnr(s->pid) == d->pid;
+}
+
+static int tt_nl_dump_found(struct tt_session *s, void *arg)
+{
+	return tt_nl_dump_match(arg, s);
+}
+
+/*
+ * First call of a dump that names its sessions: is there one? With
+ * @need_target, exactly one of TT_A_SESSION and TT_A_PID must be given.
+ */
+static int tt_nl_dump_check(struct netlink_callback *cb, bool need_target)
+{
+	struct nlattr **attrs = genl_dumpit_info(cb)->attrs;
+	struct tt_nl_dump *d = tt_nl_dump_of(cb);
+
+	if (d->checked)
+		return 0;
+	d->checked = true;
+	if (need_target && !attrs[TT_A_SESSION] == !attrs[TT_A_PID]) {
+		tt_nl_err(cb->extack, NULL,
+			  "exactly one of TT_A_SESSION and TT_A_PID is needed (got %s)",
+			  attrs[TT_A_SESSION] ? "both" : "neither");
+		return -EINVAL;
+	}
+	if (!attrs[TT_A_SESSION] && !attrs[TT_A_PID])
+		return 0;
+	if (tt_session_for_each(0, tt_nl_dump_found, d, NULL) > 0)
+		return 0;
+	if (attrs[TT_A_SESSION])
+		tt_nl_err(cb->extack, attrs[TT_A_SESSION],
+			  "no session %llu%s", d->session,
+			  d->admin ? "" : " owned by you");
+	else
+		tt_nl_err(cb->extack, attrs[TT_A_PID],
+			  "process %u has no tiertrain session%s", d->pid,
+			  d->admin ? "" : " owned by you");
+	return -ENOENT;
+}
+
+/**
+ * struct tt_nl_walk - one call of a dump function over the sessions
+ * @skb:  the message being filled.
+ * @cb:   the netlink callback.
+ * @buf:  scratch for layers or events (TT_NL_BATCH entries).
+ * @gen:  the session list's generation (tt_session_for_each()).
+ */
+struct tt_nl_walk {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+	void *buf;
+	u64 gen;
+};
+
+/*
+ * What nl_dump_check_consistent() compares between the parts of a dump
+ * (never 0, which would turn the check off): the session list's generation
+ * for the sessions dump, the number of layers of the session for a layers
+ * dump (a new layer shifts the positions).
+ */
+static unsigned int tt_nl_dump_seq(u64 v)
+{
+	return (unsigned int)(v << 1) | 1;
+}
+
+/* A dump message's header, with the session's id and pid. */
+static void *tt_nl_dump_msg(struct tt_nl_walk *w, u8 cmd,
+			    const struct tt_session *s)
+{
+	struct netlink_callback *cb = w->cb;
+	void *hdr;
+
+	hdr = genlmsg_put(w->skb, NETLINK_CB(cb->skb).portid,
+			  cb->nlh->nlmsg_seq, &tt_genl_family, NLM_F_MULTI,
+			  cmd);
+	if (!hdr)
+		return NULL;
+	if (cmd != TT_CMD_GET_EVENTS)
+		genl_dump_check_consistent(cb, hdr);
+	if (nla_put_u64_64bit(w->skb, TT_A_SESSION, s->id, TT_A_PAD) ||
+	    nla_put_u32(w->skb, TT_A_PID, pid_vnr(s->pid))) {
+		genlmsg_cancel(w->skb, hdr);
+		return NULL;
+	}
+	return hdr;
+}
+
+static int tt_nl_session_fill(struct tt_session *s, void *arg)
+{
+	struct tt_nl_walk *w = arg;
+	struct tt_nl_dump *d = tt_nl_dump_of(w->cb);
+	struct tt_ioc_stats *st = w->buf;
+	u64 held, slow, last, lost;
+	size_t len;
+	void *hdr;
+
+	if (!tt_nl_dump_match(d, s))
+		return 0;
+	len = tt_session_stats(s, st, sizeof(*st));
+	tt_sched_resident(s, &held, &slow);
+	tt_evlog_state(&s->evlog, &last, &lost);
+	w->cb->seq = tt_nl_dump_seq(w->gen);
+	hdr = tt_nl_dump_msg(w, TT_CMD_GET_SESSIONS, s);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(w->skb, TT_A_COMM, s->comm) ||
+	    nla_put_u32(w->skb, TT_A_UID,
+			from_kuid_munged(current_user_ns(), s->uid)) ||
+	    nla_put_u64_64bit(w->skb, TT_A_OPENED_NS, s->opened_ns, TT_A_PAD) ||
+	    nla_put_64bit(w->skb, TT_A_STATS, len, st, TT_A_PAD) ||
+	    nla_put_u64_64bit(w->skb, TT_A_FAST_BYTES, held - slow, TT_A_PAD) ||
+	    nla_put_u64_64bit(w->skb, TT_A_SLOW_BYTES, slow, TT_A_PAD) ||
+	    nla_put_u64_64bit(w->skb, TT_A_LAST_SEQ, last, TT_A_PAD) ||
+	    nla_put_u64_64bit(w->skb, TT_A_EVENTS_LOST, lost, TT_A_PAD)) {
+		genlmsg_cancel(w->skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(w->skb, hdr);
+	d->cur = s->id;
+	return 0;
+}
+
+/* Run @fill over the sessions after the dump's position. */
+static int tt_nl_dump_walk(struct sk_buff *skb, struct netlink_callback *cb,
+			   int (*fill)(struct tt_session *s, void *arg),
+			   size_t bufsize, bool resume_cur)
+{
+	struct tt_nl_dump *d = tt_nl_dump_of(cb);
+	struct tt_nl_walk w = { .skb = skb, .cb = cb };
+	int ret;
+
+	w.buf = kvmalloc(bufsize, GFP_KERNEL);
+	if (!w.buf)
+		return -ENOMEM;
+	ret = tt_session_for_each(resume_cur && d->cur ? d->cur - 1 : d->cur,
+				  fill, &w, &w.gen);
+	kvfree(w.buf);
+	/* A full message: the dump continues with the next call. */
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	if (ret)
+		return ret;
+	return skb->len;
+}
+
+static int tt_nl_get_sessions(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	int ret = tt_nl_dump_check(cb, false);
+
+	if (ret)
+		return ret;
+	return tt_nl_dump_walk(skb, cb, tt_nl_session_fill,
+			       sizeof(struct tt_ioc_stats), false);
+}
+
+static int tt_nl_layers_fill(struct tt_session *s, void *arg)
+{
+	struct tt_nl_walk *w = arg;
+	struct tt_nl_dump *d = tt_nl_dump_of(w->cb);
+	struct tt_layer_info *info = w->buf;
+	unsigned int n, i, known;
+	void *hdr;
+
+	if (!tt_nl_dump_match(d, s))
+		return 0;
+	if (d->cur != s->id) {
+		d->cur = s->id;
+		d->pos = 0;
+	}
+	for (;;) {
+		n = tt_sched_layers_from(s, d->pos, info, TT_NL_BATCH, &known);
+		if (!n)
+			return 0;
+		w->cb->seq = tt_nl_dump_seq(known);
+		hdr = tt_nl_dump_msg(w, TT_CMD_GET_LAYERS, s);
+		if (!hdr)
+			return -EMSGSIZE;
+		for (i = 0; i < n; i++) {
+			if (nla_put_64bit(w->skb, TT_A_LAYER, sizeof(info[i]),
+					  &info[i], TT_A_PAD))
+				break;
+		}
+		if (!i) {
+			genlmsg_cancel(w->skb, hdr);
+			return -EMSGSIZE;
+		}
+		genlmsg_end(w->skb, hdr);
+		d->pos += i;
+		if (i < n)
+			return -EMSGSIZE;
+	}
+}
+
+static int tt_nl_get_layers(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	int ret = tt_nl_dump_check(cb, true);
+
+	if (ret)
+		return ret;
+	return tt_nl_dump_walk(skb, cb, tt_nl_layers_fill,
+			       TT_NL_BATCH * sizeof(struct tt_layer_info),
+			       true);
+}
+
+static int tt_nl_events_fill(struct tt_session *s, void *arg)
+{
+	struct tt_nl_walk *w = arg;
+	struct tt_nl_dump *d = tt_nl_dump_of(w->cb);
+	struct tt_trace_event *ev = w->buf;
+	unsigned int n, i;
+	u64 missed;
+	void *hdr;
+
+	if (!tt_nl_dump_match(d, s))
+		return 0;
+	if (d->cur != s->id) {
+		d->cur = s->id;
+		d->pos = d->since;
+	}
+	for (;;) {
+		n = tt_evlog_read(&s->evlog, d->pos, ev, TT_NL_BATCH, &missed);
+		if (!n && !missed)
+			return 0;
+		hdr = tt_nl_dump_msg(w, TT_CMD_GET_EVENTS, s);
+		if (!hdr)
+			return -EMSGSIZE;
+		if (missed && nla_put_u64_64bit(w->skb, TT_A_EVENTS_LOST, missed,
+						TT_A_PAD)) {
+			genlmsg_cancel(w->skb, hdr);
+			return -EMSGSIZE;
+		}
+		for (i = 0; i < n; i++) {
+			if (nla_put_64bit(w->skb, TT_A_EVENT, sizeof(ev[i]),
+					  &ev[i], TT_A_PAD))
+				break;
+		}
+		if (!i && n) {
+			genlmsg_cancel(w->skb, hdr);
+			return -EMSGSIZE;
+		}
+		genlmsg_end(w->skb, hdr);
+		d->pos += missed + i;
+		if (i < n)
+			return -EMSGSIZE;
+	}
+}
+
+static int tt_nl_get_events(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	int ret = tt_nl_dump_check(cb, true);
+
+	if (ret)
+		return ret;
+	return tt_nl_dump_walk(skb, cb, tt_nl_events_fill,
+			       TT_NL_BATCH * sizeof(struct tt_trace_event),
+			       true);
+}
+
+/* ---- multicast ------------------------------------------------------------ */
+
+enum tt_nl_mcgrp {
+	TT_NL_MCGRP_EVENTS,
+};
+
+static const struct genl_multicast_group tt_genl_mcgrps[] = {
+	[TT_NL_MCGRP_EVENTS] = {
+		.name = TT_GENL_MCGRP_EVENTS,
+		.flags = GENL_MCAST_CAP_SYS_ADMIN,
+	},
+};
+
+/**
+ * tt_netlink_event() - send a trace event to the multicast group
+ * @s:  its session.
+ * @ev: the event.
+ *
+ * Nothing is allocated when nobody listens. May sleep.
+ */
+void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	if (!genl_has_listeners(&tt_genl_family, &init_net, TT_NL_MCGRP_EVENTS))
+		return;
+	msg = genlmsg_new(nla_total_size_64bit(sizeof(u64)) +
+			  nla_total_size(sizeof(u32)) +
+			  nla_total_size_64bit(sizeof(*ev)), GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &tt_genl_family, 0, TT_CMD_EVENT);
+	if (!hdr ||
+	    nla_put_u64_64bit(msg, TT_A_SESSION, s->id, TT_A_PAD) ||
+	    nla_put_u32(msg, TT_A_PID, pid_nr(s->pid)) ||
+	    nla_put_64bit(msg, TT_A_EVENT, sizeof(*ev), ev, TT_A_PAD)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&tt_genl_family, msg, 0, TT_NL_MCGRP_EVENTS,
+			  GFP_KERNEL);
+}
+
+/* ---- the family ---------------------------------------------------------- */
+
+static const struct nla_policy tt_status_policy[TT_A_MAX + 1] = {
+	[TT_A_PAD ... TT_A_MAX] = {
+		.type = NLA_REJECT,
+		.reject_message = "TT_CMD_GET_STATUS takes no attributes (this one is reply-only)",
+	},
+};
+
+static const struct nla_policy tt_tiers_policy[TT_A_MAX + 1] = {
+	[TT_A_FAST_NODES] = { .type = NLA_NUL_STRING,
+			      .len = TT_NL_NODELIST_MAX - 1 },
+	[TT_A_SLOW_NODES] = { .type = NLA_NUL_STRING,
+			      .len = TT_NL_NODELIST_MAX - 1 },
+};
+
+static const struct nla_policy tt_no_policy[TT_A_MAX + 1] = {
+};
+
+static const struct nla_policy tt_sessions_policy[TT_A_MAX + 1] = {
+	[TT_A_PID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy tt_layers_policy[TT_A_MAX + 1] = {
+	[TT_A_SESSION] = NLA_POLICY_MIN(NLA_U64, 1),
+	[TT_A_PID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy tt_events_policy[TT_A_MAX + 1] = {
+	[TT_A_SESSION] = NLA_POLICY_MIN(NLA_U64, 1),
+	[TT_A_PID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[TT_A_SINCE] = { .type = NLA_U64 },
+};
+
+static const struct nla_policy tt_config_policy[TT_A_MAX + 1] = {
+	[TT_A_CONFIG] = NLA_POLICY_NESTED(tt_cfg_policy),
+};
 
 static const struct genl_ops tt_genl_ops[] = {
 	{
 		.cmd = TT_CMD_GET_STATUS,
 		.doit = tt_nl_get_status,
 		.policy = tt_status_policy,
+		.maxattr = TT_A_MAX,
+	},
+	{
+		.cmd = TT_CMD_GET_TIERS,
+		.doit = tt_nl_get_tiers,
+		.policy = tt_no_policy,
+		.maxattr = TT_A_MAX,
+	},
+	{
+		.cmd = TT_CMD_SET_TIERS,
+		.doit = tt_nl_set_tiers,
+		.policy = tt_tiers_policy,
+		.maxattr = TT_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TT_CMD_GET_SESSIONS,
+		.start = tt_nl_dump_start,
+		.dumpit = tt_nl_get_sessions,
+		.policy = tt_sessions_policy,
+		.maxattr = TT_A_MAX,
+	},
+	{
+		.cmd = TT_CMD_GET_LAYERS,
+		.start = tt_nl_dump_start,
+		.dumpit = tt_nl_get_layers,
+		.policy = tt_layers_policy,
+		.maxattr = TT_A_MAX,
+	},
+	{
+		.cmd = TT_CMD_GET_CONFIG,
+		.doit = tt_nl_get_config,
+		.policy = tt_config_policy,
+		.maxattr = TT_A_MAX,
+	},
+	{
+		.cmd = TT_CMD_SET_CONFIG,
+		.doit = tt_nl_set_config,
+		.policy = tt_config_policy,
+		.maxattr = TT_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TT_CMD_GET_EVENTS,
+		.start = tt_nl_dump_start,
+		.dumpit = tt_nl_get_events,
+		.policy = tt_events_policy,
 		.maxattr = TT_A_MAX,
 	},
 };
@@ -132,6 +973,8 @@ static struct genl_family tt_genl_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.ops = tt_genl_ops,
 	.n_ops = ARRAY_SIZE(tt_genl_ops),
+	.mcgrps = tt_genl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(tt_genl_mcgrps),
 };
 
 /**

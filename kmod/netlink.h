@@ -5,7 +5,12 @@
 #ifndef TT_NETLINK_H
 #define TT_NETLINK_H
 
+#include <linux/tiertrain.h>
+
+struct tt_session;
+
 int tt_netlink_init(void);
 void tt_netlink_exit(void);
+void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev);
 
 #endif /* TT_NETLINK_H */

@@ -64,6 +64,7 @@
 
 #include "config.h"
 #include "event.h"
+#include "evlog.h"
 #include "migrate.h"
 #include "pagescan.h"
 #include "sched.h"
@@ -154,6 +155,10 @@ enum tt_ep_state {
  * @synced_iter:   last iteration whose late bytes were counted as fetched
  *                 synchronously.
  * @abort:         the eviction stops at its next chunk.
+ * @mig_start:     when the running (or last) eviction or prefetch started,
+ *                 for its trace event.
+ * @below_min:     the plan's eviction of this iteration was under
+ *                 min_migrate_kib and dropped (tt_sched_min_size()).
  * @evict_work:    the eviction, on the evict pool.
  * @prefetch_work: the prefetch, on the prefetch pool.
  *
@@ -180,6 +185,8 @@ struct tt_slayer {
 	bool sync;
 	u64 synced_iter;
 	atomic_t abort;
+	u64 mig_start;
+	bool below_min;
 	struct work_struct evict_work;
 	struct work_struct prefetch_work;
 };
@@ -563,6 +570,7 @@ static void tt_sched_evict_work(struct work_struct *work)
 		goto out_unlock;
 	}
 	sl->state = TT_EP_EVICTING;
+	sl->mig_start = ktime_get_ns();
 	iter = sl->iter;
 	if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
 		tt_tl_evict_start(&sc->tl, idx, ktime_get_ns());
@@ -607,6 +615,9 @@ static void tt_sched_evict_work(struct work_struct *work)
 	kfree(bytes);
 
 	mutex_lock(&sc->lock);
+	tt_evlog_migration(s, TT_TRACE_EVICT, sl->id, iter, sl->evicted,
+			   sl->mig_start, slow,
+			   done < sl->nr_chunks ? TT_TRACE_F_STOPPED : 0);
 	sl->nr_chunks = done;
 	sl->fast_nid = fast;
 	if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
@@ -674,8 +685,14 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 static void tt_sched_fetched(struct tt_sched *sc, struct tt_slayer *sl,
 			     u64 moved, u64 elapsed)
 {
+	struct tt_session *s = container_of(sc, struct tt_session, sched);
 	int idx;
 
+	tt_evlog_migration(s, TT_TRACE_PREFETCH, sl->id, sl->iter, moved,
+			   sl->mig_start, sl->fast_nid,
+			   (sl->sync ? TT_TRACE_F_SYNC : 0) |
+			   (sl->next_chunk < sl->nr_chunks ?
+			    TT_TRACE_F_STOPPED : 0));
 	tt_tl_rate_sample(&sc->tl, TT_TL_PREFETCH, moved, elapsed);
 	if (sl->next_chunk < sl->nr_chunks && !sc->closing) {
 		sl->state = TT_EP_EVICTED;
@@ -701,6 +718,7 @@ static void tt_sched_prefetch_work(struct work_struct *work)
 		goto out_unlock;
 	sl->state = TT_EP_PREFETCHING;
 	sl->sync = false;
+	sl->mig_start = ktime_get_ns();
 	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
 		tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
 	mutex_unlock(&sc->lock);
@@ -781,6 +799,7 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 	}
 	sl->state = TT_EP_PREFETCHING;
 	sl->sync = true;
+	sl->mig_start = ktime_get_ns();
 	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx) &&
 	    !sc->tl.st.layers[idx].x.prefetch_start)
 		tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
@@ -793,6 +812,28 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 out_unlock:
 	tt_sched_count_sync(sc, sl, iter);
 	mutex_unlock(&sc->lock);
+}
+
+/*
+ * min_migrate_kib: the plan's evictions smaller than that are not made,
+ * the layers are dropped instead (lock held, right after the plan).
+ */
+static void tt_sched_min_size(struct tt_sched *sc)
+{
+	u64 min = (u64)tt_config_get(TT_CFG_MIN_MIGRATE_KIB) << 10;
+	unsigned int i;
+
+	for (i = 0; i < sc->tl.n; i++) {
+		struct tt_tl_layer *l = &sc->tl.st.layers[i];
+		struct tt_slayer *sl = l->priv;
+
+		sl->below_min = min && (l->flags & TT_TL_L_PLANNED) &&
+				l->final_bytes && l->final_bytes < min;
+		if (sl->below_min) {
+			l->final_bytes = 0;
+			l->status = TT_POLICY_DROPPED;
+		}
+	}
 }
 
 /* TT_EV_ITER_BEGIN (lock held). */
@@ -809,6 +850,7 @@ static void tt_sched_iter_begin(struct tt_session *s, u64 now)
 		tt_sched_forget(sc, sl);
 	}
 	tt_tl_iter_begin(&sc->tl, now);
+	tt_sched_min_size(sc);
 	tt_sched_dispatch(s);
 }
 
@@ -824,15 +866,20 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 	int end = ev->type == TT_EV_LAYER_END;
 	enum tt_tl_action act;
 	struct tt_slayer *sl;
-	u64 bytes, out;
+	u64 bytes, out, dropped;
 	bool mine;
 	int idx;
 
 	sl = tt_sched_layer(s, ev->layer, &idx);
 	if (IS_ERR(sl))
 		return PTR_ERR(sl);
+	dropped = sc->tl.counts.layers_dropped;
 	act = tt_tl_layer_event(&sc->tl, idx, phase, end, now,
 				sl->state == TT_EP_IDLE, &bytes);
+	if (sc->tl.counts.layers_dropped != dropped)
+		tt_evlog_layer(s, TT_TRACE_DROP, sl->id, sc->tl.iter_seq,
+			       sc->tl.st.layers[idx].cur.saved, now,
+			       sl->below_min ? TT_TRACE_F_MIN_SIZE : 0);
 	/* An episode of this iteration: one the plan made for this pass. */
 	mine = sl->state != TT_EP_IDLE && sl->iter == sc->tl.iter_seq;
 	switch (act) {
@@ -849,6 +896,9 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 		out = tt_sched_outstanding(sl);
 		if (mine)
 			tt_tl_bwd_check(&sc->tl, idx, sl->evicted, out);
+		if (mine && out)
+			tt_evlog_layer(s, TT_TRACE_LATE, sl->id, sc->tl.iter_seq,
+				       out, now, 0);
 		else if (sc->tl.st.layers[idx].seen & TT_TL_S_EVICT)
 			/* this iteration's episode is over: all back in time */
 			tt_tl_bwd_check(&sc->tl, idx,
@@ -959,6 +1009,7 @@ static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
 		return ret;
 	sc->last_ts = now;
 	sc->counts.events++;
+	tt_evlog_sched_event(s, ev, now, sc->tl.iter_seq);
 	return 0;
 }
 
@@ -1108,24 +1159,26 @@ static u32 tt_sched_status(const struct tt_tl_layer *l)
 }
 
 /**
- * tt_sched_layers() - TT_IOC_LAYERS
+ * tt_sched_layers_from() - the scheduler's per-layer view from a position
  * @s:     the session.
- * @info:  out: up to @max layers, in layer id order.
+ * @from:  index of the first layer (in layer id order) to copy.
+ * @info:  out: up to @max layers from @from on.
  * @max:   elements of @info.
  * @known: out: the number of layers known.
  *
  * Return: the number of elements of @info filled.
  */
-unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
-			     unsigned int max, unsigned int *known)
+unsigned int tt_sched_layers_from(struct tt_session *s, unsigned int from,
+				  struct tt_layer_info *info, unsigned int max,
+				  unsigned int *known)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	unsigned int i, n;
 
 	mutex_lock(&sc->lock);
-	n = min(max, sc->tl.n);
+	n = from < sc->tl.n ? min(max, sc->tl.n - from) : 0;
 	for (i = 0; i < n; i++) {
-		const struct tt_tl_layer *l = &sc->tl.st.layers[i];
+		const struct tt_tl_layer *l = &sc->tl.st.layers[from + i];
 		struct tt_layer_info *o = &info[i];
 
 		memset(o, 0, sizeof(*o));
@@ -1149,6 +1202,48 @@ unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
 	*known = sc->tl.n;
 	mutex_unlock(&sc->lock);
 	return n;
+}
+
+/**
+ * tt_sched_layers() - TT_IOC_LAYERS
+ * @s:     the session.
+ * @info:  out: up to @max layers, in layer id order.
+ * @max:   elements of @info.
+ * @known: out: the number of layers known.
+ *
+ * Return: the number of elements of @info filled.
+ */
+unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
+			     unsigned int max, unsigned int *known)
+{
+	return tt_sched_layers_from(s, 0, info, max, known);
+}
+
+/**
+ * tt_sched_resident() - the saved tensors the scheduler holds, by tier
+ * @s:    the session.
+ * @held: out: bytes of every saved range held (one-shot and persistent).
+ * @slow: out: bytes of them evicted and not yet brought back.
+ */
+void tt_sched_resident(struct tt_session *s, u64 *held, u64 *slow)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	const struct tt_srange *r;
+	unsigned int i;
+
+	*held = 0;
+	*slow = 0;
+	mutex_lock(&sc->lock);
+	for (i = 0; i < sc->tl.n; i++) {
+		const struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+
+		list_for_each_entry(r, &sl->ranges, link)
+			*held += r->end - r->start;
+		if (sl->state != TT_EP_IDLE)
+			*slow += tt_sched_outstanding(sl);
+	}
+	*slow = min(*slow, *held);
+	mutex_unlock(&sc->lock);
 }
 
 /**

@@ -104,6 +104,10 @@ void tt_sched_get(struct tt_session *s, struct tt_ioc_sched *out);
 unsigned int tt_sched_nr_layers(struct tt_session *s);
 unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
 			     unsigned int max, unsigned int *known);
+unsigned int tt_sched_layers_from(struct tt_session *s, unsigned int from,
+				  struct tt_layer_info *info, unsigned int max,
+				  unsigned int *known);
+void tt_sched_resident(struct tt_session *s, u64 *held, u64 *slow);
 void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out);
 
 #endif /* TT_SCHED_H */

@@ -25,7 +25,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/err.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -68,11 +71,24 @@ struct tt_async {
 static struct kmem_cache *tt_async_cache;
 static atomic_t tt_nr_sessions = ATOMIC_INIT(0);
 
+/*
+ * The open sessions, in id order (for the netlink dumps): a session is on
+ * the list from the end of tt_session_open() to the start of
+ * tt_session_close(), so whoever holds the lock may read its counters.
+ * tt_sessions_gen counts the changes, for dump consistency.
+ */
+static DEFINE_MUTEX(tt_sessions_lock);
+static LIST_HEAD(tt_sessions);
+static u64 tt_sessions_gen;
+static u64 tt_sessions_last_id;
+
 static void tt_session_free(struct kref *ref)
 {
 	struct tt_session *s = container_of(ref, struct tt_session, ref);
 
 	WARN_ON_ONCE(!list_empty(&s->async));
+	tt_evlog_free(&s->evlog);
+	put_pid(s->pid);
 	mmdrop(s->mm);
 	kfree(s);
 }
@@ -129,8 +145,51 @@ struct tt_session *tt_session_open(void)
 	init_waitqueue_head(&s->wq);
 	atomic_set(&s->stop, 0);
 	tt_sched_init(s);
+	s->pid = get_pid(task_tgid(current));
+	get_task_comm(s->comm, current->group_leader);
+	s->uid = current_euid();
+	s->opened_ns = ktime_get_ns();
+	tt_evlog_init(&s->evlog);
 	atomic_inc(&tt_nr_sessions);
+
+	mutex_lock(&tt_sessions_lock);
+	s->id = ++tt_sessions_last_id;
+	list_add_tail(&s->link, &tt_sessions);
+	tt_sessions_gen++;
+	mutex_unlock(&tt_sessions_lock);
 	return s;
+}
+
+/**
+ * tt_session_for_each() - visit the open sessions in id order
+ * @after: start with the first session whose id is larger.
+ * @fn:    called for each, with the session list locked (the session stays
+ *         open meanwhile; @fn may sleep, but must not open or close a
+ *         session); a non-zero return stops the walk.
+ * @arg:   its argument.
+ * @gen:   out (may be NULL): the list's generation, which changes whenever
+ *         a session is opened or closed.
+ *
+ * Return: what @fn returned last, 0 when every session was visited.
+ */
+int tt_session_for_each(u64 after, int (*fn)(struct tt_session *s, void *arg),
+			void *arg, u64 *gen)
+{
+	struct tt_session *s;
+	int ret = 0;
+
+	mutex_lock(&tt_sessions_lock);
+	if (gen)
+		*gen = tt_sessions_gen;
+	list_for_each_entry(s, &tt_sessions, link) {
+		if (s->id <= after)
+			continue;
+		ret = fn(s, arg);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&tt_sessions_lock);
+	return ret;
 }
 
 static bool tt_session_idle(struct tt_session *s)
@@ -151,6 +210,11 @@ void tt_session_close(struct tt_session *s)
 {
 	struct tt_async *a, *tmp;
 	LIST_HEAD(cancel);
+
+	mutex_lock(&tt_sessions_lock);
+	list_del(&s->link);
+	tt_sessions_gen++;
+	mutex_unlock(&tt_sessions_lock);
 
 	spin_lock(&s->lock);
 	s->closing = true;

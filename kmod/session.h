@@ -6,14 +6,17 @@
 #define TT_SESSION_H
 
 #include <linux/atomic.h>
+#include <linux/cred.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/tiertrain.h>
 
+#include "evlog.h"
 #include "registry.h"
 #include "sched.h"
 #include "stats.h"
@@ -33,6 +36,13 @@
  *             scheduler migrations stop at their next batch.
  * @closing:   the file was released.
  * @sched:     the scheduler (events, profile, plan, evictions, prefetches).
+ * @id:        unique while the module is loaded, increasing in open order.
+ * @pid:       the opener's thread group (a reference).
+ * @comm:      the opener's command name at open time.
+ * @uid:       the opener's effective uid: the session's owner.
+ * @opened_ns: when it was opened, CLOCK_MONOTONIC ns.
+ * @link:      on the list of open sessions, in @id order.
+ * @evlog:     its trace events.
  */
 struct tt_session {
 	struct kref ref;
@@ -46,6 +56,13 @@ struct tt_session {
 	atomic_t stop;
 	bool closing;
 	struct tt_sched sched;
+	u64 id;
+	struct pid *pid;
+	char comm[TASK_COMM_LEN];
+	kuid_t uid;
+	u64 opened_ns;
+	struct list_head link;
+	struct tt_evlog evlog;
 };
 
 int tt_session_init(void);
@@ -56,6 +73,8 @@ void tt_session_close(struct tt_session *s);
 void tt_session_get(struct tt_session *s);
 void tt_session_put(struct tt_session *s);
 unsigned int tt_session_count(void);
+int tt_session_for_each(u64 after, int (*fn)(struct tt_session *s, void *arg),
+			void *arg, u64 *gen);
 
 int tt_session_check_caller(struct tt_session *s);
 int tt_session_register(struct tt_session *s, const struct tt_ioc_range *arg);

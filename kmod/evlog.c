@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Trace events: what a session's scheduler saw (iterations, layer
+ * boundaries, saved tensors) and did (evictions, prefetches, late and
+ * dropped layers), each recorded once by tt_evlog_add() into three places:
+ *
+ *  - the session's ring of the last event_ring events (module setting),
+ *    allocated at the session's first event so that sessions which never
+ *    report events cost nothing, and read by the TT_CMD_GET_EVENTS dump
+ *    (tt_evlog_read(): by seq, so a reader that falls behind learns how
+ *    many events it missed);
+ *  - the netlink multicast group (netlink.c), when someone listens;
+ *  - the tracepoints tiertrain:tt_evict/tt_prefetch/tt_late/tt_drop.
+ *
+ * The scheduler calls in from its event path and its workers (sched.c);
+ * every caller may sleep. The hooks only observe: nothing here changes
+ * what the scheduler does, and a failure (no memory for the ring or a
+ * multicast message) only loses trace events, counted.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "config.h"
+#include "event.h"
+#include "evlog.h"
+#include "netlink.h"
+#include "session.h"
+
+#define CREATE_TRACE_POINTS
+#include "tt_trace.h"
+
+/**
+ * tt_evlog_init() - an empty log without a ring
+ * @log: the log.
+ */
+void tt_evlog_init(struct tt_evlog *log)
+{
+	memset(log, 0, sizeof(*log));
+	spin_lock_init(&log->lock);
+}
+
+/**
+ * tt_evlog_free() - free the ring; the session is being freed
+ * @log: the log.
+ */
+void tt_evlog_free(struct tt_evlog *log)
+{
+	kvfree(log->ring);
+	log->ring = NULL;
+}
+
+/* Allocate the ring at the first event; never retried. */
+static void tt_evlog_alloc(struct tt_evlog *log)
+{
+	u32 size = tt_config_get(TT_CFG_EVENT_RING);
+	struct tt_trace_event *ring = NULL;
+
+	if (size)
+		ring = kvmalloc_array(size, sizeof(*ring),
+				      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	spin_lock(&log->lock);
+	if (!log->tried) {
+		log->tried = true;
+		log->ring = ring;
+		log->size = ring ? size : 0;
+		ring = NULL;
+	}
+	spin_unlock(&log->lock);
+	kvfree(ring);
+}
+
+static void tt_evlog_tracepoint(struct tt_session *s,
+				const struct tt_trace_event *ev)
+{
+	switch (ev->type) {
+	case TT_TRACE_EVICT:
+		trace_tt_evict(s->id, pid_nr(s->pid), ev);
+		break;
+	case TT_TRACE_PREFETCH:
+		trace_tt_prefetch(s->id, pid_nr(s->pid), ev);
+		break;
+	case TT_TRACE_LATE:
+		trace_tt_late(s->id, pid_nr(s->pid), ev);
+		break;
+	case TT_TRACE_DROP:
+		trace_tt_drop(s->id, pid_nr(s->pid), ev);
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * tt_evlog_add() - record one trace event of a session
+ * @s:  the session.
+ * @ev: the event, every field but @ev->seq filled; @ev->seq is set.
+ *
+ * May sleep (the ring's first allocation, the multicast message).
+ */
+void tt_evlog_add(struct tt_session *s, struct tt_trace_event *ev)
+{
+	struct tt_evlog *log = &s->evlog;
+	u32 idx;
+
+	if (!READ_ONCE(log->tried))
+		tt_evlog_alloc(log);
+	spin_lock(&log->lock);
+	ev->seq = ++log->seq;
+	if (log->ring) {
+		div_u64_rem(ev->seq - 1, log->size, &idx);
+		log->ring[idx] = *ev;
+	}
+	spin_unlock(&log->lock);
+	tt_evlog_tracepoint(s, ev);
+	tt_netlink_event(s, ev);
+}
+
+/**
+ * tt_evlog_read() - copy the events after a seq out of the ring
+ * @log:    the log.
+ * @since:  copy events with seq > @since.
+ * @out:    out: the events, oldest first.
+ * @max:    room in @out.
+ * @missed: out: events after @since the ring no longer (or never) held:
+ *          the first event copied has seq @since + *@missed + 1.
+ *
+ * Return: the number of events copied.
+ */
+unsigned int tt_evlog_read(struct tt_evlog *log, u64 since,
+			   struct tt_trace_event *out, unsigned int max,
+			   u64 *missed)
+{
+	unsigned int n = 0;
+	u64 first, seq;
+	u32 idx;
+
+	spin_lock(&log->lock);
+	first = log->seq > log->size ? log->seq - log->size + 1 : 1;
+	if (!log->ring)
+		first = log->seq + 1;
+	seq = max(since + 1, first);
+	*missed = seq - (since + 1);
+	if (since >= log->seq)
+		*missed = 0;
+	for (; n < max && seq <= log->seq; n++, seq++) {
+		div_u64_rem(seq - 1, log->size, &idx);
+		out[n] = log->ring[idx];
+	}
+	spin_unlock(&log->lock);
+	return n;
+}
+
+/**
+ * tt_evlog_state() - how far a session's log is
+ * @log:      the log.
+ * @last_seq: out: seq of the last event recorded, 0 when none.
+ * @lost:     out: events recorded that the ring no longer or never held.
+ */
+void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost)
+{
+	spin_lock(&log->lock);
+	*last_seq = log->seq;
+	*lost = log->seq > log->size ? log->seq - log->size : 0;
+	spin_unlock(&log->lock);
+}
+
+/**
+ * tt_evlog_sched_event() - an event the scheduler accepted
+ * @s:    the session.
+ * @ev:   the event.
+ * @now:  its time (the caller's stamp or the kernel's), CLOCK_MONOTONIC ns.
+ * @iter: the session's iteration number after the event.
+ *
+ * Saved tensors are recorded with their whole pages; one without a whole
+ * page (ignored by the scheduler) is not recorded.
+ */
+void tt_evlog_sched_event(struct tt_session *s, const struct tt_event *ev,
+			  u64 now, u64 iter)
+{
+	struct tt_trace_event te = {
+		.ts_ns = now,
+		.iter = iter,
+		.layer = ev->layer,
+		.flags = ev->flags & (TT_FWD | TT_BWD | TT_EV_PERSISTENT),
+		.node = NUMA_NO_NODE,
+	};
+
+	switch (ev->type) {
+	case TT_EV_ITER_BEGIN:
+		te.type = TT_TRACE_ITER_BEGIN;
+		break;
+	case TT_EV_LAYER_BEGIN:
+		te.type = TT_TRACE_LAYER_BEGIN;
+		break;
+	case TT_EV_LAYER_END:
+		te.type = TT_TRACE_LAYER_END;
+		break;
+	case TT_EV_TENSOR_SAVED:
+		te.type = TT_TRACE_SAVED;
+		te.bytes = tt_event_pages(ev->addr, ev->len, PAGE_SIZE, NULL) *
+			   PAGE_SIZE;
+		if (!te.bytes)
+			return;
+		break;
+	default:
+		return;
+	}
+	tt_evlog_add(s, &te);
+}
+
+/**
+ * tt_evlog_migration() - an eviction or a prefetch ended now
+ * @s:     the session.
+ * @type:  TT_TRACE_EVICT or TT_TRACE_PREFETCH.
+ * @layer: the layer.
+ * @iter:  the iteration the episode belongs to.
+ * @bytes: bytes moved.
+ * @start: when it started, CLOCK_MONOTONIC ns.
+ * @node:  the node the bytes moved to.
+ * @flags: TT_TRACE_F_* bits.
+ */
+void tt_evlog_migration(struct tt_session *s, u32 type, u32 layer, u64 iter,
+			u64 bytes, u64 start, int node, u32 flags)
+{
+	u64 now = ktime_get_ns();
+	struct tt_trace_event te = {
+		.ts_ns = now,
+		.dur_ns = start && start < now ? now - start : 0,
+		.bytes = bytes,
+		.iter = iter,
+		.type = type,
+		.layer = layer,
+		.flags = flags,
+		.node = node,
+	};
+
+	tt_evlog_add(s, &te);
+}
+
+/**
+ * tt_evlog_layer() - a late or dropped layer
+ * @s:     the session.
+ * @type:  TT_TRACE_LATE or TT_TRACE_DROP.
+ * @layer: the layer.
+ * @iter:  the iteration.
+ * @bytes: bytes late, or saved bytes kept on the fast tier.
+ * @ts:    when (the backward begin, the forward end), CLOCK_MONOTONIC ns.
+ * @flags: TT_TRACE_F_* bits.
+ */
+void tt_evlog_layer(struct tt_session *s, u32 type, u32 layer, u64 iter,
+		    u64 bytes, u64 ts, u32 flags)
+{
+	struct tt_trace_event te = {
+		.ts_ns = ts,
+		.bytes = bytes,
+		.iter = iter,
+		.type = type,
+		.layer = layer,
+		.flags = flags,
+		.node = NUMA_NO_NODE,
+	};
+
+	tt_evlog_add(s, &te);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A session's trace events (struct tt_trace_event): a bounded ring, the
+ * netlink multicast group and the tiertrain tracepoints.
+ */
+#ifndef TT_EVLOG_H
+#define TT_EVLOG_H
+
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/tiertrain.h>
+
+struct tt_session;
+
+/**
+ * struct tt_evlog - the trace events of one session (embedded in struct
+ * tt_session)
+ * @lock: protects everything below; taken with interrupts enabled, never
+ *        around an allocation.
+ * @ring: @size events, the one with seq n at index (n - 1) % @size; NULL
+ *        until the first event (and when event_ring was 0 then).
+ * @size: events @ring holds.
+ * @seq:  seq of the last event recorded (0: none yet).
+ * @lost: events not kept because the ring could not be allocated.
+ * @tried: the ring's allocation was attempted (it is never retried).
+ */
+struct tt_evlog {
+	spinlock_t lock;	/* see @lock above */
+	struct tt_trace_event *ring;
+	u32 size;
+	u64 seq;
+	u64 lost;
+	bool tried;
+};
+
+void tt_evlog_init(struct tt_evlog *log);
+void tt_evlog_free(struct tt_evlog *log);
+void tt_evlog_add(struct tt_session *s, struct tt_trace_event *ev);
+unsigned int tt_evlog_read(struct tt_evlog *log, u64 since,
+			   struct tt_trace_event *out, unsigned int max,
+			   u64 *missed);
+void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost);
+
+void tt_evlog_sched_event(struct tt_session *s, const struct tt_event *ev,
+			  u64 now, u64 iter);
+void tt_evlog_migration(struct tt_session *s, u32 type, u32 layer, u64 iter,
+			u64 bytes, u64 start, int node, u32 flags);
+void tt_evlog_layer(struct tt_session *s, u32 type, u32 layer, u64 iter,
+		    u64 bytes, u64 ts, u32 flags);
+
+#endif /* TT_EVLOG_H */
