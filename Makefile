@@ -48,6 +48,7 @@ bench-build: lib
 bench: deps all bench-build
 	bench/run-migrate
 	bench/run-train
+	bench/run-events
 
 # The kselftest harness comes from Debian's linux-source-6.1, extracted at
 # build time (never copied into this repository).
