@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
@@ -26,7 +27,8 @@
  * @what:  what the request was, for error text.
  * @cb:    the caller's callback for reply messages.
  * @data:  its argument.
- * @error: the errno of an NLMSG_ERROR, 0 when none came.
+ * @error: the errno of an NLMSG_ERROR or of an NLMSG_DONE ending a dump
+ *         with an error, 0 when none came.
  */
 struct tt_nl_talk_ctx {
 	struct tt_nl *nl;
@@ -37,25 +39,16 @@ struct tt_nl_talk_ctx {
 	int error;
 };
 
-/*
- * The extended ACK attributes of an NLMSG_ERROR: where they start and what
- * they say. Returns the kernel's message (NULL if none) and sets *offs to
- * the offending attribute's offset in the request, or -1.
- */
-static const char *tt_nl_extack(const struct nlmsghdr *nlh, long *offs)
+/* The extended ACK attributes after @hlen bytes of @nlh's payload. */
+static const char *tt_nl_ack_tlvs(const struct nlmsghdr *nlh, size_t hlen,
+				  long *offs)
 {
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	const char *msg = NULL;
 	const struct nlattr *attr;
-	size_t hlen = sizeof(*e);
+	const char *msg = NULL;
 
 	*offs = -1;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NULL;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		hlen += e->msg.nlmsg_len > sizeof(struct nlmsghdr) ?
-			e->msg.nlmsg_len - sizeof(struct nlmsghdr) : 0;
-	if (mnl_nlmsg_get_payload_len(nlh) < hlen)
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) ||
+	    mnl_nlmsg_get_payload_len(nlh) < hlen)
 		return NULL;
 	mnl_attr_for_each(attr, nlh, hlen) {
 		switch (mnl_attr_get_type(attr)) {
@@ -70,6 +63,22 @@ static const char *tt_nl_extack(const struct nlmsghdr *nlh, long *offs)
 		}
 	}
 	return msg;
+}
+
+/*
+ * The extended ACK attributes of an NLMSG_ERROR: where they start and what
+ * they say. Returns the kernel's message (NULL if none) and sets *offs to
+ * the offending attribute's offset in the request, or -1.
+ */
+static const char *tt_nl_extack(const struct nlmsghdr *nlh, long *offs)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	size_t hlen = sizeof(*e);
+
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		hlen += e->msg.nlmsg_len > sizeof(struct nlmsghdr) ?
+			e->msg.nlmsg_len - sizeof(struct nlmsghdr) : 0;
+	return tt_nl_ack_tlvs(nlh, hlen, offs);
 }
 
 /**
@@ -141,6 +150,50 @@ static int tt_nl_error_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_ERROR;
 }
 
+/**
+ * tt_nl_done_text() - describe the NLMSG_DONE that ends a dump.
+ * @nlh: the NLMSG_DONE message.
+ * @buf: out: with an error, "<kernel message>: <strerror>" (the message
+ *       left out when the kernel sent none).
+ * @len: size of @buf.
+ *
+ * Return: 0 when the dump ended normally, else the dump's error as -errno.
+ */
+int tt_nl_done_text(const struct nlmsghdr *nlh, char *buf, size_t len)
+{
+	const char *msg;
+	long offs;
+	int err;
+
+	buf[0] = 0;
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(int))
+		return 0;
+	memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
+	if (err >= 0)
+		return 0;
+	msg = tt_nl_ack_tlvs(nlh, sizeof(int), &offs);
+	if (msg)
+		snprintf(buf, len, "%s: %s", msg, strerror(-err));
+	else
+		snprintf(buf, len, "%s", strerror(-err));
+	return err;
+}
+
+static int tt_nl_done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct tt_nl_talk_ctx *ctx = data;
+	char text[384];
+	int err;
+
+	err = -tt_nl_done_text(nlh, text, sizeof(text));
+	if (!err)
+		return MNL_CB_STOP;
+	ctx->error = err;
+	snprintf(ctx->nl->err, sizeof(ctx->nl->err), "%s: %s", ctx->what, text);
+	errno = err;
+	return MNL_CB_ERROR;
+}
+
 static int tt_nl_data_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct tt_nl_talk_ctx *ctx = data;
@@ -164,7 +217,7 @@ struct nlmsghdr *tt_nl_request(struct tt_nl *nl, uint16_t type, uint8_t cmd,
 	struct genlmsghdr *genl;
 
 	/* Attribute padding is not written by libmnl: start from zeroes. */
-	memset(nl->buf, 0, MNL_SOCKET_BUFFER_SIZE);
+	memset(nl->buf, 0, TT_NL_BUF_SIZE);
 	nlh = mnl_nlmsg_put_header(nl->buf);
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
@@ -191,13 +244,17 @@ struct nlmsghdr *tt_nl_request(struct tt_nl *nl, uint16_t type, uint8_t cmd,
 int tt_nl_talk(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
 	       mnl_cb_t cb, void *data)
 {
-	mnl_cb_t ctl_cb[NLMSG_MIN_TYPE] = { [NLMSG_ERROR] = tt_nl_error_cb };
+	mnl_cb_t ctl_cb[NLMSG_MIN_TYPE] = {
+		[NLMSG_ERROR] = tt_nl_error_cb,
+		[NLMSG_DONE] = tt_nl_done_cb,
+	};
 	struct tt_nl_talk_ctx ctx = {
 		.nl = nl, .what = what, .cb = cb, .data = data,
 	};
-	struct nlmsghdr *copy;
+	struct nlmsghdr *copy, *m;
+	bool intr = false;
 	ssize_t n;
-	int ret;
+	int ret, left;
 
 	copy = malloc(req->nlmsg_len);
 	if (!copy) {
@@ -215,7 +272,7 @@ int tt_nl_talk(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
 	}
 	for (;;) {
 		n = mnl_socket_recvfrom(nl->sock, nl->buf,
-					MNL_SOCKET_BUFFER_SIZE);
+					TT_NL_BUF_SIZE);
 		if (n < 0) {
 			ret = -errno;
 			snprintf(nl->err, sizeof(nl->err),
@@ -223,10 +280,28 @@ int tt_nl_talk(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
 				 strerror(-ret));
 			goto out;
 		}
+		/*
+		 * libmnl stops at a part flagged NLM_F_DUMP_INTR: note it,
+		 * take the whole dump, and report it at the end.
+		 */
+		left = n;
+		for (m = (struct nlmsghdr *)nl->buf; mnl_nlmsg_ok(m, left);
+		     m = mnl_nlmsg_next(m, &left)) {
+			if (m->nlmsg_flags & NLM_F_DUMP_INTR) {
+				intr = true;
+				m->nlmsg_flags &= ~NLM_F_DUMP_INTR;
+			}
+		}
 		ret = mnl_cb_run2(nl->buf, n, copy->nlmsg_seq, nl->portid,
 				  tt_nl_data_cb, &ctx, ctl_cb, NLMSG_MIN_TYPE);
 		if (ret == MNL_CB_STOP) {
 			ret = 0;
+			if (intr) {
+				ret = -EINTR;
+				snprintf(nl->err, sizeof(nl->err),
+					 "%s: the dump was interrupted by a change in the kernel's state",
+					 what);
+			}
 			goto out;
 		}
 		if (ret == MNL_CB_ERROR) {
@@ -242,13 +317,142 @@ out:
 	return ret;
 }
 
+/**
+ * tt_nl_dump() - tt_nl_talk() for a dump request (NLM_F_DUMP).
+ * @nl:   the connection.
+ * @req:  a message from tt_nl_request().
+ * @what: what the request is, for error text.
+ * @cb:   called for each reply message.
+ * @data: its argument.
+ *
+ * Return: 0; -EINTR when a part of the dump was flagged NLM_F_DUMP_INTR
+ * (the kernel's state changed meanwhile: start over with fresh state);
+ * else -errno. @nl->err describes the failure.
+ */
+int tt_nl_dump(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
+	       mnl_cb_t cb, void *data)
+{
+	req->nlmsg_flags |= NLM_F_DUMP;
+	return tt_nl_talk(nl, req, what, cb, data);
+}
+
+/**
+ * tt_nl_join() - receive a multicast group of the family.
+ * @nl:    the connection.
+ * @group: the group id (e.g. @nl->mcgrp_events).
+ * @name:  its name, for error text.
+ *
+ * The socket's receive buffer is enlarged (8 MiB where allowed) so that
+ * bursts of events are not dropped.
+ *
+ * Return: 0, or -errno with @nl->err set (-EPERM: the group needs
+ * CAP_SYS_ADMIN; -ENOENT: the module has no such group).
+ */
+int tt_nl_join(struct tt_nl *nl, uint32_t group, const char *name)
+{
+	int size = 8 << 20, fd = mnl_socket_get_fd(nl->sock);
+
+	if (!group) {
+		snprintf(nl->err, sizeof(nl->err),
+			 "the module has no multicast group \"%s\" (an older module?)",
+			 name);
+		return -ENOENT;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (mnl_socket_setsockopt(nl->sock, NETLINK_ADD_MEMBERSHIP, &group,
+				  sizeof(group)) < 0) {
+		int err = errno;
+
+		snprintf(nl->err, sizeof(nl->err),
+			 "cannot join the multicast group \"%s\": %s%s", name,
+			 strerror(err),
+			 err == EPERM ? " (it needs CAP_SYS_ADMIN: run as root)" : "");
+		return -err;
+	}
+	return 0;
+}
+
+struct tt_nl_table {
+	const struct nlattr **tb;
+	unsigned int max;
+};
+
+static int tt_nl_table_cb(const struct nlattr *attr, void *data)
+{
+	struct tt_nl_table *t = data;
+	unsigned int type = mnl_attr_get_type(attr);
+
+	if (type <= t->max)
+		t->tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+/**
+ * tt_nl_parse() - the attributes of a generic netlink message by type.
+ * @nlh: the message.
+ * @tb:  out: @max + 1 entries; entry t is the last attribute of type t or
+ *       NULL. Types above @max are skipped (a newer module).
+ * @max: the highest type wanted.
+ *
+ * Return: 0, or -EPROTO for a malformed message.
+ */
+int tt_nl_parse(const struct nlmsghdr *nlh, const struct nlattr **tb,
+		unsigned int max)
+{
+	struct tt_nl_table t = { tb, max };
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	if (mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN ||
+	    mnl_attr_parse(nlh, GENL_HDRLEN, tt_nl_table_cb, &t) < 0)
+		return -EPROTO;
+	return 0;
+}
+
+/* tt_nl_parse_nested() - tt_nl_parse() for the attributes inside @nest. */
+int tt_nl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,
+		       unsigned int max)
+{
+	struct tt_nl_table t = { tb, max };
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	if (mnl_attr_parse_nested(nest, tt_nl_table_cb, &t) < 0)
+		return -EPROTO;
+	return 0;
+}
+
+static int tt_nl_group_cb(const struct nlattr *grp, uint32_t *id)
+{
+	const struct nlattr *tb[CTRL_ATTR_MCAST_GRP_MAX + 1];
+
+	if (tt_nl_parse_nested(grp, tb, CTRL_ATTR_MCAST_GRP_MAX) ||
+	    !tb[CTRL_ATTR_MCAST_GRP_NAME] || !tb[CTRL_ATTR_MCAST_GRP_ID] ||
+	    mnl_attr_validate(tb[CTRL_ATTR_MCAST_GRP_NAME],
+			      MNL_TYPE_NUL_STRING) < 0 ||
+	    mnl_attr_validate(tb[CTRL_ATTR_MCAST_GRP_ID], MNL_TYPE_U32) < 0)
+		return 0;
+	if (strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]),
+		   TT_GENL_MCGRP_EVENTS))
+		return 0;
+	*id = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
+	return 0;
+}
+
 static int tt_nl_family_attr_cb(const struct nlattr *attr, void *data)
 {
-	uint16_t *family = data;
+	struct tt_nl *nl = data;
+	const struct nlattr *grp;
 
-	if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID &&
-	    mnl_attr_validate(attr, MNL_TYPE_U16) == 0)
-		*family = mnl_attr_get_u16(attr);
+	switch (mnl_attr_get_type(attr)) {
+	case CTRL_ATTR_FAMILY_ID:
+		if (mnl_attr_validate(attr, MNL_TYPE_U16) == 0)
+			nl->family = mnl_attr_get_u16(attr);
+		break;
+	case CTRL_ATTR_MCAST_GROUPS:
+		mnl_attr_for_each_nested(grp, attr)
+			tt_nl_group_cb(grp, &nl->mcgrp_events);
+		break;
+	}
 	return MNL_CB_OK;
 }
 
@@ -267,11 +471,10 @@ static int tt_nl_family_cb(const struct nlmsghdr *nlh, void *data)
 int tt_nl_open(struct tt_nl *nl)
 {
 	struct nlmsghdr *nlh;
-	uint16_t family = 0;
 	int one = 1, ret;
 
 	memset(nl, 0, sizeof(*nl));
-	nl->buf = malloc(MNL_SOCKET_BUFFER_SIZE);
+	nl->buf = malloc(TT_NL_BUF_SIZE);
 	if (!nl->buf) {
 		snprintf(nl->err, sizeof(nl->err), "%s", strerror(ENOMEM));
 		return -ENOMEM;
@@ -294,12 +497,12 @@ int tt_nl_open(struct tt_nl *nl)
 	nlh = tt_nl_request(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, TT_GENL_NAME);
 	ret = tt_nl_talk(nl, nlh, "generic netlink family lookup",
-			 tt_nl_family_cb, &family);
+			 tt_nl_family_cb, nl);
 	if (ret == -ENOENT) {
 		snprintf(nl->err, sizeof(nl->err),
 			 "the tiertrain kernel module is not loaded (generic netlink family \"%s\" not found); try 'modprobe tiertrain'",
 			 TT_GENL_NAME);
-	} else if (!ret && !family) {
+	} else if (!ret && !nl->family) {
 		ret = -EPROTO;
 		snprintf(nl->err, sizeof(nl->err),
 			 "generic netlink family lookup: the reply for \"%s\" has no family id",
@@ -309,7 +512,6 @@ int tt_nl_open(struct tt_nl *nl)
 		tt_nl_close(nl);
 		return ret;
 	}
-	nl->family = family;
 	return 0;
 }
 

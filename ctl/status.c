@@ -35,7 +35,7 @@ const char tt_status_usage[] =
 	"  total   memory the kernel manages on the node\n"
 	"  free    free memory on the node\n";
 
-static const char *const tt_attr_names[] = {
+static const char *const tt_attr_names[TT_A_MAX + 1] = {
 	[TT_A_VERSION] = "TT_A_VERSION",
 	[TT_A_ABI_VERSION] = "TT_A_ABI_VERSION",
 	[TT_A_WORKERS] = "TT_A_WORKERS",
@@ -45,13 +45,14 @@ static const char *const tt_attr_names[] = {
 	[TT_A_NODE] = "TT_A_NODE",
 };
 
-static const char *const tt_node_attr_names[] = {
+static const char *const tt_node_attr_names[TT_NODE_A_MAX + 1] = {
 	[TT_NODE_A_ID] = "TT_NODE_A_ID",
 	[TT_NODE_A_ROLE] = "TT_NODE_A_ROLE",
 	[TT_NODE_A_ROLE_SOURCE] = "TT_NODE_A_ROLE_SOURCE",
 	[TT_NODE_A_NR_CPUS] = "TT_NODE_A_NR_CPUS",
 	[TT_NODE_A_TOTAL_BYTES] = "TT_NODE_A_TOTAL_BYTES",
 	[TT_NODE_A_FREE_BYTES] = "TT_NODE_A_FREE_BYTES",
+	[TT_NODE_A_SLOW_TARGET] = "TT_NODE_A_SLOW_TARGET",
 };
 
 /**
@@ -118,7 +119,7 @@ static int tt_status_parse_node(const struct nlattr *nest, struct tt_status *st)
 
 	snprintf(where, sizeof(where), " in node entry %zu", st->nr_nodes);
 	mnl_attr_parse_nested(nest, tt_parse_attr_cb, &p);
-	for (t = TT_NODE_A_ID; t <= TT_NODE_A_MAX; t++)
+	for (t = TT_NODE_A_ID; t <= TT_NODE_A_FREE_BYTES; t++)
 		if (!tt_parse_need(&p, t, kinds[t], where))
 			return -EPROTO;
 	nodes = realloc(st->nodes, (st->nr_nodes + 1) * sizeof(*nodes));
@@ -134,6 +135,45 @@ static int tt_status_parse_node(const struct nlattr *nest, struct tt_status *st)
 	n->nr_cpus = mnl_attr_get_u32(p.tb[TT_NODE_A_NR_CPUS]);
 	n->total_bytes = mnl_attr_get_u64(p.tb[TT_NODE_A_TOTAL_BYTES]);
 	n->free_bytes = mnl_attr_get_u64(p.tb[TT_NODE_A_FREE_BYTES]);
+	n->slow_target = -1;
+	if (p.tb[TT_NODE_A_SLOW_TARGET]) {
+		if (mnl_attr_validate(p.tb[TT_NODE_A_SLOW_TARGET],
+				      MNL_TYPE_U32) < 0) {
+			snprintf(st->err, sizeof(st->err),
+				 "the module's reply has a malformed TT_NODE_A_SLOW_TARGET attribute%s",
+				 where);
+			return -EPROTO;
+		}
+		n->slow_target = mnl_attr_get_u32(p.tb[TT_NODE_A_SLOW_TARGET]);
+	}
+	return 0;
+}
+
+/**
+ * tt_status_parse_nodes() - the TT_A_NODE entries of a TT_A_NODES nest.
+ * @nodes: the TT_A_NODES attribute.
+ * @st:    out: @st->nodes and @st->nr_nodes are appended to.
+ *
+ * Return: 0, or -errno with @st->err set.
+ */
+int tt_status_parse_nodes(const struct nlattr *nodes, struct tt_status *st)
+{
+	const struct nlattr *a;
+	int ret;
+
+	mnl_attr_for_each_nested(a, nodes) {
+		if (mnl_attr_get_type(a) != TT_A_NODE)
+			continue;
+		if (mnl_attr_validate(a, MNL_TYPE_NESTED) < 0) {
+			snprintf(st->err, sizeof(st->err),
+				 "the module's reply has a malformed TT_A_NODE attribute (entry %zu)",
+				 st->nr_nodes);
+			return -EPROTO;
+		}
+		ret = tt_status_parse_node(a, st);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -157,7 +197,6 @@ int tt_status_parse(const struct nlmsghdr *nlh, struct tt_status *st)
 		[TT_A_NR_SESSIONS] = MNL_TYPE_U32,
 		[TT_A_NODES] = MNL_TYPE_NESTED,
 	};
-	const struct nlattr *a;
 	unsigned int t;
 	int ret;
 
@@ -181,21 +220,10 @@ int tt_status_parse(const struct nlmsghdr *nlh, struct tt_status *st)
 	st->workers = mnl_attr_get_u32(p.tb[TT_A_WORKERS]);
 	st->batch_pages = mnl_attr_get_u32(p.tb[TT_A_BATCH_PAGES]);
 	st->sessions = mnl_attr_get_u32(p.tb[TT_A_NR_SESSIONS]);
-	mnl_attr_for_each_nested(a, p.tb[TT_A_NODES]) {
-		if (mnl_attr_get_type(a) != TT_A_NODE)
-			continue;
-		if (mnl_attr_validate(a, MNL_TYPE_NESTED) < 0) {
-			snprintf(st->err, sizeof(st->err),
-				 "the module's reply has a malformed TT_A_NODE attribute (entry %zu)",
-				 st->nr_nodes);
-			errno = EPROTO;
-			return MNL_CB_ERROR;
-		}
-		ret = tt_status_parse_node(a, st);
-		if (ret < 0) {
-			errno = -ret;
-			return MNL_CB_ERROR;
-		}
+	ret = tt_status_parse_nodes(p.tb[TT_A_NODES], st);
+	if (ret < 0) {
+		errno = -ret;
+		return MNL_CB_ERROR;
 	}
 	st->replies++;
 	return MNL_CB_OK;

@@ -17,6 +17,7 @@
  * @nr_cpus:     TT_NODE_A_NR_CPUS.
  * @total_bytes: TT_NODE_A_TOTAL_BYTES.
  * @free_bytes:  TT_NODE_A_FREE_BYTES.
+ * @slow_target: TT_NODE_A_SLOW_TARGET, -1 when absent.
  */
 struct tt_status_node {
 	uint32_t id;
@@ -25,6 +26,7 @@ struct tt_status_node {
 	uint32_t nr_cpus;
 	uint64_t total_bytes;
 	uint64_t free_bytes;
+	int32_t slow_target;
 };
 
 /**
@@ -53,6 +55,7 @@ struct tt_status {
 };
 
 int tt_status_parse(const struct nlmsghdr *nlh, struct tt_status *st);
+int tt_status_parse_nodes(const struct nlattr *nodes, struct tt_status *st);
 void tt_status_free(struct tt_status *st);
 const char *tt_status_role_name(uint32_t role, char *buf, size_t len);
 const char *tt_status_source_name(uint32_t source, char *buf, size_t len);

@@ -68,5 +68,22 @@ int tt_status_main(const struct tt_ctl *ctl, int argc, char **argv);
 extern const char tt_status_usage[];
 int tt_simulate_main(const struct tt_ctl *ctl, int argc, char **argv);
 extern const char tt_simulate_usage[];
+int tt_tiers_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_tiers_usage[];
+int tt_tiers_list_arg(const char *s, const char **out);
+int tt_sessions_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_sessions_usage[];
+int tt_stats_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_stats_usage[];
+int tt_config_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_config_usage[];
+int tt_cfg_parse_pair(const char *arg, char *key, size_t klen,
+		      uint64_t *value);
+int tt_trace_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_trace_usage[];
+int tt_monitor_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_monitor_usage[];
+int tt_plot_main(const struct tt_ctl *ctl, int argc, char **argv);
+extern const char tt_plot_usage[];
 
 #endif /* TT_CTL_TIERCTL_H */

@@ -353,8 +353,8 @@ static int tt_nl_put_config(struct sk_buff *msg, enum tt_cfg_key key)
 	    nla_put_u64_64bit(msg, TT_CFG_A_VALUE, tt_config_get(key),
 			      TT_CFG_A_PAD) ||
 	    nla_put_u64_64bit(msg, TT_CFG_A_DEFAULT, d->def, TT_CFG_A_PAD) ||
-	    nla_put_u64_64bit(msg, TT_CFG_A_MIN, d->min, TT_CFG_A_PAD) ||
-	    nla_put_u64_64bit(msg, TT_CFG_A_MAX, d->max, TT_CFG_A_PAD) ||
+	    nla_put_u64_64bit(msg, TT_CFG_A_RANGE_MIN, d->min, TT_CFG_A_PAD) ||
+	    nla_put_u64_64bit(msg, TT_CFG_A_RANGE_MAX, d->max, TT_CFG_A_PAD) ||
 	    nla_put_string(msg, TT_CFG_A_UNIT, d->unit) ||
 	    nla_put_string(msg, TT_CFG_A_DESC, d->desc) ||
 	    nla_put_u32(msg, TT_CFG_A_APPLIES, d->applies)) {

@@ -706,7 +706,7 @@ struct tt_ioc_layers {
  * before any is applied: one bad pair and nothing changes. A key given
  * twice takes the last value. Errors: EINVAL (a nest without its key or
  * value, no nest at all), ENOENT (unknown key), ERANGE (a value outside the
- * key's TT_CFG_A_MIN..TT_CFG_A_MAX).
+ * key's TT_CFG_A_RANGE_MIN..TT_CFG_A_RANGE_MAX).
  *
  * The keys (the same names are module parameters, so they can be given to
  * modprobe and read or written in /sys/module/tiertrain/parameters/; both
@@ -872,8 +872,8 @@ enum tt_role_source {
  * @TT_CFG_A_VALUE:   u64, its value.
  * @TT_CFG_A_DEFAULT: u64, the value it has when the module loads without
  *                    the parameter (reply only).
- * @TT_CFG_A_MIN:     u64, the smallest value accepted (reply only).
- * @TT_CFG_A_MAX:     u64, the largest value accepted (reply only).
+ * @TT_CFG_A_RANGE_MIN: u64, the smallest value accepted (reply only).
+ * @TT_CFG_A_RANGE_MAX: u64, the largest value accepted (reply only).
  * @TT_CFG_A_UNIT:    string, the unit ("MiB/s", "us", "pages", ...; ""
  *                    for a count or a flag) (reply only).
  * @TT_CFG_A_DESC:    string, one sentence saying what it does (reply only).
@@ -885,8 +885,8 @@ enum tt_cfg_attr {
 	TT_CFG_A_KEY,
 	TT_CFG_A_VALUE,
 	TT_CFG_A_DEFAULT,
-	TT_CFG_A_MIN,
-	TT_CFG_A_MAX,
+	TT_CFG_A_RANGE_MIN,
+	TT_CFG_A_RANGE_MAX,
 	TT_CFG_A_UNIT,
 	TT_CFG_A_DESC,
 	TT_CFG_A_APPLIES,
