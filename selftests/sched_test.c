@@ -9,6 +9,8 @@
  *                       bytes reach the slow node, on-time prefetches end
  *                       before the backward begin (TT_IOC_LAYERS), the
  *                       counters add up, everything ends on the fast node.
+ *   extensions          evict_and_prefetch with TT_SCHED_ANCHOR and
+ *                       TT_SCHED_ALAP set.
  *   late_counted        a huge PR makes the plan prefetch too late:
  *                       late_bytes, late_count, last_late_bytes, lead_ns.
  *   sync_late           TT_SCHED_SYNC_LATE: right after each backward
@@ -489,38 +491,42 @@ static void log_layers(struct __test_metadata *_metadata, struct trainer *tr)
 		       (unsigned long long)info[i].last_late_bytes);
 }
 
-TEST_F_TIMEOUT(sched, evict_and_prefetch, 300)
+/*
+ * Evictions after forward ends, prefetches back before backward begins,
+ * counters and data, with the scheduler flags @flags.
+ */
+static void evict_and_prefetch(struct __test_metadata *_metadata,
+			       struct trainer *tr, uint32_t flags)
 {
 	struct tt_layer_info info[TR_MAXL];
 	struct tt_ioc_stats st;
 	uint64_t seen = 0;
 	int i, n, tries, checked = 0;
 
-	if (!tr_selected(_metadata))
-		return;
+	ASSERT_EQ(0, tr_set(tr, TT_SCHED_SET_FLAGS, flags, 0, 0));
 	for (i = 0; i < 4; i++)
-		TR_RUN(&self->tr);
+		TR_RUN(tr);
 	/*
 	 * The last iteration waits after each forward end until the eviction
 	 * shows on the slow node (again if that iteration was not planned).
 	 */
 	for (tries = 0; tries < 5; tries++) {
-		for (i = 0; i < (int)self->tr.nl; i++)
-			self->tr.lflags[i] = TR_WAIT_EVICT;
-		TR_RUN(&self->tr);
-		if (tr_was_planned(&self->tr))
+		for (i = 0; i < (int)tr->nl; i++)
+			tr->lflags[i] = TR_WAIT_EVICT;
+		TR_RUN(tr);
+		if (tr_was_planned(tr))
 			break;
 	}
-	ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
-	log_layers(_metadata, &self->tr);
-	TR_STATS(&self->tr, &st);
+	ASSERT_EQ(0, tr_all_fast(tr)) TH_LOG("%s", tr->err);
+	log_layers(_metadata, tr);
+	TR_STATS(tr, &st);
 	TH_LOG("iterations %llu events %llu accepted %llu modified %llu dropped %llu evicted %llu prefetched %llu ontime %llu late %llu (%llu) reprofiles %llu ER %llu PR %llu",
 	       st.iterations, st.events, st.layers_accepted, st.layers_modified,
 	       st.layers_dropped, st.bytes_evicted, st.bytes_prefetched,
 	       st.ontime_bytes, st.late_bytes, st.late_count, st.reprofiles,
 	       st.er_bps, st.pr_bps);
 
-	ASSERT_EQ(self->tr.iter, st.iterations);
+	ASSERT_EQ(tr->iter, st.iterations);
 	/* per iteration: 1 + 4 layers x (4 layer events + 1 tensor) */
 	ASSERT_EQ(st.iterations * 21, st.events);
 	ASSERT_EQ(st.iterations * 4, st.tensors_saved);
@@ -535,14 +541,14 @@ TEST_F_TIMEOUT(sched, evict_and_prefetch, 300)
 	ASSERT_LT(0, st.er_bps);
 	ASSERT_LT(0, st.pr_bps);
 
-	n = tr_layers(&self->tr, info, TR_MAXL);
+	n = tr_layers(tr, info, TR_MAXL);
 	ASSERT_EQ(4, n);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ((uint32_t)(i + 1), info[i].layer);
 		ASSERT_NE(TT_LAYER_PROFILING, info[i].status);
-		ASSERT_EQ(self->tr.sz, info[i].saved_bytes);
+		ASSERT_EQ(tr->sz, info[i].saved_bytes);
 		ASSERT_LT(info[i].fwd_end_ns, info[i].bwd_start_ns);
-		seen += self->tr.slow_seen[i];
+		seen += tr->slow_seen[i];
 		if (!info[i].last_evicted_bytes)
 			continue;
 		/* evicted: after the forward end */
@@ -560,7 +566,25 @@ TEST_F_TIMEOUT(sched, evict_and_prefetch, 300)
 	TH_LOG("%d layers evicted and on time in the last iteration, %llu bytes seen on the slow node",
 	       checked, (unsigned long long)seen);
 	ASSERT_LT(0, seen);
-	ASSERT_EQ(0, tr_data_ok(&self->tr, self->tr.iter - 1)) TH_LOG("%s", self->tr.err);
+	ASSERT_EQ(0, tr_data_ok(tr, tr->iter - 1)) TH_LOG("%s", tr->err);
+}
+
+TEST_F_TIMEOUT(sched, evict_and_prefetch, 300)
+{
+	if (tr_selected(_metadata))
+		evict_and_prefetch(_metadata, &self->tr, 0);
+}
+
+/* The same with both extensions on: TT_SCHED_ANCHOR | TT_SCHED_ALAP. */
+TEST_F_TIMEOUT(sched, extensions, 300)
+{
+	struct tt_ioc_sched cfg;
+
+	if (!tr_selected(_metadata))
+		return;
+	evict_and_prefetch(_metadata, &self->tr, TT_SCHED_ANCHOR | TT_SCHED_ALAP);
+	ASSERT_EQ(0, tt_sched_get(self->tr.s, &cfg));
+	ASSERT_EQ(TT_SCHED_ANCHOR | TT_SCHED_ALAP, cfg.flags);
 }
 
 TEST_F_TIMEOUT(sched, late_counted, 300)
@@ -1111,6 +1135,9 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.valid = 0;
+	cfg.flags = 1U << 4;	/* the first bit after TT_SCHED_ALAP */
+	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
+	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.flags = 1U << 7;
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
