@@ -20,7 +20,9 @@
  * events to a kernel session (/dev/tiertrain); "userspace" reports them to a
  * move_pages-backend session (TIERTRAIN_BACKEND=move_pages), the library's
  * userspace scheduler. A backend that cannot tier is reported as such and
- * its row is "n/a".
+ * its row is "n/a". The modes take turns iteration by iteration in this
+ * one process (tt_run_modes()), each with its own session, so a change in
+ * the host's load weighs on all of them alike.
  *
  * Measurement: a sampler thread asks, every --sample-ms, where the pages of
  * every live saved activation are (TT_IOC_RESIDENCY through a separate
@@ -234,11 +236,35 @@ struct tt_result {
 };
 
 /**
+ * struct tt_mstate - what one mode records while the modes take turns
+ * @s:        its session (NULL for none, or once it stopped).
+ * @active:   it still runs iterations.
+ * @st0:      its session counters when its measured iterations began.
+ * @irec:     its iterations.
+ * @lrec:     its layer events, [iter * layers + layer].
+ * @smp:      the sampler's passes made during its iterations.
+ * @nsmp:     used entries of @smp.
+ * @capsmp:   allocated entries of @smp.
+ * @max_pass: longest of those passes, ns.
+ * @sum_pass: time spent in them, ns.
+ */
+struct tt_mstate {
+	struct tt_session *s;
+	int active;
+	struct tt_ioc_stats st0;
+	struct tt_irec *irec;
+	struct tt_lrec *lrec;
+	struct tt_sample *smp;
+	size_t nsmp, capsmp;
+	uint64_t max_pass, sum_pass;
+};
+
+/**
  * struct tt_train - the whole run
  * @cfg:       configuration.
  * @obs:       observer session for residency (never gets events).
  * @s:         the session of the running mode (NULL for none).
- * @mode:      the running mode.
+ * @mode:      the running mode (changed under @lock, between iterations).
  * @nr_nodes:  node ids 0..nr_nodes - 1 exist.
  * @fast:      node ids with CPUs.
  * @fast_node: the node the process runs on.
@@ -247,17 +273,13 @@ struct tt_result {
  * @w:         weights of each layer.
  * @act:       activation of each layer in the current iteration.
  * @sum:       its checksum.
- * @lock:      protects @live, @stop.
+ * @lock:      protects @live, @stop, @mode and the sampler's records.
  * @live:      live activations by layer.
  * @stop:      tells the sampler to end.
  * @sampler:   sampler thread.
- * @smp:       samples of the running mode.
- * @nsmp:      used entries of @smp.
- * @capsmp:    allocated entries of @smp.
- * @max_pass:  longest sampler pass, ns.
- * @sum_pass:  time spent in sampler passes, ns.
- * @irec:      iterations of the running mode.
- * @lrec:      layer events of the running mode, [iter * layers + layer].
+ * @irec:      iterations of the running mode (its @ms's).
+ * @lrec:      layer events of the running mode (its @ms's).
+ * @ms:        what each mode records.
  * @res:       results per mode.
  */
 struct tt_train {
@@ -276,11 +298,9 @@ struct tt_train {
 	struct tt_live live[TT_TRAIN_MAX_LAYERS];
 	int stop;
 	pthread_t sampler;
-	struct tt_sample *smp;
-	size_t nsmp, capsmp;
-	uint64_t max_pass, sum_pass;
 	struct tt_irec *irec;
 	struct tt_lrec *lrec;
+	struct tt_mstate ms[TT_MODE_NR];
 	struct tt_result res[TT_MODE_NR];
 };
 
@@ -490,9 +510,14 @@ static void *tt_sampler_main(void *arg)
 
 	for (;;) {
 		uint64_t t0, t1, fast = 0, slow = 0, f, s;
+		struct tt_mstate *ms;
+		enum tt_mode mode;
 		unsigned int l;
 		int ret;
 
+		pthread_mutex_lock(&t->lock);
+		mode = t->mode;
+		pthread_mutex_unlock(&t->lock);
 		t0 = tt_now();
 		for (l = 0; l < t->cfg.layers; l++) {
 			uint64_t gen;
@@ -524,20 +549,32 @@ static void *tt_sampler_main(void *arg)
 			slow += s;
 		}
 		t1 = tt_now();
-		if (t->nsmp == t->capsmp) {
-			t->capsmp = t->capsmp ? 2 * t->capsmp : 65536;
-			t->smp = realloc(t->smp, t->capsmp * sizeof(*t->smp));
-			if (!t->smp)
-				tt_die("sampler: out of memory for %zu samples",
-				       t->capsmp);
+		/*
+		 * The pass belongs to the mode whose turn it was; one that
+		 * saw the turn change (only between iterations, when nothing
+		 * is live) is dropped.
+		 */
+		pthread_mutex_lock(&t->lock);
+		ms = &t->ms[mode];
+		if (t->mode != mode) {
+			pthread_mutex_unlock(&t->lock);
+			continue;
 		}
-		t->smp[t->nsmp].t = t0 + (t1 - t0) / 2;
-		t->smp[t->nsmp].fast = fast;
-		t->smp[t->nsmp].slow = slow;
-		t->nsmp++;
-		if (t1 - t0 > t->max_pass)
-			t->max_pass = t1 - t0;
-		t->sum_pass += t1 - t0;
+		if (ms->nsmp == ms->capsmp) {
+			ms->capsmp = ms->capsmp ? 2 * ms->capsmp : 65536;
+			ms->smp = realloc(ms->smp, ms->capsmp * sizeof(*ms->smp));
+			if (!ms->smp)
+				tt_die("sampler: out of memory for %zu samples",
+				       ms->capsmp);
+		}
+		ms->smp[ms->nsmp].t = t0 + (t1 - t0) / 2;
+		ms->smp[ms->nsmp].fast = fast;
+		ms->smp[ms->nsmp].slow = slow;
+		ms->nsmp++;
+		if (t1 - t0 > ms->max_pass)
+			ms->max_pass = t1 - t0;
+		ms->sum_pass += t1 - t0;
+		pthread_mutex_unlock(&t->lock);
 		due += t->cfg.sample_ns;
 		if (due < t1)
 			due = t1;
@@ -554,9 +591,6 @@ static void tt_sampler_start(struct tt_train *t)
 	int ret;
 
 	t->stop = 0;
-	t->nsmp = 0;
-	t->max_pass = 0;
-	t->sum_pass = 0;
 	ret = pthread_create(&t->sampler, NULL, tt_sampler_main, t);
 	if (ret)
 		tt_die("cannot start the sampler thread: %s", strerror(ret));
@@ -763,7 +797,8 @@ static void tt_models(struct tt_train *t, struct tt_result *res)
  */
 static void tt_measured(struct tt_train *t, struct tt_result *res)
 {
-	double fa = 0, sa = 0, span = 0, gaps = 0;
+	const struct tt_mstate *ms = &t->ms[t->mode];
+	double fa = 0, sa = 0, span = 0, gaps = 0, wall = 0;
 	size_t i, ngaps = 0;
 	unsigned int it;
 
@@ -774,21 +809,21 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 		uint64_t b = t->irec[it].begin, e = t->irec[it].end;
 
 		span += e - b;
-		for (i = 0; i < t->nsmp; i++) {
+		for (i = 0; i < ms->nsmp; i++) {
 			uint64_t from, to;
 
-			to = i + 1 < t->nsmp ? t->smp[i + 1].t : e;
-			from = t->smp[i].t;
+			to = i + 1 < ms->nsmp ? ms->smp[i + 1].t : e;
+			from = ms->smp[i].t;
 			if (to <= b || from >= e)
 				continue;
 			if (from >= b && from < e) {
 				res->nsamples++;
-				if (t->smp[i].fast > res->fast_peak)
-					res->fast_peak = t->smp[i].fast;
-				if (t->smp[i].slow > res->slow_peak)
-					res->slow_peak = t->smp[i].slow;
-				if (i + 1 < t->nsmp && t->smp[i + 1].t < e) {
-					gaps += t->smp[i + 1].t - from;
+				if (ms->smp[i].fast > res->fast_peak)
+					res->fast_peak = ms->smp[i].fast;
+				if (ms->smp[i].slow > res->slow_peak)
+					res->slow_peak = ms->smp[i].slow;
+				if (i + 1 < ms->nsmp && ms->smp[i + 1].t < e) {
+					gaps += ms->smp[i + 1].t - from;
 					ngaps++;
 				}
 			}
@@ -796,21 +831,24 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 				from = b;
 			if (to > e)
 				to = e;
-			fa += (double)t->smp[i].fast * (to - from);
-			sa += (double)t->smp[i].slow * (to - from);
+			fa += (double)ms->smp[i].fast * (to - from);
+			sa += (double)ms->smp[i].slow * (to - from);
 		}
 	}
 	res->fast_avg = span ? fa / span : 0;
 	res->slow_avg = span ? sa / span : 0;
 	res->mean_gap_ms = ngaps ? gaps / ngaps / 1e6 : 0;
-	res->max_pass_ms = tt_ms(t->max_pass);
-	span = t->irec[t->cfg.iters - 1].end - t->irec[0].begin;
-	res->busy_pct = span ? 100.0 * t->sum_pass / span : 0;
+	res->max_pass_ms = tt_ms(ms->max_pass);
+	/* the mode's own wall time: its iterations, not the others' turns */
+	for (it = 0; it < t->cfg.iters; it++)
+		wall += t->irec[it].end - t->irec[it].begin;
+	res->busy_pct = wall ? 100.0 * ms->sum_pass / wall : 0;
 }
 
 /* Keep the last iteration's samples and events for the timeline. */
 static void tt_keep_timeline(struct tt_train *t, struct tt_result *res)
 {
+	const struct tt_mstate *ms = &t->ms[t->mode];
 	unsigned int it = t->cfg.iters - 1;
 	uint64_t b = t->irec[it].begin, e = t->irec[it].end;
 	size_t i;
@@ -826,16 +864,16 @@ static void tt_keep_timeline(struct tt_train *t, struct tt_result *res)
 	res->tl_rec = tt_zalloc(t->cfg.layers * sizeof(*res->tl_rec));
 	memcpy(res->tl_rec, tt_rec(t, it, 0),
 	       t->cfg.layers * sizeof(*res->tl_rec));
-	res->tl_samples = tt_zalloc((t->nsmp + 1) * sizeof(*res->tl_samples));
+	res->tl_samples = tt_zalloc((ms->nsmp + 1) * sizeof(*res->tl_samples));
 	res->tl_n = 0;
-	for (i = 0; i < t->nsmp; i++) {
-		if (t->smp[i].t >= e)
+	for (i = 0; i < ms->nsmp; i++) {
+		if (ms->smp[i].t >= e)
 			break;
-		if (t->smp[i].t >= b) {
-			res->tl_samples[res->tl_n++] = t->smp[i];
-		} else if (i + 1 == t->nsmp || t->smp[i + 1].t >= b) {
+		if (ms->smp[i].t >= b) {
+			res->tl_samples[res->tl_n++] = ms->smp[i];
+		} else if (i + 1 == ms->nsmp || ms->smp[i + 1].t >= b) {
 			/* the state the iteration starts in */
-			res->tl_samples[res->tl_n] = t->smp[i];
+			res->tl_samples[res->tl_n] = ms->smp[i];
 			res->tl_samples[res->tl_n++].t = b;
 		}
 	}
@@ -925,80 +963,118 @@ static void tt_reset_x(struct tt_train *t, size_t maxlen)
 	}
 }
 
-static void tt_run_mode(struct tt_train *t, enum tt_mode mode, size_t maxlen)
+/* Make @mode the running one (between iterations: nothing is live). */
+static void tt_switch(struct tt_train *t, enum tt_mode mode)
+{
+	pthread_mutex_lock(&t->lock);
+	t->mode = mode;
+	t->s = t->ms[mode].s;
+	t->irec = t->ms[mode].irec;
+	t->lrec = t->ms[mode].lrec;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Stop @mode: it cannot tier (@res->reason says why). */
+static void tt_mode_stop(struct tt_train *t, enum tt_mode mode)
+{
+	struct tt_mstate *ms = &t->ms[mode];
+
+	ms->active = 0;
+	if (ms->s)
+		tt_close(ms->s);
+	ms->s = NULL;
+	t->s = NULL;
+}
+
+/* Open @mode's session and records; 0 when it is n/a. */
+static int tt_mode_begin(struct tt_train *t, enum tt_mode mode)
 {
 	struct tt_result *res = &t->res[mode];
-	struct tt_ioc_stats st0, st1;
-	unsigned int it, l, L = t->cfg.layers;
-	int ret;
+	struct tt_mstate *ms = &t->ms[mode];
 
-	memset(&st0, 0, sizeof(st0));
 	res->ran = 1;
 	res->backend = "-";
-	t->mode = mode;
 	res->warmup = t->cfg.profile_iters + 1;
 	res->measured = t->cfg.iters - res->warmup;
-	t->s = NULL;
+	memset(ms, 0, sizeof(*ms));
 	if (mode != TT_MODE_NONE) {
-		t->s = tt_mode_open(t, mode, res);
-		if (!t->s)
-			return;
+		ms->s = tt_mode_open(t, mode, res);
+		if (!ms->s)
+			return 0;
 	}
+	ms->irec = tt_zalloc(t->cfg.iters * sizeof(*ms->irec));
+	ms->lrec = tt_zalloc((size_t)t->cfg.iters * t->cfg.layers *
+			     sizeof(*ms->lrec));
+	ms->active = 1;
 	fprintf(stderr, "train: mode %s (backend %s): %u iterations, %u of them warm-up\n",
 		tt_mode_name[mode], res->backend, t->cfg.iters, res->warmup);
-	memset(t->irec, 0, t->cfg.iters * sizeof(*t->irec));
-	memset(t->lrec, 0, (size_t)t->cfg.iters * L * sizeof(*t->lrec));
-	tt_reset_x(t, maxlen);
-	tt_sampler_start(t);
-	for (it = 0; it < t->cfg.iters; it++) {
-		if (it == res->warmup && t->s) {
-			ret = tt_stats(t->s, &st0);
-			if (ret)
-				tt_die("tt_stats: %s", strerror(-ret));
-			ret = tt_layers(t->s, NULL, 0);
-			if (ret < 0)
-				tt_die("tt_layers: %s", strerror(-ret));
-			if (ret == 0 && st0.bytes_evicted == 0) {
-				tt_sampler_stop(t);
-				res->fatal = mode == TT_MODE_TIERTRAIN;
-				snprintf(res->reason, sizeof(res->reason),
-					 "the %s backend's scheduler knows no layer and moved nothing after %u iterations%s",
-					 res->backend, res->warmup,
-					 mode == TT_MODE_USERSPACE ?
-					 ": this libtiertrain has no userspace scheduler yet" :
-					 "");
-				tt_close(t->s);
-				t->s = NULL;
-				return;
-			}
+	return 1;
+}
+
+/* Iteration @it of the running mode; 0 when the mode had to stop. */
+static int tt_mode_iter(struct tt_train *t, unsigned int it)
+{
+	enum tt_mode mode = t->mode;
+	struct tt_result *res = &t->res[mode];
+	struct tt_mstate *ms = &t->ms[mode];
+	unsigned int l, L = t->cfg.layers;
+	int ret;
+
+	if (it == res->warmup && t->s) {
+		ret = tt_stats(t->s, &ms->st0);
+		if (ret)
+			tt_die("tt_stats: %s", strerror(-ret));
+		ret = tt_layers(t->s, NULL, 0);
+		if (ret < 0)
+			tt_die("tt_layers: %s", strerror(-ret));
+		if (ret == 0 && ms->st0.bytes_evicted == 0) {
+			res->fatal = mode == TT_MODE_TIERTRAIN;
+			snprintf(res->reason, sizeof(res->reason),
+				 "the %s backend's scheduler knows no layer and moved nothing after %u iterations%s",
+				 res->backend, res->warmup,
+				 mode == TT_MODE_USERSPACE ?
+				 ": this libtiertrain has no userspace scheduler yet" :
+				 "");
+			tt_mode_stop(t, mode);
+			return 0;
 		}
-		t->irec[it].begin = tt_now();
-		if (t->s) {
-			ret = tt_iter_begin(t->s);
-			if (ret == -ENOTTY && it == 0) {
-				tt_sampler_stop(t);
-				res->fatal = 1;
-				snprintf(res->reason, sizeof(res->reason),
-					 "this tiertrain.ko has no scheduler (TT_IOC_EVENT: %s)",
-					 strerror(-ret));
-				tt_close(t->s);
-				t->s = NULL;
-				return;
-			}
-			tt_call(t, ret, "tt_iter_begin", 0, it);
-		}
-		for (l = 0; l < L; l++)
-			tt_forward(t, it, l);
-		for (l = L; l-- > 0;)
-			tt_backward(t, it, l);
-		t->irec[it].end = tt_now();
 	}
-	tt_sampler_stop(t);
+	t->irec[it].begin = tt_now();
+	if (t->s) {
+		ret = tt_iter_begin(t->s);
+		if (ret == -ENOTTY && it == 0) {
+			res->fatal = 1;
+			snprintf(res->reason, sizeof(res->reason),
+				 "this tiertrain.ko has no scheduler (TT_IOC_EVENT: %s)",
+				 strerror(-ret));
+			tt_mode_stop(t, mode);
+			return 0;
+		}
+		tt_call(t, ret, "tt_iter_begin", 0, it);
+	}
+	for (l = 0; l < L; l++)
+		tt_forward(t, it, l);
+	for (l = L; l-- > 0;)
+		tt_backward(t, it, l);
+	t->irec[it].end = tt_now();
+	return 1;
+}
+
+/* The running mode's figures, once every mode is done. */
+static void tt_mode_finish(struct tt_train *t)
+{
+	enum tt_mode mode = t->mode;
+	struct tt_result *res = &t->res[mode];
+	struct tt_mstate *ms = &t->ms[mode];
+	unsigned int it, l, L = t->cfg.layers;
+	struct tt_ioc_stats st1;
+	int ret;
+
 	if (t->s) {
 		ret = tt_stats(t->s, &st1);
 		if (ret)
 			tt_die("tt_stats: %s", strerror(-ret));
-		tt_stats_delta(&res->st, &st0, &st1);
+		tt_stats_delta(&res->st, &ms->st0, &st1);
 		res->have_stats = 1;
 		ret = tt_layers(t->s, NULL, 0);
 		if (ret < 0)
@@ -1009,6 +1085,7 @@ static void tt_run_mode(struct tt_train *t, enum tt_mode mode, size_t maxlen)
 			tt_die("tt_layers: %s", strerror(-ret));
 		res->nlayers = ret;
 		tt_close(t->s);
+		ms->s = NULL;
 		t->s = NULL;
 	}
 	res->iter_ms = tt_zalloc(res->measured * sizeof(*res->iter_ms));
@@ -1025,6 +1102,45 @@ static void tt_run_mode(struct tt_train *t, enum tt_mode mode, size_t maxlen)
 	tt_models(t, res);
 	tt_keep_timeline(t, res);
 	res->ok = 1;
+}
+
+/*
+ * Every requested mode, taking turns iteration by iteration (none,
+ * tiertrain, userspace, none, ...): the host's load, which on these
+ * machines changes by 2x within a minute, then weighs on every mode alike
+ * instead of on whichever ran when it peaked. Each mode has its own
+ * session; the others' turns are idle gaps between its iterations (the
+ * scheduler times a layer from its iteration's begin, so gaps do not
+ * matter), and every activation is unmapped by the end of an iteration.
+ */
+static void tt_run_modes(struct tt_train *t, size_t maxlen)
+{
+	unsigned int it, m;
+	int any = 0;
+
+	for (m = 0; m < TT_MODE_NR; m++)
+		if (t->cfg.run[m])
+			any |= tt_mode_begin(t, m);
+	if (!any)
+		return;
+	tt_reset_x(t, maxlen);
+	tt_switch(t, TT_MODE_NONE);
+	tt_sampler_start(t);
+	for (it = 0; it < t->cfg.iters; it++) {
+		for (m = 0; m < TT_MODE_NR; m++) {
+			if (!t->ms[m].active)
+				continue;
+			tt_switch(t, m);
+			tt_mode_iter(t, it);
+		}
+	}
+	tt_sampler_stop(t);
+	for (m = 0; m < TT_MODE_NR; m++) {
+		if (!t->ms[m].active)
+			continue;
+		tt_switch(t, m);
+		tt_mode_finish(t);
+	}
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -1112,6 +1228,11 @@ static void tt_print_table(const struct tt_train *t)
 	printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
 	       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
 	       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
+	printf("modes take turns iteration by iteration; scheduler extensions: %s%s%s%s\n",
+	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
+	       t->cfg.sync_late ? "sync-late " : "",
+	       t->cfg.anchor || t->cfg.alap || t->cfg.sync_late ? "" :
+	       "none (the paper's reference)");
 	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
 	       ref ? "" : " (not run: against this run's untiered model)");
 	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s\n",
@@ -1628,7 +1749,7 @@ static void tt_write_json(const struct tt_train *t)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
 	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
@@ -1662,7 +1783,8 @@ static void tt_usage(FILE *f)
 		"with tiertrain's kernel scheduler and with libtiertrain's userspace one.\n"
 		"\n"
 		"  --mode M[,M]...    none, tiertrain, userspace or all (default all);\n"
-		"                     modes run in that order, in this process\n"
+		"                     modes take turns, iteration by iteration, in this\n"
+		"                     process\n"
 		"  --layers N         layers, 1..%d (default 12)\n"
 		"  --base-mib N       activation of layer 0 in MiB (default 32)\n"
 		"  --halve-every N    halve the activation every N layers (default 3)\n"
@@ -2025,13 +2147,7 @@ int main(int argc, char **argv)
 		for (j = 0; j < t.cfg.weights_bytes / sizeof(uint64_t); j++)
 			t.w[l][j] = (j + 1) * TT_MUL ^ l;
 	}
-	t.irec = tt_zalloc(t.cfg.iters * sizeof(*t.irec));
-	t.lrec = tt_zalloc((size_t)t.cfg.iters * t.cfg.layers *
-			   sizeof(*t.lrec));
-
-	for (m = 0; m < TT_MODE_NR; m++)
-		if (t.cfg.run[m])
-			tt_run_mode(&t, m, maxlen);
+	tt_run_modes(&t, maxlen);
 
 	tt_print_table(&t);
 	tt_print_goals(&t);
