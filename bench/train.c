@@ -145,9 +145,12 @@ struct tt_lrec {
  * @begin:    start (before tt_iter_begin()).
  * @end:      end of the last backward.
  * @excluded: time spent in --verify-ontime checks (not training).
+ * @tlb:      TLB shootdown interrupts the CPUs received during it (the
+ *            "TLB" row of /proc/interrupts; 0 when unreadable).
  */
 struct tt_irec {
 	uint64_t begin, end, excluded;
+	uint64_t tlb;
 };
 
 /**
@@ -196,6 +199,9 @@ struct tt_live {
  * @have_stats: @st holds session counter deltas over the measured iterations.
  * @st:         those deltas (rates: the final values).
  * @late_own:   bytes found slow at backward begins (--verify-ontime).
+ * @tlb_per_iter: median TLB shootdowns received per measured iteration.
+ * @peak_med:   median over the measured iterations of each one's peak
+ *              fast-tier bytes (@fast_peak is the maximum).
  * @nlayers:    entries in @layers.
  * @layers:     tt_layers() after the last iteration.
  * @nsamples:   sampler passes in the measured iterations.
@@ -222,6 +228,8 @@ struct tt_result {
 	int have_stats;
 	struct tt_ioc_stats st;
 	uint64_t late_own;
+	double tlb_per_iter;
+	double peak_med;
 	int nlayers;
 	struct tt_layer_info *layers;
 	size_t nsamples;
@@ -799,6 +807,7 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 {
 	const struct tt_mstate *ms = &t->ms[t->mode];
 	double fa = 0, sa = 0, span = 0, gaps = 0, wall = 0;
+	double *ipeak = tt_zalloc(res->measured * sizeof(*ipeak));
 	size_t i, ngaps = 0;
 	unsigned int it;
 
@@ -807,6 +816,7 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 	res->nsamples = 0;
 	for (it = res->warmup; it < t->cfg.iters; it++) {
 		uint64_t b = t->irec[it].begin, e = t->irec[it].end;
+		double *ip = &ipeak[it - res->warmup];
 
 		span += e - b;
 		for (i = 0; i < ms->nsmp; i++) {
@@ -818,6 +828,8 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 				continue;
 			if (from >= b && from < e) {
 				res->nsamples++;
+				if (ms->smp[i].fast > *ip)
+					*ip = ms->smp[i].fast;
 				if (ms->smp[i].fast > res->fast_peak)
 					res->fast_peak = ms->smp[i].fast;
 				if (ms->smp[i].slow > res->slow_peak)
@@ -835,6 +847,8 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 			sa += (double)ms->smp[i].slow * (to - from);
 		}
 	}
+	res->peak_med = tt_median(ipeak, res->measured);
+	free(ipeak);
 	res->fast_avg = span ? fa / span : 0;
 	res->slow_avg = span ? sa / span : 0;
 	res->mean_gap_ms = ngaps ? gaps / ngaps / 1e6 : 0;
@@ -963,6 +977,38 @@ static void tt_reset_x(struct tt_train *t, size_t maxlen)
 	}
 }
 
+/*
+ * TLB shootdown interrupts received so far, all CPUs: each one makes the
+ * receiving CPU drop its TLB (in a TCG guest: the whole soft TLB, which
+ * the training loop then refills page by page). 0 when unreadable.
+ */
+static uint64_t tt_tlb_shootdowns(void)
+{
+	char line[4096], *p, *end;
+	uint64_t sum = 0;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "TLB:", 4))
+			continue;
+		p += 4;
+		for (;;) {
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return sum;
+}
+
 /* Make @mode the running one (between iterations: nothing is live). */
 static void tt_switch(struct tt_train *t, enum tt_mode mode)
 {
@@ -1039,6 +1085,7 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 			return 0;
 		}
 	}
+	t->irec[it].tlb = tt_tlb_shootdowns();
 	t->irec[it].begin = tt_now();
 	if (t->s) {
 		ret = tt_iter_begin(t->s);
@@ -1057,6 +1104,7 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 	for (l = L; l-- > 0;)
 		tt_backward(t, it, l);
 	t->irec[it].end = tt_now();
+	t->irec[it].tlb = tt_tlb_shootdowns() - t->irec[it].tlb;
 	return 1;
 }
 
@@ -1098,6 +1146,14 @@ static void tt_mode_finish(struct tt_train *t)
 			res->late_own += tt_rec(t, it, l)->late_own;
 	}
 	res->step_ms = tt_median(res->iter_ms, res->measured);
+	{
+		double *v = tt_zalloc(res->measured * sizeof(*v));
+
+		for (it = res->warmup; it < t->cfg.iters; it++)
+			v[it - res->warmup] = t->irec[it].tlb;
+		res->tlb_per_iter = tt_median(v, res->measured);
+		free(v);
+	}
 	tt_measured(t, res);
 	tt_models(t, res);
 	tt_keep_timeline(t, res);
@@ -1320,6 +1376,11 @@ static void tt_print_goals(const struct tt_train *t)
 		       tt_pct(r->oracle_avg, r->base_avg), peak,
 		       TT_GOAL_PEAK_PCT, tt_verdict(peak <= TT_GOAL_PEAK_PCT),
 		       tt_pct(r->oracle_peak, r->base_peak));
+		printf("%s: per-iteration peak fast %.1f MiB (median over the measured iterations; %+.1f%% against none's %.1f MiB); TLB shootdowns received per iteration %.0f (none %.0f)\n",
+		       tt_mode_name[m], r->peak_med / TT_MIB,
+		       ref ? tt_pct(r->peak_med, ref->peak_med) : 0.0,
+		       ref ? ref->peak_med / TT_MIB : 0.0, r->tlb_per_iter,
+		       ref ? ref->tlb_per_iter : 0.0);
 		if (ot >= 0)
 			printf("%s: on time %.2f%% of %.1f MiB due (goal >= %.0f%%: %s), late %.1f MiB in %llu layer-iterations, sync-fetched %.1f MiB\n",
 			       tt_mode_name[m], ot,
@@ -1637,9 +1698,10 @@ static void tt_json_iters(FILE *f, const struct tt_train *t,
 		const struct tt_irec *ir = &r->all_irec[it];
 		const struct tt_lrec *lr = &r->all_rec[(size_t)it * L];
 
-		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"fwd_ms\": [",
+		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"tlb_shootdowns\": %llu, \"fwd_ms\": [",
 			it ? "," : "", it, it < r->warmup ? "true" : "false",
-			tt_ms(ir->end - ir->begin - ir->excluded));
+			tt_ms(ir->end - ir->begin - ir->excluded),
+			(unsigned long long)ir->tlb);
 		for (l = 0; l < L; l++)
 			fprintf(f, "%s%.3f", l ? ", " : "",
 				tt_ms(lr[l].fwd_end - lr[l].fwd_begin));
@@ -1685,6 +1747,8 @@ static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 		fprintf(f, "%s%.3f", i ? ", " : "", r->iter_ms[i]);
 	fprintf(f, "],\n     \"fast_avg_bytes\": %.0f, \"fast_peak_bytes\": %.0f, \"slow_avg_bytes\": %.0f, \"slow_peak_bytes\": %.0f,\n",
 		r->fast_avg, r->fast_peak, r->slow_avg, r->slow_peak);
+	fprintf(f, "     \"fast_peak_median_bytes\": %.0f, \"tlb_shootdowns_per_iter\": %.0f,\n",
+		r->peak_med, r->tlb_per_iter);
 	fprintf(f, "     \"untiered_model_avg_bytes\": %.0f, \"untiered_model_peak_bytes\": %.0f, \"oracle_avg_bytes\": %.0f, \"oracle_peak_bytes\": %.0f",
 		r->base_avg, r->base_peak, r->oracle_avg, r->oracle_peak);
 	if (ref && mode != TT_MODE_NONE)
