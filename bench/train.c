@@ -93,6 +93,8 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  * @sync_late:     set TT_SCHED_SYNC_LATE.
  * @anchor:        set TT_SCHED_ANCHOR (triggers follow the iteration).
  * @alap:          set TT_SCHED_ALAP (as-late-as-possible prefetch plan).
+ * @defer_late:    set TT_SCHED_DEFER_LATE (late bytes read from the slow
+ *                 node, brought back after the backward pass).
  * @rows:          rows of the ASCII timeline.
  * @timeline:      print the ASCII timeline and the moves.
  * @run:           modes to run.
@@ -112,6 +114,7 @@ struct tt_cfg {
 	int sync_late;
 	int anchor;
 	int alap;
+	int defer_late;
 	unsigned int rows;
 	int timeline;
 	int run[TT_MODE_NR];
@@ -959,7 +962,8 @@ static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 	cfg.profile_iters = t->cfg.profile_iters;
 	cfg.flags = (t->cfg.sync_late ? TT_SCHED_SYNC_LATE : 0) |
 		    (t->cfg.anchor ? TT_SCHED_ANCHOR : 0) |
-		    (t->cfg.alap ? TT_SCHED_ALAP : 0);
+		    (t->cfg.alap ? TT_SCHED_ALAP : 0) |
+		    (t->cfg.defer_late ? TT_SCHED_DEFER_LATE : 0);
 	ret = tt_sched_set(s, &cfg);
 	if (ret)
 		tt_die("%s: tt_sched_set(profile_iters %u, flags %#x): %s", want,
@@ -1284,11 +1288,12 @@ static void tt_print_table(const struct tt_train *t)
 	printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
 	       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
 	       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
-	printf("modes take turns iteration by iteration; scheduler extensions: %s%s%s%s\n",
+	printf("modes take turns iteration by iteration; scheduler extensions: %s%s%s%s%s\n",
 	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
+	       t->cfg.defer_late ? "defer-late " : "",
 	       t->cfg.sync_late ? "sync-late " : "",
-	       t->cfg.anchor || t->cfg.alap || t->cfg.sync_late ? "" :
-	       "none (the paper's reference)");
+	       t->cfg.anchor || t->cfg.alap || t->cfg.sync_late ||
+	       t->cfg.defer_late ? "" : "none (the paper's reference)");
 	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
 	       ref ? "" : " (not run: against this run's untiered model)");
 	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s\n",
@@ -1813,13 +1818,14 @@ static void tt_write_json(const struct tt_train *t)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
 	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
 		t->cfg.sync_late ? "true" : "false",
 		t->cfg.anchor ? "true" : "false",
-		t->cfg.alap ? "true" : "false");
+		t->cfg.alap ? "true" : "false",
+		t->cfg.defer_late ? "true" : "false");
 	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
 		TT_GOAL_STEP_PCT);
@@ -1866,7 +1872,10 @@ static void tt_usage(FILE *f)
 		"  --anchor           prefetch triggers follow the iteration's drift from\n"
 		"                     the profile (TT_SCHED_ANCHOR, an extension)\n"
 		"  --alap             plan prefetches as late as possible (TT_SCHED_ALAP,\n"
-		"                     an extension); both apply to tiertrain and userspace\n"
+		"                     an extension)\n"
+		"  --defer-late       late bytes stay slow while the backward pass reads\n"
+		"                     them (TT_SCHED_DEFER_LATE, an extension); these\n"
+		"                     flags apply to tiertrain and userspace alike\n"
 		"  --rows N           rows of the ASCII timeline (default 40)\n"
 		"  --no-timeline      print only the table\n"
 		"  -o FILE            JSON output (default <repo>/build/bench/train.json)\n"
@@ -2040,6 +2049,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "sync-late", no_argument, NULL, 'Y' },
 		{ "anchor", no_argument, NULL, 'A' },
 		{ "alap", no_argument, NULL, 'Q' },
+		{ "defer-late", no_argument, NULL, 'D' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "no-timeline", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -2126,6 +2136,9 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'Q':
 			c->alap = 1;
+			break;
+		case 'D':
+			c->defer_late = 1;
 			break;
 		case 'R':
 			c->rows = tt_num("--rows", optarg, 4, 10000);

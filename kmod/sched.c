@@ -289,6 +289,7 @@ static void tt_sched_queue(struct tt_session *s, struct workqueue_struct *wq,
 
 static void tt_sched_queue_prefetch(struct tt_session *s, struct tt_slayer *sl)
 {
+	atomic_set(&sl->abort, 0);	/* any eviction is over; see defer */
 	sl->state = TT_EP_PREFETCH_QUEUED;
 	tt_sched_queue(s, tt_prefetch_wq, &sl->prefetch_work);
 }
@@ -317,6 +318,37 @@ static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
 	case TT_EP_EVICTED:
 		if (!tt_sched_of(s)->closing)
 			tt_sched_queue_prefetch(s, sl);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * TT_SCHED_DEFER_LATE at the layer's backward begin (lock held): what is
+ * still on the slow node stays there while the backward pass reads it,
+ * instead of being moved under the reader's feet (each page it touches
+ * would wait for its batch). An eviction not started is dropped, a
+ * running one stops, a queued prefetch is taken back and a running one
+ * stops after its current chunk; the backward end (or, if the stopped
+ * prefetch returns after it, tt_sched_fetched()) brings the rest back.
+ */
+static void tt_sched_defer(struct tt_slayer *sl)
+{
+	switch (sl->state) {
+	case TT_EP_EVICT_QUEUED:
+		sl->state = TT_EP_IDLE;
+		break;
+	case TT_EP_EVICTING:
+		atomic_set(&sl->abort, 1);
+		sl->pf_due = false;
+		break;
+	case TT_EP_PREFETCH_QUEUED:
+		/* the pending work finds it EVICTED and leaves it */
+		sl->state = TT_EP_EVICTED;
+		break;
+	case TT_EP_PREFETCHING:
+		atomic_set(&sl->abort, 1);
 		break;
 	default:
 		break;
@@ -365,10 +397,15 @@ static void tt_sched_dispatch(struct tt_session *s)
 	u32 id;
 
 	while (tt_tl_next_due(&sc->tl, ktime_get_ns(), &id, &next)) {
-		struct tt_slayer *sl = tt_sched_find(sc, id, NULL);
+		int idx;
+		struct tt_slayer *sl = tt_sched_find(sc, id, &idx);
 
 		/* Only an eviction of this iteration is the plan's. */
 		if (!sl || sl->iter != sc->tl.iter_seq)
+			continue;
+		/* Due after its backward began: deferred to its end. */
+		if ((sc->cfg.flags & TT_SCHED_DEFER_LATE) &&
+		    (sc->tl.st.layers[idx].seen & TT_TL_S_BWD_BEGIN))
 			continue;
 		if (sl->state == TT_EP_EVICTED)
 			tt_sched_queue_prefetch(s, sl);
@@ -655,6 +692,9 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 		struct tt_migrate_result res = {};
 		int ret = 0;
 
+		/* TT_SCHED_DEFER_LATE: the backward pass began */
+		if (remote && atomic_read(&sl->abort))
+			break;
 		if (c->moved) {
 			ret = tt_migrate_range(s->mm, c->start, c->end,
 					       sl->fast_nid,
@@ -697,6 +737,16 @@ static void tt_sched_fetched(struct tt_sched *sc, struct tt_slayer *sl,
 	if (sl->next_chunk < sl->nr_chunks && !sc->closing) {
 		sl->state = TT_EP_EVICTED;
 		sl->sync = false;
+		/*
+		 * Stopped by TT_SCHED_DEFER_LATE: once the layer's backward
+		 * pass is over (it may have ended while this chunk moved),
+		 * the rest comes back now.
+		 */
+		if (atomic_read(&sl->abort) &&
+		    (sl->iter != sc->tl.iter_seq ||
+		     !tt_sched_find(sc, sl->id, &idx) ||
+		     (sc->tl.st.layers[idx].seen & TT_TL_S_BWD_END)))
+			tt_sched_queue_prefetch(s, sl);
 		return;
 	}
 	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
@@ -905,6 +955,8 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 					sc->tl.st.layers[idx].x.evicted_bytes, 0);
 		if ((sc->cfg.flags & TT_SCHED_SYNC_LATE) && sl->state != TT_EP_IDLE)
 			*sync = sl;
+		else if (sc->cfg.flags & TT_SCHED_DEFER_LATE)
+			tt_sched_defer(sl);
 		else
 			tt_sched_rescue(s, sl);
 		break;

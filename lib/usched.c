@@ -432,6 +432,8 @@ static struct tt_us_layer *tt_us_pop(struct tt_us *us, enum tt_us_kind q)
 
 static void tt_us_queue_prefetch(struct tt_us *us, struct tt_us_layer *sl)
 {
+	/* any eviction is over; see tt_us_defer() */
+	__atomic_store_n(&sl->abort, 0, __ATOMIC_RELEASE);
 	sl->state = TT_US_PREFETCH_QUEUED;
 	tt_us_push(us, TT_US_PREFETCH, sl);
 }
@@ -461,6 +463,36 @@ static void tt_us_rescue(struct tt_us *us, struct tt_us_layer *sl)
 	case TT_US_EVICTED:
 		if (!tt_us_closing(us))
 			tt_us_queue_prefetch(us, sl);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * TT_SCHED_DEFER_LATE at the layer's backward begin: what is still on the
+ * slow node stays there while the backward pass reads it (as
+ * kmod/sched.c's tt_sched_defer()): an eviction not started is dropped, a
+ * running one stops, a queued prefetch is taken back and a running one
+ * stops after its current chunk; the backward end (or tt_us_fetched(), if
+ * the stopped prefetch returns after it) brings the rest back.
+ */
+static void tt_us_defer(struct tt_us_layer *sl)
+{
+	switch (sl->state) {
+	case TT_US_EVICT_QUEUED:
+		sl->state = TT_US_IDLE;
+		break;
+	case TT_US_EVICTING:
+		__atomic_store_n(&sl->abort, 1, __ATOMIC_RELEASE);
+		sl->pf_due = false;
+		break;
+	case TT_US_PREFETCH_QUEUED:
+		/* the queued job finds it EVICTED and leaves it */
+		sl->state = TT_US_EVICTED;
+		break;
+	case TT_US_PREFETCHING:
+		__atomic_store_n(&sl->abort, 1, __ATOMIC_RELEASE);
 		break;
 	default:
 		break;
@@ -591,10 +623,15 @@ static void tt_us_dispatch(struct tt_session *s, uint64_t *next)
 	unsigned int id;
 
 	while (tt_tl_next_due(&us->tl, us->ops->now(us->ctx), &id, &when)) {
-		struct tt_us_layer *sl = tt_us_find(us, id, NULL);
+		int idx;
+		struct tt_us_layer *sl = tt_us_find(us, id, &idx);
 
 		/* Only an eviction of this iteration is the plan's. */
 		if (!sl || sl->iter != us->tl.iter_seq)
+			continue;
+		/* Due after its backward began: deferred to its end. */
+		if ((s->sched.flags & TT_SCHED_DEFER_LATE) &&
+		    (us->tl.st.layers[idx].seen & TT_TL_S_BWD_BEGIN))
 			continue;
 		if (sl->state == TT_US_EVICTED)
 			tt_us_queue_prefetch(us, sl);
@@ -771,6 +808,10 @@ static uint64_t tt_us_fetch(struct tt_session *s, struct tt_us_layer *sl,
 
 		if (mode == TT_US_FETCH_WORKER && tt_us_closing(us))
 			break;
+		/* TT_SCHED_DEFER_LATE: the backward pass began */
+		if (mode == TT_US_FETCH_WORKER &&
+		    __atomic_load_n(&sl->abort, __ATOMIC_ACQUIRE))
+			break;
 		if (c->moved) {
 			ret = us->ops->move(us->ctx, c->start, c->end,
 					    sl->fast_nid, &res, NULL);
@@ -807,6 +848,17 @@ static void tt_us_fetched(struct tt_us *us, struct tt_us_layer *sl,
 	if (sl->next_chunk < sl->nr_chunks) {
 		sl->state = TT_US_EVICTED;
 		sl->sync = false;
+		/*
+		 * Stopped by TT_SCHED_DEFER_LATE: once the layer's backward
+		 * pass is over (it may have ended while this chunk moved),
+		 * the rest comes back now.
+		 */
+		if (__atomic_load_n(&sl->abort, __ATOMIC_ACQUIRE) &&
+		    !tt_us_closing(us) &&
+		    (sl->iter != us->tl.iter_seq ||
+		     !tt_us_find(us, sl->id, &idx) ||
+		     (us->tl.st.layers[idx].seen & TT_TL_S_BWD_END)))
+			tt_us_queue_prefetch(us, sl);
 		return;
 	}
 	if (sl->iter == us->tl.iter_seq && tt_us_find(us, sl->id, &idx))
@@ -1002,6 +1054,8 @@ static int tt_us_layer_event(struct tt_session *s, const struct tt_event *ev,
 		if ((s->sched.flags & TT_SCHED_SYNC_LATE) &&
 		    sl->state != TT_US_IDLE)
 			*sync = sl;
+		else if (s->sched.flags & TT_SCHED_DEFER_LATE)
+			tt_us_defer(sl);
 		else
 			tt_us_rescue(us, sl);
 		break;

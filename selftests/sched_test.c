@@ -16,6 +16,9 @@
  *   sync_late           TT_SCHED_SYNC_LATE: right after each backward
  *                       begin the layer is all on the fast node;
  *                       sync_fetched_bytes > 0.
+ *   defer_late          TT_SCHED_DEFER_LATE: late bytes stay on the slow
+ *                       node while the backward pass reads them, and come
+ *                       back after its end.
  *   missing_layer       a layer missing from an iteration: reprofile, the
  *                       next iteration evicts nothing.
  *   new_layer           an unknown layer id is never evicted
@@ -71,6 +74,7 @@
 #define TR_WAIT_EVICT	(1U << 2)	/* after the forward end, wait for slow bytes */
 #define TR_NO_SAVE	(1U << 3)	/* no tensor event */
 #define TR_PROBE_BWD	(1U << 4)	/* residency right after the backward begin */
+#define TR_PROBE_BWD_END (1U << 5)	/* residency right before the backward end */
 
 /**
  * struct trainer - the synthetic training process
@@ -89,6 +93,8 @@
  *               current time plus this (see tr_ev()).
  * @slow_seen:   TR_WAIT_EVICT: slow bytes seen after the forward end.
  * @fast_at_bwd: TR_PROBE_BWD: fast bytes right after the backward begin.
+ * @slow_at_bwd: TR_PROBE_BWD: slow bytes then.
+ * @slow_at_end: TR_PROBE_BWD_END: slow bytes right before the backward end.
  * @err:         what failed.
  */
 struct trainer {
@@ -106,6 +112,8 @@ struct trainer {
 	uint64_t ts_ahead_ns;
 	uint64_t slow_seen[TR_MAXL];
 	uint64_t fast_at_bwd[TR_MAXL];
+	uint64_t slow_at_bwd[TR_MAXL];
+	uint64_t slow_at_end[TR_MAXL];
 	char err[256];
 };
 
@@ -281,12 +289,18 @@ static int tr_backward(struct trainer *tr, unsigned int id, char *buf)
 		if (tr_where(tr, buf, tr->sz, &fast, &slow))
 			return tr_fail(tr, "residency of layer %u failed", id);
 		tr->fast_at_bwd[id - 1] = fast;
+		tr->slow_at_bwd[id - 1] = slow;
 	}
 	off = tt_st_check(buf, tr->sz, seed_of(tr->iter, id));
 	if (off != -1)
 		return tr_fail(tr, "iteration %u layer %u: data differs at offset %lld",
 			tr->iter, id, off);
 	compute(buf, tr->sz, tr->compute_ms);
+	if (f & TR_PROBE_BWD_END) {
+		if (tr_where(tr, buf, tr->sz, &fast, &slow))
+			return tr_fail(tr, "residency of layer %u failed", id);
+		tr->slow_at_end[id - 1] = slow;
+	}
 	ret = tr_ev(tr, TT_EV_LAYER_END, TT_BWD, id, NULL, 0);
 	if (ret)
 		return tr_fail(tr, "layer %u backward end: %s", id, strerror(-ret));
@@ -678,6 +692,53 @@ TEST_F_TIMEOUT(sched, sync_late, 300)
 	ASSERT_LT(0, st.sync_fetched_bytes);
 	ASSERT_LE(st.sync_fetched_bytes, st.late_bytes);
 	ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
+}
+
+TEST_F_TIMEOUT(sched, defer_late, 300)
+{
+	struct tt_layer_info info[TR_MAXL];
+	struct tt_ioc_stats st;
+	unsigned int l, deferred = 0;
+	int i, n;
+
+	if (!tr_selected(_metadata))
+		return;
+	TR_RUN(&self->tr);
+	TR_RUN(&self->tr);
+	TR_STATS(&self->tr, &st);
+	for (i = 0; i < 3; i++) {
+		/*
+		 * As in late_counted: a huge PR and an iteration stamped
+		 * ahead, so no prefetch starts before its backward begin;
+		 * each forward end waits for its eviction.
+		 */
+		ASSERT_EQ(0, tr_set(&self->tr, TT_SCHED_SET_RATES | TT_SCHED_SET_FLAGS,
+				    TT_SCHED_DEFER_LATE, st.er_bps,
+				    1000ULL * 1000 * 1000 * 1000));
+		for (l = 0; l < self->tr.nl; l++)
+			self->tr.lflags[l] = TR_WAIT_EVICT | TR_PROBE_BWD |
+					     TR_PROBE_BWD_END;
+		self->tr.ts_ahead_ns = 3000000000ULL;
+		TR_RUN(&self->tr);
+		n = tr_layers(&self->tr, info, TR_MAXL);
+		for (l = 0; l < self->tr.nl && (int)l < n; l++) {
+			if (!self->tr.slow_at_bwd[l])
+				continue;
+			/* late, and nothing moved while its backward ran */
+			ASSERT_LT(0, info[l].last_late_bytes);
+			ASSERT_EQ(self->tr.slow_at_bwd[l], self->tr.slow_at_end[l])
+				TH_LOG("iteration %u layer %u", self->tr.iter - 1, l + 1);
+			deferred++;
+		}
+		/* and after its backward end all of it comes back */
+		ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
+	}
+	log_layers(_metadata, &self->tr);
+	TR_STATS(&self->tr, &st);
+	TH_LOG("%u layer-iterations read their tensor from the slow node; late %llu bytes in %llu layers",
+	       deferred, st.late_bytes, st.late_count);
+	ASSERT_LT(0, deferred);
+	ASSERT_EQ(0, st.sync_fetched_bytes);
 }
 
 TEST_F_TIMEOUT(sched, missing_layer, 300)
@@ -1135,7 +1196,7 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.valid = 0;
-	cfg.flags = 1U << 4;	/* the first bit after TT_SCHED_ALAP */
+	cfg.flags = 1U << 5;	/* the first bit after TT_SCHED_DEFER_LATE */
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.flags = 1U << 7;

@@ -511,8 +511,21 @@ struct tt_ioc_sched {
  * time. `tierctl simulate --alap` shows the plan.
  */
 #define TT_SCHED_ALAP		(1U << 3)
+/*
+ * TT_SCHED_DEFER_LATE (extension, default off): at TT_EV_LAYER_BEGIN
+ * (TT_BWD), the layer's bytes still on the slow node stay there while its
+ * backward pass reads them, instead of being moved back under the reader
+ * (a page the reader touches while its batch is being migrated waits for
+ * the batch): a queued prefetch is taken back, a running one stops after
+ * its current batch, an eviction not started is dropped and a running one
+ * stops. What is still slow comes back at the layer's TT_EV_LAYER_END
+ * (TT_BWD). The bytes count as late either way. TT_SCHED_SYNC_LATE, which
+ * fetches them at once instead, takes precedence when both are set.
+ */
+#define TT_SCHED_DEFER_LATE	(1U << 4)
 #define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF | \
-				 TT_SCHED_ANCHOR | TT_SCHED_ALAP)
+				 TT_SCHED_ANCHOR | TT_SCHED_ALAP | \
+				 TT_SCHED_DEFER_LATE)
 
 /*
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
