@@ -120,16 +120,13 @@ static unsigned int sample_weight(unsigned int samples)
  * Late by @late_ns: grow by 1.5x that, but by no more than the layer's
  * prefetch takes at the current PR estimate (lateness beyond that comes
  * from a rate far off, which the rate average corrects, or from a stall),
- * to at most that duration for the layer's whole saved size (a prefetch
- * started twice as early as it needs and still late is not late for want
- * of lead; more would only make the plan cut or drop the layer), and to
- * at most the layer's profiled idle time (a prefetch that would have to
- * start before the forward pass ended is no prefetch).
+ * and to at most the layer's profiled idle time (a prefetch that would
+ * have to start before the forward pass ended is no prefetch).
  */
 static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
 		      unsigned long long late_ns)
 {
-	unsigned long long step = late_ns + late_ns / 2, lead, cap;
+	unsigned long long step = late_ns + late_ns / 2, lead;
 
 	step = min_u64(step, tt_policy_xfer_ns(max_u64(l->final_bytes,
 						       l->x.evicted_bytes),
@@ -137,11 +134,6 @@ static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
 	lead = l->lead_ns + step;
 	if (lead < l->lead_ns)			/* overflow */
 		lead = TT_TL_NO_TIME;
-	cap = tt_policy_xfer_ns(max_u64(l->prof.saved,
-					max_u64(l->final_bytes,
-						l->x.evicted_bytes)),
-				tl->pr_bps);
-	lead = min_u64(lead, cap);
 	l->lead_ns = min_u64(lead, l->prof.bwd_start - l->prof.fwd_end);
 }
 
