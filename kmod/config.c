@@ -2,11 +2,11 @@
 /*
  * The module's settings in one place.
  *
- * TT_CFG_LIST below is the single table: each setting's key, default,
- * range, unit, when it applies and its description. It is expanded twice:
- * into tt_cfg_descs[] (what netlink reports and checks against) and into
- * one module parameter per key with the same name (modprobe arguments and
- * /sys/module/tiertrain/parameters/). Both ways of setting a value go
+ * tt_cfg_descs[] is the single table: each setting's key, default, range,
+ * unit, when it applies and its description, what netlink reports and
+ * checks against. Each key is also a module parameter of the same name
+ * (modprobe arguments and /sys/module/tiertrain/parameters/), whose set
+ * operation finds its entry by its address. Both ways of setting a value go
  * through tt_config_check() and tt_config_apply(), under
  * kernel_param_lock(THIS_MODULE): the parameter core takes it around a
  * parameter's set operation, the netlink path takes it itself, so a pool
@@ -28,57 +28,142 @@
 #include "migrate.h"
 #include "sched.h"
 
-#define TT_NOW		TT_CFG_APPLIES_NOW
-#define TT_NEW_SESS	TT_CFG_APPLIES_NEW_SESSIONS
-#define TT_NEXT_ITER	TT_CFG_APPLIES_NEXT_ITER
-#define TT_NEW_RINGS	TT_CFG_APPLIES_NEW_RINGS
-
-/* X(KEY, name, default, min, max, unit, applies, description) */
-#define TT_CFG_LIST(X)							\
-	X(WORKERS, workers, 2, 1, 64, "", TT_NOW,			\
-	  "Migration worker pool size, 1..64 (default 2); a synchronous migration of several batches is split over this many workers") \
-	X(BATCH_PAGES, batch_pages, 512, 1, 65536, "pages", TT_NOW,	\
-	  "Pages per migrate_vma batch at most, 1..65536 (default 512); a synchronous migration split over several workers uses smaller ones when the range is only a few batches long") \
-	X(MAX_RANGES, max_ranges, 65536, 1, 1048576, "", TT_NOW,	\
-	  "Registrations (and saved tensors) a session may hold, 1..1048576 (default 65536)") \
-	X(MAX_LAYERS, max_layers, 4096, 1, 1048576, "", TT_NOW,		\
-	  "Distinct layer ids a session may report, 1..1048576 (default 4096)") \
-	X(PROFILE_ITERS, profile_iters, 1, 1, 1000, "iterations", TT_NEW_SESS, \
-	  "Iterations a new session only profiles before planning, 1..1000 (default 1)") \
-	X(STAY_TIME_US, stay_time_us, 1000, 0, 60000000, "us", TT_NEW_SESS, \
-	  "Stay time ST of new sessions in microseconds, 0..60000000 (default 1000)") \
-	X(ER_SEED_MBPS, er_seed_mbps, 1024, 1, 1048576, "MiB/s", TT_NEW_SESS, \
-	  "Eviction rate new sessions start from, MiB/s, 1..1048576 (default 1024)") \
-	X(PR_SEED_MBPS, pr_seed_mbps, 1024, 1, 1048576, "MiB/s", TT_NEW_SESS, \
-	  "Prefetch rate new sessions start from, MiB/s, 1..1048576 (default 1024)") \
-	X(EVICT_WORKERS, evict_workers, 1, 1, 64, "", TT_NOW,		\
-	  "Scheduler eviction worker pool size, 1..64 (default 1)")	\
-	X(PREFETCH_WORKERS, prefetch_workers, 1, 1, 64, "", TT_NOW,	\
-	  "Scheduler prefetch worker pool size, 1..64 (default 1)")	\
-	X(SYNC_LATE, sync_late, 0, 0, 1, "", TT_NEW_SESS,		\
-	  "1: new sessions fetch late bytes in the backward begin itself (TT_SCHED_SYNC_LATE), 0..1 (default 0)") \
-	X(BW_CAP_MBPS, bw_cap_mbps, 0, 0, 1048576, "MiB/s", TT_NOW,	\
-	  "Bandwidth cap of all migrations together, MiB/s, 0..1048576; 0 means off (default 0)") \
-	X(MIN_MIGRATE_KIB, min_migrate_kib, 0, 0, 1048576, "KiB", TT_NEXT_ITER, \
-	  "Planned evictions smaller than this are not made (the layer is dropped), KiB, 0..1048576; 0 means off (default 0)") \
-	X(EVENT_RING, event_ring, 4096, 0, 65536, "events", TT_NEW_RINGS, \
-	  "Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)")
-
-#define TT_CFG_DESC(KEY, name_, def_, min_, max_, unit_, applies_, desc_) \
-	[TT_CFG_##KEY] = {						\
-		.name = #name_, .def = def_, .min = min_, .max = max_,	\
-		.unit = unit_, .applies = applies_, .desc = desc_,	\
-	},
+/*
+ * Defaults and descriptions, each written once: the descriptions are also
+ * the module parameters' (MODULE_PARM_DESC() needs a string literal).
+ */
+#define TT_WORKERS_DEF	2
+#define TT_WORKERS_DESC \
+	"Migration worker pool size, 1..64 (default 2); a synchronous migration of several batches is split over this many workers"
+#define TT_BATCH_PAGES_DEF 512
+#define TT_BATCH_PAGES_DESC \
+	"Pages per migrate_vma batch at most, 1..65536 (default 512); a synchronous migration split over several workers uses smaller ones when the range is only a few batches long"
+#define TT_MAX_RANGES_DEF 65536
+#define TT_MAX_RANGES_DESC \
+	"Registrations (and saved tensors) a session may hold, 1..1048576 (default 65536)"
+#define TT_MAX_LAYERS_DEF 4096
+#define TT_MAX_LAYERS_DESC \
+	"Distinct layer ids a session may report, 1..1048576 (default 4096)"
+#define TT_PROFILE_ITERS_DEF 1
+#define TT_PROFILE_ITERS_DESC \
+	"Iterations a new session only profiles before planning, 1..1000 (default 1)"
+#define TT_STAY_TIME_US_DEF 1000
+#define TT_STAY_TIME_US_DESC \
+	"Stay time ST of new sessions in microseconds, 0..60000000 (default 1000)"
+#define TT_ER_SEED_MBPS_DEF 1024
+#define TT_ER_SEED_MBPS_DESC \
+	"Eviction rate new sessions start from, MiB/s, 1..1048576 (default 1024)"
+#define TT_PR_SEED_MBPS_DEF 1024
+#define TT_PR_SEED_MBPS_DESC \
+	"Prefetch rate new sessions start from, MiB/s, 1..1048576 (default 1024)"
+#define TT_EVICT_WORKERS_DEF 1
+#define TT_EVICT_WORKERS_DESC \
+	"Scheduler eviction worker pool size, 1..64 (default 1)"
+#define TT_PREFETCH_WORKERS_DEF 1
+#define TT_PREFETCH_WORKERS_DESC \
+	"Scheduler prefetch worker pool size, 1..64 (default 1)"
+#define TT_SYNC_LATE_DEF 0
+#define TT_SYNC_LATE_DESC \
+	"1: new sessions fetch late bytes in the backward begin itself (TT_SCHED_SYNC_LATE), 0..1 (default 0)"
+#define TT_BW_CAP_MBPS_DEF 0
+#define TT_BW_CAP_MBPS_DESC \
+	"Bandwidth cap of all migrations together, MiB/s, 0..1048576; 0 means off (default 0)"
+#define TT_MIN_MIGRATE_KIB_DEF 0
+#define TT_MIN_MIGRATE_KIB_DESC \
+	"Planned evictions smaller than this are not made (the layer is dropped), KiB, 0..1048576; 0 means off (default 0)"
+#define TT_EVENT_RING_DEF 4096
+#define TT_EVENT_RING_DESC \
+	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"
 
 static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
-	TT_CFG_LIST(TT_CFG_DESC)
+	[TT_CFG_WORKERS] = {
+		.name = "workers", .def = TT_WORKERS_DEF, .min = 1, .max = 64,
+		.unit = "", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_WORKERS_DESC,
+	},
+	[TT_CFG_BATCH_PAGES] = {
+		.name = "batch_pages", .def = TT_BATCH_PAGES_DEF, .min = 1, .max = 65536,
+		.unit = "pages", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_BATCH_PAGES_DESC,
+	},
+	[TT_CFG_MAX_RANGES] = {
+		.name = "max_ranges", .def = TT_MAX_RANGES_DEF, .min = 1, .max = 1048576,
+		.unit = "", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_MAX_RANGES_DESC,
+	},
+	[TT_CFG_MAX_LAYERS] = {
+		.name = "max_layers", .def = TT_MAX_LAYERS_DEF, .min = 1, .max = 1048576,
+		.unit = "", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_MAX_LAYERS_DESC,
+	},
+	[TT_CFG_PROFILE_ITERS] = {
+		.name = "profile_iters", .def = TT_PROFILE_ITERS_DEF, .min = 1, .max = 1000,
+		.unit = "iterations", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_PROFILE_ITERS_DESC,
+	},
+	[TT_CFG_STAY_TIME_US] = {
+		.name = "stay_time_us", .def = TT_STAY_TIME_US_DEF, .min = 0, .max = 60000000,
+		.unit = "us", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_STAY_TIME_US_DESC,
+	},
+	[TT_CFG_ER_SEED_MBPS] = {
+		.name = "er_seed_mbps", .def = TT_ER_SEED_MBPS_DEF, .min = 1, .max = 1048576,
+		.unit = "MiB/s", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_ER_SEED_MBPS_DESC,
+	},
+	[TT_CFG_PR_SEED_MBPS] = {
+		.name = "pr_seed_mbps", .def = TT_PR_SEED_MBPS_DEF, .min = 1, .max = 1048576,
+		.unit = "MiB/s", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_PR_SEED_MBPS_DESC,
+	},
+	[TT_CFG_EVICT_WORKERS] = {
+		.name = "evict_workers", .def = TT_EVICT_WORKERS_DEF, .min = 1, .max = 64,
+		.unit = "", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_EVICT_WORKERS_DESC,
+	},
+	[TT_CFG_PREFETCH_WORKERS] = {
+		.name = "prefetch_workers", .def = TT_PREFETCH_WORKERS_DEF, .min = 1, .max = 64,
+		.unit = "", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_PREFETCH_WORKERS_DESC,
+	},
+	[TT_CFG_SYNC_LATE] = {
+		.name = "sync_late", .def = TT_SYNC_LATE_DEF, .min = 0, .max = 1,
+		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_SYNC_LATE_DESC,
+	},
+	[TT_CFG_BW_CAP_MBPS] = {
+		.name = "bw_cap_mbps", .def = TT_BW_CAP_MBPS_DEF, .min = 0, .max = 1048576,
+		.unit = "MiB/s", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_BW_CAP_MBPS_DESC,
+	},
+	[TT_CFG_MIN_MIGRATE_KIB] = {
+		.name = "min_migrate_kib", .def = TT_MIN_MIGRATE_KIB_DEF, .min = 0, .max = 1048576,
+		.unit = "KiB", .applies = TT_CFG_APPLIES_NEXT_ITER,
+		.desc = TT_MIN_MIGRATE_KIB_DESC,
+	},
+	[TT_CFG_EVENT_RING] = {
+		.name = "event_ring", .def = TT_EVENT_RING_DEF, .min = 0, .max = 65536,
+		.unit = "events", .applies = TT_CFG_APPLIES_NEW_RINGS,
+		.desc = TT_EVENT_RING_DESC,
+	},
 };
-
-#define TT_CFG_DEFAULT(KEY, name_, def_, ...)	[TT_CFG_##KEY] = def_,
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
 static u32 tt_cfg_values[TT_CFG_NR] = {
-	TT_CFG_LIST(TT_CFG_DEFAULT)
+	[TT_CFG_WORKERS] = TT_WORKERS_DEF,
+	[TT_CFG_BATCH_PAGES] = TT_BATCH_PAGES_DEF,
+	[TT_CFG_MAX_RANGES] = TT_MAX_RANGES_DEF,
+	[TT_CFG_MAX_LAYERS] = TT_MAX_LAYERS_DEF,
+	[TT_CFG_PROFILE_ITERS] = TT_PROFILE_ITERS_DEF,
+	[TT_CFG_STAY_TIME_US] = TT_STAY_TIME_US_DEF,
+	[TT_CFG_ER_SEED_MBPS] = TT_ER_SEED_MBPS_DEF,
+	[TT_CFG_PR_SEED_MBPS] = TT_PR_SEED_MBPS_DEF,
+	[TT_CFG_EVICT_WORKERS] = TT_EVICT_WORKERS_DEF,
+	[TT_CFG_PREFETCH_WORKERS] = TT_PREFETCH_WORKERS_DEF,
+	[TT_CFG_SYNC_LATE] = TT_SYNC_LATE_DEF,
+	[TT_CFG_BW_CAP_MBPS] = TT_BW_CAP_MBPS_DEF,
+	[TT_CFG_MIN_MIGRATE_KIB] = TT_MIN_MIGRATE_KIB_DEF,
+	[TT_CFG_EVENT_RING] = TT_EVENT_RING_DEF,
 };
 
 /**
@@ -204,9 +289,73 @@ static const struct kernel_param_ops tt_config_param_ops = {
 	.get = param_get_uint,
 };
 
-#define TT_CFG_PARAM(KEY, name_, def_, min_, max_, unit_, applies_, desc_) \
-	module_param_cb(name_, &tt_config_param_ops,			\
-			&tt_cfg_values[TT_CFG_##KEY], 0644);		\
-	MODULE_PARM_DESC(name_, desc_);
+/* One parameter per key, with the key as its name (tt_config_init() checks). */
+module_param_cb(workers, &tt_config_param_ops, &tt_cfg_values[TT_CFG_WORKERS],
+		0644);
+MODULE_PARM_DESC(workers, TT_WORKERS_DESC);
+module_param_cb(batch_pages, &tt_config_param_ops, &tt_cfg_values[TT_CFG_BATCH_PAGES],
+		0644);
+MODULE_PARM_DESC(batch_pages, TT_BATCH_PAGES_DESC);
+module_param_cb(max_ranges, &tt_config_param_ops, &tt_cfg_values[TT_CFG_MAX_RANGES],
+		0644);
+MODULE_PARM_DESC(max_ranges, TT_MAX_RANGES_DESC);
+module_param_cb(max_layers, &tt_config_param_ops, &tt_cfg_values[TT_CFG_MAX_LAYERS],
+		0644);
+MODULE_PARM_DESC(max_layers, TT_MAX_LAYERS_DESC);
+module_param_cb(profile_iters, &tt_config_param_ops, &tt_cfg_values[TT_CFG_PROFILE_ITERS],
+		0644);
+MODULE_PARM_DESC(profile_iters, TT_PROFILE_ITERS_DESC);
+module_param_cb(stay_time_us, &tt_config_param_ops, &tt_cfg_values[TT_CFG_STAY_TIME_US],
+		0644);
+MODULE_PARM_DESC(stay_time_us, TT_STAY_TIME_US_DESC);
+module_param_cb(er_seed_mbps, &tt_config_param_ops, &tt_cfg_values[TT_CFG_ER_SEED_MBPS],
+		0644);
+MODULE_PARM_DESC(er_seed_mbps, TT_ER_SEED_MBPS_DESC);
+module_param_cb(pr_seed_mbps, &tt_config_param_ops, &tt_cfg_values[TT_CFG_PR_SEED_MBPS],
+		0644);
+MODULE_PARM_DESC(pr_seed_mbps, TT_PR_SEED_MBPS_DESC);
+module_param_cb(evict_workers, &tt_config_param_ops, &tt_cfg_values[TT_CFG_EVICT_WORKERS],
+		0644);
+MODULE_PARM_DESC(evict_workers, TT_EVICT_WORKERS_DESC);
+module_param_cb(prefetch_workers, &tt_config_param_ops, &tt_cfg_values[TT_CFG_PREFETCH_WORKERS],
+		0644);
+MODULE_PARM_DESC(prefetch_workers, TT_PREFETCH_WORKERS_DESC);
+module_param_cb(sync_late, &tt_config_param_ops, &tt_cfg_values[TT_CFG_SYNC_LATE],
+		0644);
+MODULE_PARM_DESC(sync_late, TT_SYNC_LATE_DESC);
+module_param_cb(bw_cap_mbps, &tt_config_param_ops, &tt_cfg_values[TT_CFG_BW_CAP_MBPS],
+		0644);
+MODULE_PARM_DESC(bw_cap_mbps, TT_BW_CAP_MBPS_DESC);
+module_param_cb(min_migrate_kib, &tt_config_param_ops, &tt_cfg_values[TT_CFG_MIN_MIGRATE_KIB],
+		0644);
+MODULE_PARM_DESC(min_migrate_kib, TT_MIN_MIGRATE_KIB_DESC);
+module_param_cb(event_ring, &tt_config_param_ops, &tt_cfg_values[TT_CFG_EVENT_RING],
+		0644);
+MODULE_PARM_DESC(event_ring, TT_EVENT_RING_DESC);
 
-TT_CFG_LIST(TT_CFG_PARAM)
+/**
+ * tt_config_init() - check that every key has its module parameter
+ *
+ * The keys are written twice, in the table and as parameter names: a
+ * mismatch is a bug caught at load time.
+ *
+ * Return: 0, or -EINVAL (logged) when a key has no parameter.
+ */
+int tt_config_init(void)
+{
+	const struct module *mod = THIS_MODULE;
+	unsigned int k, i;
+
+	for (k = 0; k < TT_CFG_NR; k++) {
+		for (i = 0; i < mod->num_kp; i++)
+			if (mod->kp[i].arg == &tt_cfg_values[k] &&
+			    !strcmp(mod->kp[i].name, tt_cfg_descs[k].name))
+				break;
+		if (i == mod->num_kp) {
+			pr_err("setting %s has no module parameter of that name\n",
+			       tt_cfg_descs[k].name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}

@@ -62,6 +62,7 @@ struct tt_cfg_change {
 	u32 value;
 };
 
+int tt_config_init(void);
 u32 tt_config_get(enum tt_cfg_key key);
 const struct tt_cfg_desc *tt_config_desc(enum tt_cfg_key key);
 int tt_config_find(const char *name);

@@ -17,6 +17,7 @@
 #include <linux/tiertrain.h>
 
 #include "chardev.h"
+#include "config.h"
 #include "migrate.h"
 #include "netlink.h"
 #include "sched.h"
@@ -27,6 +28,10 @@
 static int __init tt_init(void)
 {
 	int ret;
+
+	ret = tt_config_init();
+	if (ret)
+		return ret;
 
 	ret = tt_tiers_init();
 	if (ret)

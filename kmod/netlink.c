@@ -13,8 +13,8 @@
  * Dumps keep their position in the callback's context (struct tt_nl_dump):
  * the id of the session being dumped and how far into it, so a dump that
  * needs several messages resumes where it stopped. Sessions are visited in
- * id order under the session list lock (tt_session_for_each()), whose
- * generation feeds nl_dump_check_consistent().
+ * id order under the session list lock (tt_session_for_each()); what the
+ * parts of a dump must agree on is in tt_nl_dump_seq().
  *
  * TT_CMD_EVENT messages go to the "events" multicast group, only when
  * someone listens (tt_netlink_event(), called by evlog.c).
@@ -22,6 +22,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/jhash.h>
 #include <linux/cred.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
@@ -595,7 +596,7 @@ static int tt_nl_dump_check(struct netlink_callback *cb, bool need_target)
 	}
 	if (!attrs[TT_A_SESSION] && !attrs[TT_A_PID])
 		return 0;
-	if (tt_session_for_each(0, tt_nl_dump_found, d, NULL) > 0)
+	if (tt_session_for_each(0, NULL, tt_nl_dump_found, d) > 0)
 		return 0;
 	if (attrs[TT_A_SESSION])
 		tt_nl_err(cb->extack, attrs[TT_A_SESSION],
@@ -613,24 +614,29 @@ static int tt_nl_dump_check(struct netlink_callback *cb, bool need_target)
  * @skb:  the message being filled.
  * @cb:   the netlink callback.
  * @buf:  scratch for layers or events (TT_NL_BATCH entries).
- * @gen:  the session list's generation (tt_session_for_each()).
+ * @n:    sessions dump: the sessions the dump selects now.
+ * @last: sessions dump: the largest id among them.
  */
 struct tt_nl_walk {
 	struct sk_buff *skb;
 	struct netlink_callback *cb;
 	void *buf;
-	u64 gen;
+	u64 n;
+	u64 last;
 };
 
 /*
  * What nl_dump_check_consistent() compares between the parts of a dump
- * (never 0, which would turn the check off): the session list's generation
- * for the sessions dump, the number of layers of the session for a layers
- * dump (a new layer shifts the positions).
+ * (never 0, which would turn the check off). Sessions dump: the number of
+ * sessions it selects and their largest id, which change together
+ * whenever one of them opens or closes (ids only grow), and only then:
+ * other users' sessions coming and going do not interrupt it. Layers
+ * dump: the number of layers of the session (a new layer shifts the
+ * positions).
  */
-static unsigned int tt_nl_dump_seq(u64 v)
+static unsigned int tt_nl_dump_seq(u64 a, u64 b)
 {
-	return (unsigned int)(v << 1) | 1;
+	return jhash_3words(a, b, b >> 32, 0) | 1;
 }
 
 /* A dump message's header, with the session's id and pid. */
@@ -669,7 +675,7 @@ static int tt_nl_session_fill(struct tt_session *s, void *arg)
 	len = tt_session_stats(s, st, sizeof(*st));
 	tt_sched_resident(s, &held, &slow);
 	tt_evlog_state(&s->evlog, &last, &lost);
-	w->cb->seq = tt_nl_dump_seq(w->gen);
+	w->cb->seq = tt_nl_dump_seq(w->n, w->last);
 	hdr = tt_nl_dump_msg(w, TT_CMD_GET_SESSIONS, s);
 	if (!hdr)
 		return -EMSGSIZE;
@@ -690,6 +696,17 @@ static int tt_nl_session_fill(struct tt_session *s, void *arg)
 	return 0;
 }
 
+/* Count the sessions the dump selects (before a sessions dump's part). */
+static void tt_nl_session_count(struct tt_session *s, void *arg)
+{
+	struct tt_nl_walk *w = arg;
+
+	if (!tt_nl_dump_match(tt_nl_dump_of(w->cb), s))
+		return;
+	w->n++;
+	w->last = s->id;
+}
+
 /* Run @fill over the sessions after the dump's position. */
 static int tt_nl_dump_walk(struct sk_buff *skb, struct netlink_callback *cb,
 			   int (*fill)(struct tt_session *s, void *arg),
@@ -703,7 +720,8 @@ static int tt_nl_dump_walk(struct sk_buff *skb, struct netlink_callback *cb,
 	if (!w.buf)
 		return -ENOMEM;
 	ret = tt_session_for_each(resume_cur && d->cur ? d->cur - 1 : d->cur,
-				  fill, &w, &w.gen);
+				  resume_cur ? NULL : tt_nl_session_count,
+				  fill, &w);
 	kvfree(w.buf);
 	/* A full message: the dump continues with the next call. */
 	if (ret == -EMSGSIZE && skb->len)
@@ -741,7 +759,7 @@ static int tt_nl_layers_fill(struct tt_session *s, void *arg)
 		n = tt_sched_layers_from(s, d->pos, info, TT_NL_BATCH, &known);
 		if (!n)
 			return 0;
-		w->cb->seq = tt_nl_dump_seq(known);
+		w->cb->seq = tt_nl_dump_seq(known, 0);
 		hdr = tt_nl_dump_msg(w, TT_CMD_GET_LAYERS, s);
 		if (!hdr)
 			return -EMSGSIZE;

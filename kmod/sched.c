@@ -1281,21 +1281,21 @@ void tt_sched_resident(struct tt_session *s, u64 *held, u64 *slow)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	const struct tt_srange *r;
+	u64 h = 0, o = 0;
 	unsigned int i;
 
-	*held = 0;
-	*slow = 0;
 	mutex_lock(&sc->lock);
 	for (i = 0; i < sc->tl.n; i++) {
 		const struct tt_slayer *sl = sc->tl.st.layers[i].priv;
 
 		list_for_each_entry(r, &sl->ranges, link)
-			*held += r->end - r->start;
+			h += r->end - r->start;
 		if (sl->state != TT_EP_IDLE)
-			*slow += tt_sched_outstanding(sl);
+			o += tt_sched_outstanding(sl);
 	}
-	*slow = min(*slow, *held);
 	mutex_unlock(&sc->lock);
+	*held = h;
+	*slow = min(o, h);
 }
 
 /**

@@ -75,11 +75,11 @@ static atomic_t tt_nr_sessions = ATOMIC_INIT(0);
  * The open sessions, in id order (for the netlink dumps): a session is on
  * the list from the end of tt_session_open() to the start of
  * tt_session_close(), so whoever holds the lock may read its counters.
- * tt_sessions_gen counts the changes, for dump consistency.
+ * Ids only grow, so the number of sessions of a set and its largest id
+ * together change whenever a session of the set opens or closes.
  */
 static DEFINE_MUTEX(tt_sessions_lock);
 static LIST_HEAD(tt_sessions);
-static u64 tt_sessions_gen;
 static u64 tt_sessions_last_id;
 
 static void tt_session_free(struct kref *ref)
@@ -155,32 +155,34 @@ struct tt_session *tt_session_open(void)
 	mutex_lock(&tt_sessions_lock);
 	s->id = ++tt_sessions_last_id;
 	list_add_tail(&s->link, &tt_sessions);
-	tt_sessions_gen++;
 	mutex_unlock(&tt_sessions_lock);
 	return s;
 }
 
 /**
  * tt_session_for_each() - visit the open sessions in id order
- * @after: start with the first session whose id is larger.
- * @fn:    called for each, with the session list locked (the session stays
- *         open meanwhile; @fn may sleep, but must not open or close a
- *         session); a non-zero return stops the walk.
- * @arg:   its argument.
- * @gen:   out (may be NULL): the list's generation, which changes whenever
- *         a session is opened or closed.
+ * @after: call @fn from the first session whose id is larger.
+ * @pre:   optional: called first for every open session, in id order.
+ * @fn:    called for each session after @after, with the session list
+ *         locked (the session stays open meanwhile; @fn may sleep, but must
+ *         not open or close a session); a non-zero return stops the walk.
+ * @arg:   their argument.
+ *
+ * @pre and @fn see the same list: nothing opens or closes in between.
  *
  * Return: what @fn returned last, 0 when every session was visited.
  */
-int tt_session_for_each(u64 after, int (*fn)(struct tt_session *s, void *arg),
-			void *arg, u64 *gen)
+int tt_session_for_each(u64 after,
+			void (*pre)(struct tt_session *s, void *arg),
+			int (*fn)(struct tt_session *s, void *arg), void *arg)
 {
 	struct tt_session *s;
 	int ret = 0;
 
 	mutex_lock(&tt_sessions_lock);
-	if (gen)
-		*gen = tt_sessions_gen;
+	if (pre)
+		list_for_each_entry(s, &tt_sessions, link)
+			pre(s, arg);
 	list_for_each_entry(s, &tt_sessions, link) {
 		if (s->id <= after)
 			continue;
@@ -213,7 +215,6 @@ void tt_session_close(struct tt_session *s)
 
 	mutex_lock(&tt_sessions_lock);
 	list_del(&s->link);
-	tt_sessions_gen++;
 	mutex_unlock(&tt_sessions_lock);
 
 	spin_lock(&s->lock);

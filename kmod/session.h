@@ -73,8 +73,9 @@ void tt_session_close(struct tt_session *s);
 void tt_session_get(struct tt_session *s);
 void tt_session_put(struct tt_session *s);
 unsigned int tt_session_count(void);
-int tt_session_for_each(u64 after, int (*fn)(struct tt_session *s, void *arg),
-			void *arg, u64 *gen);
+int tt_session_for_each(u64 after,
+			void (*pre)(struct tt_session *s, void *arg),
+			int (*fn)(struct tt_session *s, void *arg), void *arg);
 
 int tt_session_check_caller(struct tt_session *s);
 int tt_session_register(struct tt_session *s, const struct tt_ioc_range *arg);

@@ -19,54 +19,45 @@
 #include <linux/tiertrain.h>
 
 DECLARE_EVENT_CLASS(tt_sched_class,
-
-	TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
-
-	TP_ARGS(session, pid, ev),
-
-	TP_STRUCT__entry(
-		__field(u64, session)
-		__field(int, pid)
-		__field(u32, layer)
-		__field(u64, iter)
-		__field(u64, bytes)
-		__field(u64, dur_ns)
-		__field(int, node)
-		__field(u32, flags)
-	),
-
-	TP_fast_assign(
-		__entry->session = session;
-		__entry->pid = pid;
-		__entry->layer = ev->layer;
-		__entry->iter = ev->iter;
-		__entry->bytes = ev->bytes;
-		__entry->dur_ns = ev->dur_ns;
-		__entry->node = ev->node;
-		__entry->flags = ev->flags;
-	),
-
-	TP_printk("session=%llu pid=%d iter=%llu layer=%u bytes=%llu dur_ns=%llu node=%d flags=%#x",
-		  __entry->session, __entry->pid, __entry->iter, __entry->layer,
-		  __entry->bytes, __entry->dur_ns, __entry->node,
-		  __entry->flags)
-);
+		    TP_PROTO(u64 session, int pid,
+			     const struct tt_trace_event *ev),
+		    TP_ARGS(session, pid, ev),
+		    TP_STRUCT__entry(__field(u64, session)
+				     __field(int, pid)
+				     __field(u32, layer)
+				     __field(u64, iter)
+				     __field(u64, bytes)
+				     __field(u64, dur_ns)
+				     __field(int, node)
+				     __field(u32, flags)),
+		    TP_fast_assign(__entry->session = session;
+				   __entry->pid = pid;
+				   __entry->layer = ev->layer;
+				   __entry->iter = ev->iter;
+				   __entry->bytes = ev->bytes;
+				   __entry->dur_ns = ev->dur_ns;
+				   __entry->node = ev->node;
+				   __entry->flags = ev->flags;),
+		    TP_printk("session=%llu pid=%d iter=%llu layer=%u bytes=%llu dur_ns=%llu node=%d flags=%#x",
+			      __entry->session, __entry->pid, __entry->iter,
+			      __entry->layer, __entry->bytes, __entry->dur_ns,
+			      __entry->node, __entry->flags));
 
 DEFINE_EVENT(tt_sched_class, tt_evict,
-	TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
-	TP_ARGS(session, pid, ev));
+	     TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
+	     TP_ARGS(session, pid, ev));
 
 DEFINE_EVENT(tt_sched_class, tt_prefetch,
-	TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
-	TP_ARGS(session, pid, ev));
+	     TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
+	     TP_ARGS(session, pid, ev));
 
 DEFINE_EVENT(tt_sched_class, tt_late,
-	TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
-	TP_ARGS(session, pid, ev));
+	     TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
+	     TP_ARGS(session, pid, ev));
 
 DEFINE_EVENT(tt_sched_class, tt_drop,
-	TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
-	TP_ARGS(session, pid, ev));
+	     TP_PROTO(u64 session, int pid, const struct tt_trace_event *ev),
+	     TP_ARGS(session, pid, ev));
 
 #endif /* TT_TRACE_H */
 

@@ -697,9 +697,9 @@ struct tt_ioc_layers {
  *                     the scheduler's own migrations know).
  *   TT_A_SLOW_BYTES   u64, bytes of them evicted and not yet brought back.
  *   TT_A_LAST_SEQ     u64, seq of the last trace event recorded (0: none).
- *   TT_A_EVENTS_LOST  u64, trace events overwritten in the session's ring
- *                     before anyone read them, or never recorded (no
- *                     memory for the ring).
+ *   TT_A_EVENTS_LOST  u64, trace events recorded that the session's ring
+ *                     no longer holds (overwritten by newer ones) or never
+ *                     held (no ring: event_ring was 0, or no memory).
  * Errors: ENOENT (TT_A_PID given and no visible session has it).
  *
  * TT_CMD_GET_LAYERS (dump, any user): the scheduler's per-layer view
@@ -763,11 +763,14 @@ struct tt_ioc_layers {
  * the selected sessions (see struct tt_trace_event), oldest first. Request:
  * exactly one of TT_A_SESSION or TT_A_PID, and optionally TT_A_SINCE (u64):
  * only events with seq > TT_A_SINCE. Reply messages carry TT_A_SESSION,
- * TT_A_PID, one or more TT_A_EVENT (binary struct tt_trace_event), and
- * TT_A_EVENTS_LOST (u64) in the first message of a session when events
- * after TT_A_SINCE were overwritten before this dump read them (the number
- * of them). Errors: EINVAL (neither or both of TT_A_SESSION and TT_A_PID),
- * ENOENT (no such visible session).
+ * TT_A_PID, TT_A_EVENTS_LOST (u64) when events were skipped because the
+ * ring no longer held them (the number of them: the first TT_A_EVENT that
+ * follows has seq = the previous one + TT_A_EVENTS_LOST + 1), and one or
+ * more TT_A_EVENT (binary struct tt_trace_event; read min(length, sizeof)
+ * bytes). Errors, carried by the NLMSG_DONE that ends the dump with an
+ * extended ACK message: EINVAL (neither or both of TT_A_SESSION and
+ * TT_A_PID), ENOENT (no such visible session; the same for
+ * TT_CMD_GET_LAYERS and for TT_CMD_GET_SESSIONS with TT_A_PID).
  *
  * TT_CMD_EVENT (multicast only, group TT_GENL_MCGRP_EVENTS): sent for every
  * trace event of every session as it is recorded (whether or not the
