@@ -545,7 +545,7 @@ static int setup_worked_json(void **state)
 
 static const char worked_text[] =
 	"4 layers; eviction rate 3.9 MiB/s (4096000 bytes/s), prefetch rate 3.9 MiB/s (4096000 bytes/s),\n"
-	"stay time 1000 us, page size 4096 bytes\n"
+	"stay time 1000 us, page size 4096 bytes, prefetch plan eq. 8-10\n"
 	"\n"
 	"     layer  status         saved  evicted (szE)  migrated (szP)  prefetch start (us)  idle time (us)\n"
 	"         0  accepted     4.0 KiB        4.0 KiB         4.0 KiB                20000           20500\n"
