@@ -15,8 +15,8 @@
 #include "stats.h"
 #include "tierctl.h"
 
-/* Dumps taken before giving up on a consistent one. */
-#define TT_DUMP_TRIES	20
+/* Dumps taken before settling for an interrupted one. */
+#define TT_DUMP_TRIES	5
 
 const char tt_sessions_usage[] =
 	"Usage: tierctl [-j [-p]] sessions [PID]\n"
@@ -37,7 +37,10 @@ const char tt_sessions_usage[] =
 	"  dropped     layer-iterations the policy kept on the fast tier\n"
 	"  modified    layer-iterations evicted in part\n"
 	"With -j, an array of objects with these members (exact byte counts)\n"
-	"and \"stats\", every counter of the session (see tierctl stats).\n";
+	"and \"stats\", every counter of the session (see tierctl stats).\n"
+	"The list is one snapshot: a dump interrupted by sessions opening or\n"
+	"closing is taken again (after 5 tries, the last is printed with a\n"
+	"warning).\n";
 
 /**
  * tt_ctl_parse_pid() - a process id argument.
@@ -153,6 +156,10 @@ void tt_sessions_free(struct tt_ctl_sessions *ss)
  * @pid: only this process's sessions; 0 for all.
  * @ss:  out: the sessions (zeroed by the caller).
  *
+ * A dump the kernel flags as interrupted (a session opened or closed
+ * between its parts) is taken again; when every try was interrupted, the
+ * last one is kept and @ss->interrupted set.
+ *
  * Return: 0, or -errno with the reason in @ss->err (the kernel's text for
  * an error it sent, e.g. "process 7 has no tiertrain session").
  */
@@ -173,6 +180,9 @@ int tt_sessions_fetch(struct tt_nl *nl, uint32_t pid,
 		if (ret != -EINTR)
 			break;
 	}
+	ss->interrupted = ret == -EINTR;
+	if (ss->interrupted)
+		ret = 0;
 	if (ret < 0 && !ss->err[0])
 		snprintf(ss->err, sizeof(ss->err), "%s", nl->err);
 	return ret;
@@ -272,6 +282,9 @@ int tt_sessions_main(const struct tt_ctl *ctl, int argc, char **argv)
 		tt_sessions_free(&ss);
 		return 1;
 	}
+	if (ss.interrupted)
+		fputs("tierctl: sessions: warning: sessions kept opening and closing during the dump; sessions opened or closed meanwhile may be missing\n",
+		      ctl->err);
 	if (ctl->json) {
 		struct tt_json *j = tt_json_new(ctl->out, ctl->pretty);
 

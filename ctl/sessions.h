@@ -6,6 +6,7 @@
 #ifndef TT_CTL_SESSIONS_H
 #define TT_CTL_SESSIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <libmnl/libmnl.h>
@@ -43,11 +44,14 @@ struct tt_ctl_session {
  * struct tt_ctl_sessions - the parsed dump
  * @v:   the sessions, in dump (id) order; allocated.
  * @n:   how many.
+ * @interrupted: every dump taken was interrupted by sessions coming and
+ *       going; this is the last one (ids still increase, none twice).
  * @err: after a parse failure: what is wrong with the reply.
  */
 struct tt_ctl_sessions {
 	struct tt_ctl_session *v;
 	size_t n;
+	bool interrupted;
 	char err[640];
 };
 

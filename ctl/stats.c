@@ -16,7 +16,7 @@
 #include "stats.h"
 #include "tierctl.h"
 
-#define TT_DUMP_TRIES	20
+#define TT_DUMP_TRIES	5
 
 const char tt_stats_usage[] =
 	"Usage: tierctl [-j [-p]] stats [PID]\n"
@@ -241,6 +241,9 @@ void tt_layers_free(struct tt_ctl_layers *ls)
  * @session: the session id.
  * @ls:      out: the layers (zeroed by the caller).
  *
+ * A dump interrupted by a new layer is taken again, up to TT_DUMP_TRIES
+ * times; then the last one is kept.
+ *
  * Return: 0, or -errno with the reason in @ls->err.
  */
 int tt_layers_fetch(struct tt_nl *nl, uint64_t session,
@@ -259,6 +262,8 @@ int tt_layers_fetch(struct tt_nl *nl, uint64_t session,
 		if (ret != -EINTR)
 			break;
 	}
+	if (ret == -EINTR)
+		ret = 0;
 	if (ret < 0 && !ls->err[0])
 		snprintf(ls->err, sizeof(ls->err), "%s", nl->err);
 	return ret;
@@ -454,6 +459,9 @@ int tt_stats_main(const struct tt_ctl *ctl, int argc, char **argv)
 		fprintf(ctl->err, "tierctl: stats: %s\n", ss.err);
 		goto out;
 	}
+	if (ss.interrupted)
+		fputs("tierctl: stats: warning: sessions kept opening and closing during the dump; sessions opened or closed meanwhile may be missing\n",
+		      ctl->err);
 	ret = pid ? tt_stats_process(ctl, &nl, &ss) : tt_stats_totals(ctl, &ss);
 	if (ret == -ENOMEM || ret == -EINVAL)
 		fprintf(ctl->err, "tierctl: stats: cannot print the output: %s\n",

@@ -1,0 +1,1621 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The control plane in the guest: the generic netlink family "tiertrain"
+ * (raw, without libmnl) and every tierctl verb (the built ctl/tierctl),
+ * driven by a synthetic trainer in a child process (4 layers, 2 MiB saved
+ * per layer, 10 ms of compute per layer pass).
+ *
+ *   usage            every verb's --help; an unknown verb exits 1.
+ *   status_tiers     status and tiers with -j, parsed by python3's json:
+ *                    roles, the fast node's eviction target.
+ *   tiers_set        tiers set moves the slow role (and the eviction
+ *                    target); a node that does not exist, one without
+ *                    memory, one in both lists, a bad list: exit 1 with the
+ *                    node named, nothing changed; auto restores.
+ *   config_get_set   every key within its range; set prints old -> new and
+ *                    shows in /sys/module/.../parameters and back (one
+ *                    table); unknown key, out-of-range and non-numeric
+ *                    values: exit 1 naming key and value, nothing changed
+ *                    (also the good pair of the same request).
+ *   config_effects   sync_late reaches new sessions; min_migrate_kib drops
+ *                    every layer (drop events, reason min_size, nothing
+ *                    evicted); a 16-event ring reports the events it lost.
+ *   bw_cap           bw_cap_mbps=32: a 32 MiB migration takes at least the
+ *                    time the cap allows (a lower bound, which load cannot
+ *                    break); the rate without the cap is logged.
+ *   permissions      as nobody (uid 65534, no groups): config set, tiers
+ *                    set, monitor and trace --follow refused naming
+ *                    CAP_SYS_ADMIN; reads work; sessions, stats and trace
+ *                    see only nobody's own session, root sees both.
+ *   dump_churn       1000 sessions: a raw dump needs several parts and
+ *                    reports each exactly once; with another process
+ *                    opening and closing sessions meanwhile, every dump
+ *                    (flagged NLM_F_DUMP_INTR or not) has increasing ids
+ *                    and every permanent session, a dump of our pid is
+ *                    never interrupted, tierctl -j sessions PID lists the
+ *                    1000 once; dump cost per session for 10, 100 and
+ *                    1000 sessions (logged).
+ *   netlink_errors   raw requests: events dump without a target, both
+ *                    targets, an unknown session, an unsupported attribute,
+ *                    config set without a value, an empty tiers set: the
+ *                    errno and an extended ACK message naming what is
+ *                    wrong; TT_A_SINCE returns exactly the newer events.
+ *   monitor          tierctl monitor receives evictions and prefetches as
+ *                    they happen (text, and -j lines parsed by python), and
+ *                    exits 0 on SIGINT.
+ *   trace_json       tierctl trace: the Chrome trace parsed by python3's
+ *                    json: every iteration's layer spans, migration spans
+ *                    with bytes, each eviction after its forward pass, the
+ *                    fast/slow counter, nothing lost; --follow collects
+ *                    every event until the process exits; tierctl plot
+ *                    writes a PNG.
+ *   tracepoints      tiertrain:tt_evict and tt_prefetch in the ftrace
+ *                    buffer with the trainer's pid.
+ *
+ * The fixture saves every writable module parameter and restores it, sets
+ * the node roles back to automatic and /dev/tiertrain's mode, and removes
+ * its files.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include "kselftest_harness.h"
+#include "tt_harness.h"
+
+#define CT_NOBODY	65534
+#define CT_PARAMS	TT_ST_SYSMOD "/parameters"
+#define CT_MAX_PARAMS	32
+#define CT_LAYERS	4
+#define CT_TENSOR	(2 * TT_ST_MIB)
+#define CT_PY		"/usr/bin/python3"
+
+/* ---- running programs ------------------------------------------------- */
+
+static char ct_tierctl[PATH_MAX];
+
+/**
+ * struct ct_run - a finished program
+ * @status: its exit code, or 128 + the signal that killed it.
+ * @out:    its standard output (allocated, NUL-terminated).
+ * @err:    its standard error.
+ */
+struct ct_run {
+	int status;
+	char *out;
+	char *err;
+};
+
+static void ct_run_free(struct ct_run *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = NULL;
+	r->err = NULL;
+}
+
+static char *ct_slurp_fd(int fd)
+{
+	off_t len = lseek(fd, 0, SEEK_END);
+	char *buf = malloc(len > 0 ? len + 1 : 1);
+	ssize_t n = 0;
+
+	if (!buf)
+		return NULL;
+	if (len > 0) {
+		n = pread(fd, buf, len, 0);
+		if (n < 0)
+			n = 0;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+/* In a child: become nobody, without supplementary groups. */
+static void ct_become_nobody(void)
+{
+	if (setgroups(0, NULL) || setgid(CT_NOBODY) || setuid(CT_NOBODY)) {
+		perror("become nobody");
+		_exit(126);
+	}
+}
+
+/* Run @argv (NULL-terminated) as @uid (0 or CT_NOBODY); 0 or -errno. */
+static int ct_exec(struct ct_run *r, uid_t uid, char *const argv[])
+{
+	int fo = memfd_create("out", 0), fe = memfd_create("err", 0), st;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (fo < 0 || fe < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		dup2(fo, 1);
+		dup2(fe, 2);
+		if (uid)
+			ct_become_nobody();
+		execv(argv[0], argv);
+		perror(argv[0]);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->out = ct_slurp_fd(fo);
+	r->err = ct_slurp_fd(fe);
+	close(fo);
+	close(fe);
+	return r->out && r->err ? 0 : -ENOMEM;
+}
+
+/* tierctl ARGS... (NULL-terminated) as @uid. */
+static int ct_ctl(struct ct_run *r, uid_t uid, ...)
+{
+	char *argv[32];
+	unsigned int n = 0;
+	va_list ap;
+
+	argv[n++] = ct_tierctl;
+	va_start(ap, uid);
+	while (n < 31 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return ct_exec(r, uid, argv);
+}
+
+/* Start tierctl ARGS... in the background with its output in @outfile. */
+static pid_t ct_spawn(const char *outfile, uid_t uid, ...)
+{
+	char *argv[32];
+	unsigned int n = 0;
+	va_list ap;
+	pid_t pid;
+	int fd;
+
+	argv[n++] = ct_tierctl;
+	va_start(ap, uid);
+	while (n < 31 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -errno;
+	pid = fork();
+	if (!pid) {
+		dup2(fd, 1);
+		if (uid)
+			ct_become_nobody();
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fd);
+	return pid;
+}
+
+/* Wait for @pid at most @ms: its exit code / 128 + signal, or -ETIMEDOUT. */
+static int ct_wait(pid_t pid, unsigned int ms)
+{
+	unsigned int waited = 0;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) :
+					       128 + WTERMSIG(st);
+		if (r < 0)
+			return -errno;
+		if (waited >= ms)
+			return -ETIMEDOUT;
+		usleep(20000);
+		waited += 20;
+	}
+}
+
+/*
+ * python3 -c @script ARGS... (NULL-terminated): 0 when the script exits 0;
+ * its output goes into @r for the log.
+ */
+static int ct_py(struct ct_run *r, const char *script, ...)
+{
+	char *argv[16];
+	unsigned int n = 0;
+	va_list ap;
+
+	argv[n++] = CT_PY;
+	argv[n++] = "-c";
+	argv[n++] = (char *)script;
+	va_start(ap, script);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	if (ct_exec(r, 0, argv))
+		return -1;
+	return r->status;
+}
+
+static int ct_write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) ? -errno : 0;
+}
+
+/* ---- the trainer ------------------------------------------------------ */
+
+/**
+ * struct ct_trainer - a training process (a child)
+ * @pid:  its pid.
+ * @go:   parent -> child: one byte per command.
+ * @done: child -> parent: one byte per step done.
+ */
+struct ct_trainer {
+	pid_t pid;
+	int go;
+	int done;
+};
+
+static void ct_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* One iteration of @s over the tensors @t. */
+static int ct_iteration(struct tt_session *s, char **t)
+{
+	int l, ret = tt_iter_begin(s);
+
+	for (l = 0; !ret && l < CT_LAYERS; l++) {
+		ret = tt_layer_begin(s, l, TT_FWD);
+		if (!ret)
+			ret = tt_tensor_saved(s, l, t[l], CT_TENSOR);
+		ct_sleep_ms(10);
+		if (!ret)
+			ret = tt_layer_end(s, l, TT_FWD);
+	}
+	for (l = CT_LAYERS - 1; !ret && l >= 0; l--) {
+		ret = tt_layer_begin(s, l, TT_BWD);
+		if (!ret && tt_st_check_sample(t[l], CT_TENSOR, l) != -1)
+			ret = -EIO;
+		ct_sleep_ms(10);
+		if (!ret)
+			ret = tt_layer_end(s, l, TT_BWD);
+	}
+	return ret;
+}
+
+/*
+ * The child: open a session ('o'), then per byte from the parent: 'i'
+ * runs one iteration ('d' when done, 'e' on an error), 'x' (or the pipe
+ * closing) closes the session and exits.
+ */
+static void ct_trainer_child(int go, int done, uid_t uid)
+{
+	struct tt_session *s;
+	char *t[CT_LAYERS], c;
+	int l;
+
+	if (uid)
+		ct_become_nobody();
+	s = tt_open();
+	if (!s || strcmp(tt_backend(s), "kernel"))
+		_exit(3);
+	for (l = 0; l < CT_LAYERS; l++) {
+		t[l] = tt_st_map(CT_TENSOR, -1);
+		if (!t[l])
+			_exit(4);
+		tt_st_fill(t[l], CT_TENSOR, l);
+	}
+	c = 'o';
+	if (write(done, &c, 1) != 1)
+		_exit(5);
+	while (read(go, &c, 1) == 1 && c == 'i') {
+		c = ct_iteration(s, t) ? 'e' : 'd';
+		if (write(done, &c, 1) != 1)
+			_exit(5);
+	}
+	tt_close(s);
+	_exit(0);
+}
+
+/* Start a trainer running as @uid; 0 once its session is open. */
+static int ct_trainer_start(struct ct_trainer *tr, uid_t uid)
+{
+	int go[2], done[2];
+	char c;
+
+	if (pipe(go) || pipe(done))
+		return -errno;
+	tr->pid = fork();
+	if (tr->pid < 0)
+		return -errno;
+	if (!tr->pid) {
+		close(go[1]);
+		close(done[0]);
+		ct_trainer_child(go[0], done[1], uid);
+	}
+	close(go[0]);
+	close(done[1]);
+	tr->go = go[1];
+	tr->done = done[0];
+	if (read(tr->done, &c, 1) != 1 || c != 'o')
+		return -EIO;
+	return 0;
+}
+
+/* Run @n iterations in the trainer: 0, or -EIO. */
+static int ct_trainer_iters(struct ct_trainer *tr, unsigned int n)
+{
+	char c = 'i';
+
+	while (n--) {
+		if (write(tr->go, &c, 1) != 1 || read(tr->done, &c, 1) != 1 ||
+		    c != 'd')
+			return -EIO;
+		c = 'i';
+	}
+	return 0;
+}
+
+/* Let the trainer close its session and exit; its exit code. */
+static int ct_trainer_stop(struct ct_trainer *tr)
+{
+	char c = 'x';
+	int st;
+
+	if (tr->pid <= 0)
+		return 0;
+	if (write(tr->go, &c, 1) != 1)
+		kill(tr->pid, SIGKILL);
+	close(tr->go);
+	close(tr->done);
+	waitpid(tr->pid, &st, 0);
+	tr->pid = 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- raw generic netlink ---------------------------------------------- */
+
+/**
+ * struct ct_nl - a generic netlink socket talking to the family
+ * @fd:     the socket.
+ * @family: the family id.
+ * @seq:    the last sequence number used.
+ * @buf:    64 KiB for requests and replies.
+ */
+struct ct_nl {
+	int fd;
+	uint16_t family;
+	uint32_t seq;
+	char *buf;
+};
+
+/**
+ * struct ct_reply - what a request got back
+ * @error:  0, or the negative errno of NLMSG_ERROR / NLMSG_DONE.
+ * @extack: the extended ACK message, "" when none.
+ * @msgs:   reply messages (not counting DONE/ERROR).
+ * @parts:  datagrams received (a dump's parts).
+ * @intr:   a part carried NLM_F_DUMP_INTR.
+ */
+struct ct_reply {
+	int error;
+	char extack[256];
+	unsigned int msgs;
+	unsigned int parts;
+	bool intr;
+};
+
+static void *ct_put_attr(struct nlmsghdr *nlh, uint16_t type, const void *data,
+			 uint16_t len)
+{
+	struct nlattr *a = (void *)((char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memset((char *)a + NLA_HDRLEN, 0, NLA_ALIGN(len));
+	if (len)
+		memcpy((char *)a + NLA_HDRLEN, data, len);
+	nlh->nlmsg_len = NLMSG_ALIGN(nlh->nlmsg_len) + NLA_ALIGN(a->nla_len);
+	return a;
+}
+
+static struct nlmsghdr *ct_msg(struct ct_nl *nl, uint16_t type, uint8_t cmd,
+			       uint16_t flags)
+{
+	struct nlmsghdr *nlh = (void *)nl->buf;
+	struct genlmsghdr *g;
+
+	memset(nl->buf, 0, 4096);
+	nlh->nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	nlh->nlmsg_seq = ++nl->seq;
+	g = NLMSG_DATA(nlh);
+	g->cmd = cmd;
+	g->version = 1;
+	return nlh;
+}
+
+/* The attributes of a generic netlink message, by type (last wins). */
+static void ct_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
+		     unsigned int max)
+{
+	const struct nlattr *a = (const void *)((const char *)NLMSG_DATA(nlh) +
+						GENL_HDRLEN);
+	int rem = nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	       a->nla_len <= rem) {
+		if ((a->nla_type & NLA_TYPE_MASK) <= max)
+			tb[a->nla_type & NLA_TYPE_MASK] = a;
+		rem -= NLA_ALIGN(a->nla_len);
+		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+}
+
+static const void *ct_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
+static uint64_t ct_u64(const struct nlattr *a)
+{
+	uint64_t v;
+
+	memcpy(&v, ct_data(a), sizeof(v));
+	return v;
+}
+
+/* The extack message in the TLVs after @hlen bytes of @nlh's payload. */
+static void ct_extack(const struct nlmsghdr *nlh, size_t hlen, char *buf,
+		      size_t len)
+{
+	const struct nlattr *a;
+	int rem;
+
+	buf[0] = 0;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	a = (const void *)((const char *)NLMSG_DATA(nlh) + NLMSG_ALIGN(hlen));
+	rem = nlh->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(hlen));
+	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	       a->nla_len <= rem) {
+		if (a->nla_type == NLMSGERR_ATTR_MSG)
+			snprintf(buf, len, "%s", (const char *)ct_data(a));
+		rem -= NLA_ALIGN(a->nla_len);
+		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+}
+
+/*
+ * Send the request in @nl->buf and read replies until its ACK, error or
+ * the end of the dump; @cb (may be NULL) sees each reply message.
+ */
+static int ct_talk(struct ct_nl *nl, struct ct_reply *rep,
+		   void (*cb)(const struct nlmsghdr *nlh, void *arg), void *arg)
+{
+	struct nlmsghdr *req = (void *)nl->buf;
+	uint32_t seq = req->nlmsg_seq;
+
+	memset(rep, 0, sizeof(*rep));
+	if (send(nl->fd, req, req->nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(nl->fd, nl->buf, 65536, 0);
+		struct nlmsghdr *nlh = (void *)nl->buf;
+
+		if (n < 0)
+			return -errno;
+		rep->parts++;
+		for (; NLMSG_OK(nlh, n); nlh = NLMSG_NEXT(nlh, n)) {
+			if (nlh->nlmsg_seq != seq)
+				continue;
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				rep->intr = true;
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+				rep->error = e->error;
+				ct_extack(nlh, sizeof(*e) +
+					  ((nlh->nlmsg_flags & NLM_F_CAPPED) ? 0 :
+					   e->msg.nlmsg_len - NLMSG_HDRLEN),
+					  rep->extack, sizeof(rep->extack));
+				return 0;
+			}
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				memcpy(&rep->error, NLMSG_DATA(nlh), sizeof(int));
+				ct_extack(nlh, sizeof(int), rep->extack,
+					  sizeof(rep->extack));
+				return 0;
+			}
+			rep->msgs++;
+			if (cb)
+				cb(nlh, arg);
+		}
+	}
+}
+
+static void ct_family_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
+
+	ct_attrs(nlh, tb, CTRL_ATTR_MAX);
+	if (tb[CTRL_ATTR_FAMILY_ID])
+		memcpy(arg, ct_data(tb[CTRL_ATTR_FAMILY_ID]), sizeof(uint16_t));
+}
+
+static int ct_nl_open(struct ct_nl *nl)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct ct_reply rep;
+	struct nlmsghdr *nlh;
+	int one = 1, ret;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->buf = malloc(65536);
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (!nl->buf || nl->fd < 0 ||
+	    bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return -errno;
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	nlh = ct_msg(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
+	ct_put_attr(nlh, CTRL_ATTR_FAMILY_NAME, TT_GENL_NAME,
+		    sizeof(TT_GENL_NAME));
+	ret = ct_talk(nl, &rep, ct_family_cb, &nl->family);
+	if (ret)
+		return ret;
+	return rep.error ? rep.error : nl->family ? 0 : -ENOENT;
+}
+
+static void ct_nl_close(struct ct_nl *nl)
+{
+	if (nl->fd > 0)
+		close(nl->fd);
+	free(nl->buf);
+	nl->buf = NULL;
+}
+
+/**
+ * struct ct_ids - session ids seen in a sessions dump
+ * @id:    the ids, in dump order.
+ * @n:     how many.
+ * @cap:   room.
+ */
+struct ct_ids {
+	uint64_t *id;
+	size_t n;
+	size_t cap;
+};
+
+static void ct_ids_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[TT_A_MAX + 1];
+	struct ct_ids *ids = arg;
+
+	ct_attrs(nlh, tb, TT_A_MAX);
+	if (!tb[TT_A_SESSION])
+		return;
+	if (ids->n == ids->cap) {
+		ids->cap = ids->cap ? 2 * ids->cap : 1024;
+		ids->id = realloc(ids->id, ids->cap * sizeof(*ids->id));
+	}
+	ids->id[ids->n++] = ct_u64(tb[TT_A_SESSION]);
+}
+
+/* A raw sessions dump into @ids (reset first). */
+static int ct_dump_sessions(struct ct_nl *nl, struct ct_ids *ids,
+			    struct ct_reply *rep)
+{
+	ids->n = 0;
+	ct_msg(nl, nl->family, TT_CMD_GET_SESSIONS, NLM_F_DUMP);
+	return ct_talk(nl, rep, ct_ids_cb, ids);
+}
+
+/* ---- the fixture ------------------------------------------------------ */
+
+FIXTURE(ctl)
+{
+	struct tt_st_topo topo;
+	char dir[64];
+	unsigned int nparams;
+	char pname[CT_MAX_PARAMS][256];
+	char pval[CT_MAX_PARAMS][64];
+	mode_t dev_mode;
+	struct ct_trainer tr;
+	struct ct_trainer tr2;
+	pid_t kids[4];
+};
+
+FIXTURE_SETUP(ctl)
+{
+	char path[PATH_MAX], exe[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	ssize_t n;
+	DIR *d;
+
+	memset(&self->tr, 0, sizeof(self->tr));
+	memset(&self->tr2, 0, sizeof(self->tr2));
+	memset(self->kids, 0, sizeof(self->kids));
+	self->dir[0] = 0;
+	self->dev_mode = 0;
+	self->nparams = 0;
+	TT_SETUP_NODES(&self->topo, 1);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = 0;
+	snprintf(ct_tierctl, sizeof(ct_tierctl), "%s/../ctl/tierctl",
+		 dirname(exe));
+	if (access(ct_tierctl, X_OK))
+		SKIP(return, "ctl/tierctl is not built");
+	ASSERT_EQ(0, stat(TT_ST_DEV, &st));
+	self->dev_mode = st.st_mode & 07777;
+
+	/* Every writable parameter, to restore. */
+	d = opendir(CT_PARAMS);
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d)) && self->nparams < CT_MAX_PARAMS) {
+		unsigned int i = self->nparams;
+
+		snprintf(path, sizeof(path), CT_PARAMS "/%s", de->d_name);
+		if (de->d_name[0] == '.' || stat(path, &st) ||
+		    !(st.st_mode & S_IWUSR))
+			continue;
+		snprintf(self->pname[i], sizeof(self->pname[i]), "%s",
+			 de->d_name);
+		ASSERT_LT(0, tt_st_read_file(path, self->pval[i],
+					     sizeof(self->pval[i])));
+		self->nparams++;
+	}
+	closedir(d);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/ct.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, chmod(self->dir, 0777));
+}
+
+FIXTURE_TEARDOWN(ctl)
+{
+	char path[PATH_MAX], cmd[PATH_MAX + 16];
+	struct ct_run r;
+	unsigned int i;
+
+	/* Helpers left by a failed test (they hold the output pipe open). */
+	for (i = 0; i < 4; i++) {
+		if (self->kids[i] > 0) {
+			kill(self->kids[i], SIGKILL);
+			waitpid(self->kids[i], NULL, 0);
+		}
+	}
+	ct_trainer_stop(&self->tr);
+	ct_trainer_stop(&self->tr2);
+	for (i = 0; i < self->nparams; i++) {
+		snprintf(path, sizeof(path), CT_PARAMS "/%s", self->pname[i]);
+		tt_st_write_file(path, self->pval[i]);
+	}
+	if (ct_tierctl[0] && !access(ct_tierctl, X_OK)) {
+		ct_ctl(&r, 0, "tiers", "set", "--fast", "auto", "--slow",
+		       "auto", NULL);
+		ct_run_free(&r);
+	}
+	if (self->dev_mode)
+		chmod(TT_ST_DEV, self->dev_mode);
+	tt_st_write_file("/sys/kernel/tracing/events/tiertrain/enable", "0");
+	if (self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "# could not remove %s\n", self->dir);
+	}
+}
+
+/* The output of a run, for failure messages. */
+#define CT_LOG(r) TH_LOG("exit %d\nstdout:\n%s\nstderr:\n%s", (r)->status, \
+			 (r)->out ? (r)->out : "", (r)->err ? (r)->err : "")
+
+/* tierctl ... exits @code. */
+#define CT_EXPECT(r, code, uid, ...) do {				\
+	ASSERT_EQ(0, ct_ctl((r), (uid), __VA_ARGS__, NULL));		\
+	ASSERT_EQ((code), (r)->status) CT_LOG(r);			\
+} while (0)
+
+/* python3 -c SCRIPT ARGS... exits 0. */
+#define CT_PY_OK(r, script, ...) do {					\
+	int _st = ct_py((r), (script), __VA_ARGS__, NULL);		\
+	ASSERT_EQ(0, _st) CT_LOG(r);					\
+	ct_run_free(r);							\
+} while (0)
+
+static int ct_param(const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), CT_PARAMS "/%s", name);
+	return tt_st_read_file(path, buf, len);
+}
+
+/* ---- the tests -------------------------------------------------------- */
+
+TEST_F_TIMEOUT(ctl, usage, 120)
+{
+	static const char *const verbs[] = {
+		"status", "tiers", "sessions", "stats", "config", "trace",
+		"monitor", "plot", "simulate", "help",
+	};
+	struct ct_run r;
+	unsigned int i;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		CT_EXPECT(&r, 0, 0, (char *)verbs[i], "--help");
+		ASSERT_EQ(0, strncmp(r.out, "Usage: tierctl", 14)) CT_LOG(&r);
+		ct_run_free(&r);
+		CT_EXPECT(&r, 0, 0, "help");
+		ASSERT_NE(NULL, strstr(r.out, verbs[i])) CT_LOG(&r);
+		ct_run_free(&r);
+	}
+	CT_EXPECT(&r, 1, 0, "nope");
+	ASSERT_NE(NULL, strstr(r.err, "unknown verb 'nope'")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "sessions", "abc");
+	ASSERT_NE(NULL, strstr(r.err, "'abc' is not a process id")) CT_LOG(&r);
+	ct_run_free(&r);
+}
+
+TEST_F_TIMEOUT(ctl, status_tiers, 120)
+{
+	char fast[16], slow[16], sj[PATH_MAX], tj[PATH_MAX];
+	struct ct_run r;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(sj, sizeof(sj), "%s/status.json", self->dir);
+	snprintf(tj, sizeof(tj), "%s/tiers.json", self->dir);
+	CT_EXPECT(&r, 0, 0, "-j", "status");
+	ASSERT_EQ(0, ct_write_text(sj, r.out));
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, 0, "-j", "tiers");
+	ASSERT_EQ(0, ct_write_text(tj, r.out));
+	ct_run_free(&r);
+	snprintf(fast, sizeof(fast), "%d", self->topo.fast);
+	snprintf(slow, sizeof(slow), "%d", self->topo.slow);
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "st = json.load(open(sys.argv[1])); ti = json.load(open(sys.argv[2]))\n"
+		 "fast, slow = int(sys.argv[3]), int(sys.argv[4])\n"
+		 "assert st['abi'] == 1 and st['sessions'] >= 0, st\n"
+		 "roles = {n['node']: n['role'] for n in ti['nodes']}\n"
+		 "assert roles[fast] == 'fast' and roles[slow] == 'slow', roles\n"
+		 "assert ti['fast_nodes'] == '' and ti['slow_nodes'] == '', ti\n"
+		 "f = [n for n in ti['nodes'] if n['node'] == fast][0]\n"
+		 "assert roles[f['slow_target']] == 'slow', f\n"
+		 "assert all(n['slow_target'] is None for n in ti['nodes'] if n['role'] != 'fast')\n"
+		 "assert [n['node'] for n in st['nodes']] == [n['node'] for n in ti['nodes']]\n",
+		 sj, tj, fast, slow);
+	CT_EXPECT(&r, 0, 0, "tiers");
+	ASSERT_NE(NULL, strstr(r.out, "automatic (nodes with CPUs)")) CT_LOG(&r);
+	ct_run_free(&r);
+}
+
+TEST_F_TIMEOUT(ctl, tiers_set, 120)
+{
+	char small[16], slow[16], bad[16], tj[PATH_MAX], fast[16];
+	struct ct_run r;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (self->topo.small < 0)
+		SKIP(return, "needs two memory-only nodes");
+	snprintf(tj, sizeof(tj), "%s/tiers.json", self->dir);
+	snprintf(small, sizeof(small), "%d", self->topo.small);
+	snprintf(slow, sizeof(slow), "%d", self->topo.slow);
+	snprintf(fast, sizeof(fast), "%d", self->topo.fast);
+
+	CT_EXPECT(&r, 0, 0, "tiers", "set", "--slow", small);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, 0, "-j", "tiers");
+	ASSERT_EQ(0, ct_write_text(tj, r.out));
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "ti = json.load(open(sys.argv[1])); fast, small, slow = map(int, sys.argv[2:5])\n"
+		 "n = {x['node']: x for x in ti['nodes']}\n"
+		 "assert ti['slow_nodes'] == sys.argv[3], ti['slow_nodes']\n"
+		 "assert n[small]['role'] == 'slow' and n[small]['role_source'] == 'param', n[small]\n"
+		 "assert n[slow]['role'] == 'none', n[slow]\n"
+		 "assert n[fast]['slow_target'] == small, n[fast]\n",
+		 tj, fast, small, slow);
+
+	/* Refused requests name the node and change nothing. */
+	CT_EXPECT(&r, 1, 0, "tiers", "set", "--slow", "63");
+	ASSERT_NE(NULL, strstr(r.err, "node 63")) CT_LOG(&r);
+	ASSERT_NE(NULL, strstr(r.err, "does not exist")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "tiers", "set", "--fast", fast, "--slow", fast);
+	ASSERT_NE(NULL, strstr(r.err, "both fast and slow")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "tiers", "set", "--fast", small);
+	ASSERT_NE(NULL, strstr(r.err, "both fast and slow")) CT_LOG(&r);
+	ct_run_free(&r);
+	if (self->topo.offline >= 0) {
+		snprintf(bad, sizeof(bad), "%d", self->topo.offline);
+		CT_EXPECT(&r, 1, 0, "tiers", "set", "--slow", bad);
+		ASSERT_NE(NULL, strstr(r.err, "offline or has no memory"))
+			CT_LOG(&r);
+		ct_run_free(&r);
+	}
+	CT_EXPECT(&r, 1, 0, "tiers", "set", "--slow", "1;2");
+	ASSERT_NE(NULL, strstr(r.err, "'1;2' is not a node list")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "tiers", "set");
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, 0, "-j", "tiers");
+	ASSERT_NE(NULL, strstr(r.out, "\"slow_nodes\":\"")) CT_LOG(&r);
+	ASSERT_EQ(0, ct_write_text(tj, r.out));
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "ti = json.load(open(sys.argv[1]))\n"
+		 "assert ti['slow_nodes'] == sys.argv[2] and ti['fast_nodes'] == '', ti\n",
+		 tj, small);
+
+	CT_EXPECT(&r, 0, 0, "tiers", "set", "--slow", "auto");
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, 0, "-j", "tiers");
+	ASSERT_EQ(0, ct_write_text(tj, r.out));
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "ti = json.load(open(sys.argv[1])); slow = int(sys.argv[2])\n"
+		 "n = {x['node']: x for x in ti['nodes']}\n"
+		 "assert ti['slow_nodes'] == '' and n[slow]['role'] == 'slow', ti\n",
+		 tj, slow);
+}
+
+TEST_F_TIMEOUT(ctl, config_get_set, 120)
+{
+	char cj[PATH_MAX], v[64];
+	struct ct_run r;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(cj, sizeof(cj), "%s/config.json", self->dir);
+	CT_EXPECT(&r, 0, 0, "-j", "config");
+	ASSERT_EQ(0, ct_write_text(cj, r.out));
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys, os\n"
+		 "c = json.load(open(sys.argv[1]))\n"
+		 "keys = [e['key'] for e in c]\n"
+		 "for k in ['workers', 'batch_pages', 'max_ranges', 'max_layers', 'profile_iters',\n"
+		 "          'stay_time_us', 'er_seed_mbps', 'pr_seed_mbps', 'evict_workers',\n"
+		 "          'prefetch_workers', 'sync_late', 'bw_cap_mbps', 'min_migrate_kib', 'event_ring']:\n"
+		 "    assert k in keys, k\n"
+		 "for e in c:\n"
+		 "    assert e['min'] <= e['value'] <= e['max'] and e['min'] <= e['default'] <= e['max'], e\n"
+		 "    p = '/sys/module/tiertrain/parameters/' + e['key']\n"
+		 "    assert int(open(p).read()) == e['value'], e\n"
+		 "    assert e['description'] and e['applies'], e\n",
+		 cj);
+
+	/* One table: tierctl and the parameters see the same values. */
+	CT_EXPECT(&r, 0, 0, "config", "set", "stay_time_us=1234");
+	ASSERT_NE(NULL, strstr(r.out, " -> 1234")) CT_LOG(&r);
+	ct_run_free(&r);
+	ASSERT_LT(0, ct_param("stay_time_us", v, sizeof(v)));
+	ASSERT_STREQ("1234", v);
+	ASSERT_EQ(0, tt_st_write_file(CT_PARAMS "/stay_time_us", "4321"));
+	CT_EXPECT(&r, 0, 0, "-j", "config", "get", "stay_time_us");
+	ASSERT_NE(NULL, strstr(r.out, "\"value\":4321")) CT_LOG(&r);
+	ct_run_free(&r);
+	ASSERT_EQ(-EINVAL, tt_st_write_file(CT_PARAMS "/stay_time_us",
+					    "60000001"));
+
+	/* Refused: nothing changes, the key and value are named. */
+	CT_EXPECT(&r, 1, 0, "config", "set", "stay_time_us=7", "nosuch=2");
+	ASSERT_NE(NULL, strstr(r.err, "unknown key \"nosuch\"")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "config", "set", "stay_time_us=7",
+		  "max_layers=0");
+	ASSERT_NE(NULL, strstr(r.err, "max_layers=0 is out of range 1..")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "config", "set", "stay_time_us=99999999999");
+	ASSERT_NE(NULL, strstr(r.err, "stay_time_us=99999999999 is out of range 0..60000000"))
+		CT_LOG(&r);
+	ct_run_free(&r);
+	ASSERT_LT(0, ct_param("stay_time_us", v, sizeof(v)));
+	ASSERT_STREQ("4321", v);
+	CT_EXPECT(&r, 1, 0, "config", "set", "stay_time_us=-1");
+	ASSERT_NE(NULL, strstr(r.err, "must be a whole number")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "config", "set", "stay_time_us");
+	ASSERT_NE(NULL, strstr(r.err, "is not KEY=VALUE")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "config", "get", "nosuch");
+	ASSERT_NE(NULL, strstr(r.err, "unknown key \"nosuch\"")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, 0, "config", "get", "workers");
+	ASSERT_EQ(0, strncmp(r.out, "workers = ", 10)) CT_LOG(&r);
+	ct_run_free(&r);
+
+	/* A pool size applies at once, like the parameter. */
+	CT_EXPECT(&r, 0, 0, "config", "set", "evict_workers=3",
+		  "prefetch_workers=2");
+	ct_run_free(&r);
+	ASSERT_LT(0, ct_param("evict_workers", v, sizeof(v)));
+	ASSERT_STREQ("3", v);
+}
+
+/* The sessions of @pid as JSON, into @file. */
+static int ct_sessions_json(const char *file, uid_t uid, pid_t pid)
+{
+	char p[16];
+	struct ct_run r;
+	int ret;
+
+	snprintf(p, sizeof(p), "%d", pid);
+	ret = ct_ctl(&r, uid, "-j", "sessions", pid ? p : NULL, NULL);
+	if (!ret && r.status)
+		ret = -EIO;
+	if (!ret)
+		ret = ct_write_text(file, r.out);
+	ct_run_free(&r);
+	return ret;
+}
+
+TEST_F_TIMEOUT(ctl, config_effects, 300)
+{
+	char sj[PATH_MAX], tj[PATH_MAX], pid[16];
+	struct tt_ioc_sched cfg;
+	struct tt_session *s;
+	struct ct_run r;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(sj, sizeof(sj), "%s/sessions.json", self->dir);
+	snprintf(tj, sizeof(tj), "%s/trace.json", self->dir);
+
+	/* sync_late: the flag new sessions start with. */
+	CT_EXPECT(&r, 0, 0, "config", "set", "sync_late=1");
+	ct_run_free(&r);
+	TT_OPEN_KERNEL_SESSION(&s);
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	ASSERT_TRUE(cfg.flags & TT_SCHED_SYNC_LATE);
+	tt_close(s);
+	CT_EXPECT(&r, 0, 0, "config", "set", "sync_late=0");
+	ct_run_free(&r);
+	TT_OPEN_KERNEL_SESSION(&s);
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	ASSERT_FALSE(cfg.flags & TT_SCHED_SYNC_LATE);
+	tt_close(s);
+
+	/* min_migrate_kib above every layer: all dropped, nothing moves. */
+	CT_EXPECT(&r, 0, 0, "config", "set", "min_migrate_kib=65536");
+	ct_run_free(&r);
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 4));
+	snprintf(pid, sizeof(pid), "%d", self->tr.pid);
+	ASSERT_EQ(0, ct_sessions_json(sj, 0, self->tr.pid));
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "s = json.load(open(sys.argv[1]))\n"
+		 "assert len(s) == 1, s\n"
+		 "s = s[0]\n"
+		 "assert s['iterations'] == 4 and s['evicted_bytes'] == 0, s\n"
+		 "assert s['layers_dropped'] >= 4, s\n",
+		 sj);
+	CT_EXPECT(&r, 0, 0, "trace", pid, "-o", tj);
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "t = json.load(open(sys.argv[1]))['traceEvents']\n"
+		 "d = [e['args']['reason'] for e in t if e.get('cat') == 'drop']\n"
+		 "assert d.count('min_size') >= 6 and set(d) <= {'min_size', 'policy'}, d\n"
+		 "assert not [e for e in t if e.get('cat') == 'migration']\n",
+		 tj);
+	ASSERT_EQ(0, ct_trainer_stop(&self->tr));
+	CT_EXPECT(&r, 0, 0, "config", "set", "min_migrate_kib=0",
+		  "event_ring=16");
+	ct_run_free(&r);
+
+	/* A 16-event ring: what it lost is reported. */
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 2));
+	snprintf(pid, sizeof(pid), "%d", self->tr.pid);
+	ASSERT_EQ(0, ct_sessions_json(sj, 0, self->tr.pid));
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "s = json.load(open(sys.argv[1]))[0]\n"
+		 "assert s['trace_events'] > 16, s\n"
+		 "assert s['trace_events_lost'] == s['trace_events'] - 16, s\n",
+		 sj);
+	CT_EXPECT(&r, 0, 0, "trace", pid, "-o", tj);
+	ASSERT_NE(NULL, strstr(r.out, "events lost")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "assert d['otherData']['events'] == 16, d['otherData']\n"
+		 "assert d['otherData']['events_lost'] > 0, d['otherData']\n",
+		 tj);
+}
+
+TEST_F_TIMEOUT(ctl, bw_cap, 300)
+{
+	const size_t len = 32 * TT_ST_MIB;
+	struct tt_migrate_result res;
+	uint64_t capped, free_ns;
+	struct ct_run r;
+	int fd;
+	char *buf;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	buf = tt_st_map(len, -1);
+	ASSERT_NE(NULL, buf);
+	tt_st_fill(buf, len, 7);
+	fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+
+	CT_EXPECT(&r, 0, 0, "config", "set", "bw_cap_mbps=32");
+	ct_run_free(&r);
+	ASSERT_EQ(0, tt_st_ioc_migrate(fd, (uintptr_t)buf, len, self->topo.slow,
+				       0, &res));
+	ASSERT_EQ(len / getpagesize(), res.moved);
+	capped = res.elapsed_ns;
+	CT_EXPECT(&r, 0, 0, "config", "set", "bw_cap_mbps=0");
+	ct_run_free(&r);
+	ASSERT_EQ(0, tt_st_ioc_migrate(fd, (uintptr_t)buf, len, self->topo.fast,
+				       0, &res));
+	free_ns = res.elapsed_ns;
+	TT_ASSERT_PATTERN(buf, len, 7);
+	TH_LOG("32 MiB with bw_cap_mbps=32: %.3f s (%.1f MiB/s); without: %.3f s (%.1f MiB/s)",
+	       capped / 1e9, 32e9 / capped, free_ns / 1e9, 32e9 / free_ns);
+	/*
+	 * At most the cap, plus the bucket's 10 ms burst: the sleeps make
+	 * this a lower bound on the time, which a loaded host cannot break.
+	 */
+	ASSERT_GE(capped, (uint64_t)((32.0 - 0.32) / 32.0 * 1e9));
+	close(fd);
+	munmap(buf, len);
+}
+
+TEST_F_TIMEOUT(ctl, permissions, 300)
+{
+	char rp[16], np[16], sj[PATH_MAX], nj[PATH_MAX], tf[PATH_MAX];
+	struct ct_run r;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(sj, sizeof(sj), "%s/root.json", self->dir);
+	snprintf(nj, sizeof(nj), "%s/nobody.json", self->dir);
+	snprintf(tf, sizeof(tf), "%s/nobody-trace.json", self->dir);
+
+	/* Writes need CAP_SYS_ADMIN; the message says so. */
+	CT_EXPECT(&r, 1, CT_NOBODY, "config", "set", "stay_time_us=1");
+	ASSERT_NE(NULL, strstr(r.err, "CAP_SYS_ADMIN")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, CT_NOBODY, "tiers", "set", "--slow", "auto");
+	ASSERT_NE(NULL, strstr(r.err, "CAP_SYS_ADMIN")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, CT_NOBODY, "monitor", "--timeout", "1");
+	ASSERT_NE(NULL, strstr(r.err, "CAP_SYS_ADMIN")) CT_LOG(&r);
+	ct_run_free(&r);
+	/* Reads work. */
+	CT_EXPECT(&r, 0, CT_NOBODY, "status");
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, CT_NOBODY, "config");
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, CT_NOBODY, "tiers");
+	ct_run_free(&r);
+
+	/* A session of root and one of nobody. */
+	ASSERT_EQ(0, chmod(TT_ST_DEV, 0666));
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	ASSERT_EQ(0, ct_trainer_start(&self->tr2, CT_NOBODY));
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr2, 1));
+	snprintf(rp, sizeof(rp), "%d", self->tr.pid);
+	snprintf(np, sizeof(np), "%d", self->tr2.pid);
+	ASSERT_EQ(0, ct_sessions_json(sj, 0, 0));
+	ASSERT_EQ(0, ct_sessions_json(nj, CT_NOBODY, 0));
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "root = json.load(open(sys.argv[1])); nobody = json.load(open(sys.argv[2]))\n"
+		 "rp, np = int(sys.argv[3]), int(sys.argv[4])\n"
+		 "assert {rp, np} <= {s['pid'] for s in root}, root\n"
+		 "assert [s['pid'] for s in nobody] == [np], nobody\n"
+		 "assert nobody[0]['uid'] == 65534 and nobody[0]['iterations'] == 1, nobody\n",
+		 sj, nj, rp, np);
+	CT_EXPECT(&r, 1, CT_NOBODY, "stats", rp);
+	ASSERT_NE(NULL, strstr(r.err, "no tiertrain session owned by you"))
+		CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, CT_NOBODY, "sessions", rp);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, CT_NOBODY, "trace", rp, "-o", tf);
+	ASSERT_NE(NULL, strstr(r.err, "owned by you")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, CT_NOBODY, "trace", np, "-o", tf, "--follow");
+	ASSERT_NE(NULL, strstr(r.err, "CAP_SYS_ADMIN")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, CT_NOBODY, "stats", np);
+	ASSERT_NE(NULL, strstr(r.out, "iterations")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, CT_NOBODY, "trace", np, "-o", tf);
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "assert [e for e in d['traceEvents'] if e.get('cat') == 'layer'], d\n",
+		 tf);
+	CT_EXPECT(&r, 0, CT_NOBODY, "stats");
+	ASSERT_NE(NULL, strstr(r.out, "sessions: 1\n")) CT_LOG(&r);
+	ct_run_free(&r);
+}
+
+/* Open @n sessions into @fds; 0 or -errno. */
+static int ct_open_sessions(int *fds, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		fds[i] = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static uint64_t ct_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int ct_u64_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* Median of 5 full dumps of the sessions, in ns. */
+static uint64_t ct_dump_cost(struct ct_nl *nl, struct ct_ids *ids)
+{
+	uint64_t t[5];
+	struct ct_reply rep;
+	unsigned int i;
+
+	for (i = 0; i < 5; i++) {
+		uint64_t t0 = ct_now_ns();
+
+		ct_dump_sessions(nl, ids, &rep);
+		t[i] = ct_now_ns() - t0;
+	}
+	qsort(t, 5, sizeof(t[0]), ct_u64_cmp);
+	return t[2];
+}
+
+TEST_F_TIMEOUT(ctl, dump_churn, 600)
+{
+	static const unsigned int steps[] = { 10, 100, 1000 };
+	struct rlimit rl = { 4096, 4096 };
+	unsigned int i, k, n = 0, intr = 0;
+	struct ct_ids ids = { 0 };
+	struct ct_reply rep;
+	char sj[PATH_MAX];
+	uint64_t first;
+	struct ct_nl nl;
+	struct ct_run r;
+	int fds[1000];
+	pid_t churn;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(sj, sizeof(sj), "%s/sessions.json", self->dir);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, ct_nl_open(&nl));
+
+	/* Dump cost and restart: a large dump takes several parts. */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, ct_open_sessions(fds + n, steps[i] - n));
+		n = steps[i];
+		TH_LOG("sessions dump with %u sessions: %.1f us per session",
+		       n, ct_dump_cost(&nl, &ids) / 1e3 / n);
+	}
+	ASSERT_EQ(0, ct_dump_sessions(&nl, &ids, &rep));
+	ASSERT_EQ(0, rep.error);
+	ASSERT_FALSE(rep.intr);
+	ASSERT_EQ(1000, ids.n);
+	ASSERT_LT(1, rep.parts);
+	for (k = 1; k < ids.n; k++)
+		ASSERT_LT(ids.id[k - 1], ids.id[k]);
+	TH_LOG("1000 sessions: %u messages in %u parts", rep.msgs, rep.parts);
+	first = ids.id[0];
+
+	/* Sessions come and go while we dump. */
+	churn = fork();
+	ASSERT_LE(0, churn);
+	self->kids[2] = churn;
+	if (!churn) {
+		for (;;) {
+			int fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	for (i = 0; i < 40; i++) {
+		ASSERT_EQ(0, ct_dump_sessions(&nl, &ids, &rep));
+		ASSERT_EQ(0, rep.error);
+		intr += rep.intr;
+		/* Interrupted or not: never twice, never one of ours missing. */
+		for (k = 1; k < ids.n; k++)
+			ASSERT_LT(ids.id[k - 1], ids.id[k]);
+		for (k = 0; k < ids.n && ids.id[k] != first; k++)
+			;
+		ASSERT_GT(ids.n, k);
+		ASSERT_LE(1000, ids.n - k);
+	}
+	TH_LOG("40 dumps with sessions coming and going: %u flagged NLM_F_DUMP_INTR",
+	       intr);
+	/* Only our sessions: the churn of another process does not matter. */
+	for (i = 0; i < 10; i++) {
+		struct nlmsghdr *nlh;
+		uint32_t me = getpid();
+
+		ids.n = 0;
+		nlh = ct_msg(&nl, nl.family, TT_CMD_GET_SESSIONS, NLM_F_DUMP);
+		ct_put_attr(nlh, TT_A_PID, &me, sizeof(me));
+		ASSERT_EQ(0, ct_talk(&nl, &rep, ct_ids_cb, &ids));
+		ASSERT_EQ(0, rep.error);
+		ASSERT_FALSE(rep.intr);
+		ASSERT_EQ(1000, ids.n);
+	}
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(0, ct_sessions_json(sj, 0, getpid()));
+		CT_PY_OK(&r,
+			 "import json, sys\n"
+			 "s = json.load(open(sys.argv[1]))\n"
+			 "ids = [x['session'] for x in s]\n"
+			 "assert len(ids) == 1000 and ids == sorted(set(ids)), len(ids)\n",
+			 sj);
+	}
+	kill(churn, SIGKILL);
+	waitpid(churn, NULL, 0);
+	self->kids[2] = 0;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(ids.id);
+	ct_nl_close(&nl);
+}
+
+/* The events of a dump: how many, and the seq of the first and last. */
+struct ct_events {
+	unsigned int n;
+	uint64_t first;
+	uint64_t last;
+};
+
+static void ct_events_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *a = (const void *)((const char *)NLMSG_DATA(nlh) +
+						GENL_HDRLEN);
+	int rem = nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	struct ct_events *ev = arg;
+	struct tt_trace_event te;
+
+	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	       a->nla_len <= rem) {
+		if (a->nla_type == TT_A_EVENT) {
+			memcpy(&te, ct_data(a), sizeof(te));
+			if (!ev->n++)
+				ev->first = te.seq;
+			ev->last = te.seq;
+		}
+		rem -= NLA_ALIGN(a->nla_len);
+		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+}
+
+TEST_F_TIMEOUT(ctl, netlink_errors, 300)
+{
+	struct ct_events ev = { 0 };
+	struct ct_reply rep;
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+	uint64_t since, big = 999999999;
+	uint32_t pid;
+	struct ct_nl nl;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, ct_nl_open(&nl));
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 2));
+	pid = self->tr.pid;
+
+	ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(-EINVAL, rep.error);
+	ASSERT_NE(NULL, strstr(rep.extack, "exactly one of TT_A_SESSION and TT_A_PID"))
+		TH_LOG("extack: %s", rep.extack);
+
+	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	ct_put_attr(nlh, TT_A_PID, &pid, sizeof(pid));
+	ct_put_attr(nlh, TT_A_SESSION, &big, sizeof(big));
+	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(-EINVAL, rep.error);
+	ASSERT_NE(NULL, strstr(rep.extack, "(got both)")) TH_LOG("%s", rep.extack);
+
+	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_LAYERS, NLM_F_DUMP);
+	ct_put_attr(nlh, TT_A_SESSION, &big, sizeof(big));
+	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(-ENOENT, rep.error);
+	ASSERT_NE(NULL, strstr(rep.extack, "no session 999999999"))
+		TH_LOG("%s", rep.extack);
+
+	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	ct_put_attr(nlh, TT_A_COMM, "x", 2);
+	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(-EINVAL, rep.error);
+	ASSERT_NE(0, rep.extack[0]);
+
+	nlh = ct_msg(&nl, nl.family, TT_CMD_SET_CONFIG, 0);
+	nest = ct_put_attr(nlh, TT_A_CONFIG | NLA_F_NESTED, NULL, 0);
+	ct_put_attr(nlh, TT_CFG_A_KEY, "stay_time_us", sizeof("stay_time_us"));
+	nest->nla_len = (char *)nlh + nlh->nlmsg_len - (char *)nest;
+	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(-EINVAL, rep.error);
+	ASSERT_NE(NULL, strstr(rep.extack, "key \"stay_time_us\" without TT_CFG_A_VALUE"))
+		TH_LOG("%s", rep.extack);
+
+	ct_msg(&nl, nl.family, TT_CMD_SET_TIERS, 0);
+	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(-EINVAL, rep.error);
+	ASSERT_NE(NULL, strstr(rep.extack, "needs TT_A_FAST_NODES or TT_A_SLOW_NODES"))
+		TH_LOG("%s", rep.extack);
+
+	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_STATUS, 0);
+	ct_put_attr(nlh, TT_A_WORKERS, &pid, sizeof(pid));
+	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(-EINVAL, rep.error);
+	ASSERT_NE(NULL, strstr(rep.extack, "TT_CMD_GET_STATUS takes no attributes"))
+		TH_LOG("%s", rep.extack);
+
+	/* TT_A_SINCE: exactly the events after it. */
+	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	ct_put_attr(nlh, TT_A_PID, &pid, sizeof(pid));
+	ASSERT_EQ(0, ct_talk(&nl, &rep, ct_events_cb, &ev));
+	ASSERT_EQ(0, rep.error);
+	ASSERT_LT(20, ev.n);
+	ASSERT_EQ(1, ev.first);
+	ASSERT_EQ(ev.n, ev.last);
+	since = ev.last - 5;
+	memset(&ev, 0, sizeof(ev));
+	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	ct_put_attr(nlh, TT_A_PID, &pid, sizeof(pid));
+	ct_put_attr(nlh, TT_A_SINCE, &since, sizeof(since));
+	ASSERT_EQ(0, ct_talk(&nl, &rep, ct_events_cb, &ev));
+	ASSERT_EQ(0, rep.error);
+	ASSERT_EQ(5, ev.n);
+	ASSERT_EQ(since + 1, ev.first);
+	ct_nl_close(&nl);
+}
+
+/* Lines of @path: -errno, or how many contain @needle. */
+static int ct_count_lines(const char *path, const char *needle)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, needle);
+	fclose(f);
+	return n;
+}
+
+TEST_F_TIMEOUT(ctl, monitor, 600)
+{
+	char out[PATH_MAX], jout[PATH_MAX], pid[16];
+	unsigned int round;
+	struct ct_run r;
+	pid_t mon;
+	int st;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(out, sizeof(out), "%s/monitor.txt", self->dir);
+	snprintf(jout, sizeof(jout), "%s/monitor.json", self->dir);
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	snprintf(pid, sizeof(pid), "%d", self->tr.pid);
+
+	/*
+	 * The monitor joins the group some time after it starts: iterations
+	 * run until its output shows an eviction and a prefetch.
+	 */
+	mon = ct_spawn(out, 0, "monitor", NULL);
+	ASSERT_LT(0, mon);
+	self->kids[0] = mon;
+	for (round = 0; round < 30; round++) {
+		ASSERT_EQ(0, ct_trainer_iters(&self->tr, 1));
+		if (ct_count_lines(out, " evict ") > 0 &&
+		    ct_count_lines(out, " prefetch ") > 0)
+			break;
+	}
+	ASSERT_GT(30, round);
+	ASSERT_EQ(0, kill(mon, SIGINT));
+	st = ct_wait(mon, 30000);
+	ASSERT_EQ(0, st);
+	self->kids[0] = 0;
+	TH_LOG("monitor: %d eviction and %d prefetch lines after %u rounds",
+	       ct_count_lines(out, " evict "), ct_count_lines(out, " prefetch "),
+	       round + 1);
+	ASSERT_EQ(0, ct_count_lines(out, " layer_begin "));
+
+	/* -j --all --count: JSON lines, every type, then it stops by itself. */
+	mon = ct_spawn(jout, 0, "-j", "monitor", "--all", "--count", "40",
+		       "--timeout", "300", NULL);
+	ASSERT_LT(0, mon);
+	self->kids[0] = mon;
+	for (round = 0; round < 30; round++) {
+		st = ct_wait(mon, 0);
+		if (st != -ETIMEDOUT)
+			break;
+		ASSERT_EQ(0, ct_trainer_iters(&self->tr, 1));
+	}
+	if (st == -ETIMEDOUT)
+		st = ct_wait(mon, 60000);
+	ASSERT_EQ(0, st);
+	self->kids[0] = 0;
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "ev = [json.loads(l) for l in open(sys.argv[1])]\n"
+		 "assert len(ev) == 40, len(ev)\n"
+		 "types = {e['type'] for e in ev}\n"
+		 "assert {'layer_begin', 'layer_end', 'saved'} <= types, types\n"
+		 "assert all(e['pid'] == int(sys.argv[2]) for e in ev)\n",
+		 jout, pid);
+}
+
+TEST_F_TIMEOUT(ctl, trace_json, 600)
+{
+	char tj[PATH_MAX], fj[PATH_MAX], png[PATH_MAX], pid[16], out[PATH_MAX];
+	unsigned char magic[8];
+	struct ct_run r;
+	pid_t tracer;
+	int fd;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(tj, sizeof(tj), "%s/trace.json", self->dir);
+	snprintf(fj, sizeof(fj), "%s/follow.json", self->dir);
+	snprintf(png, sizeof(png), "%s/trace.png", self->dir);
+	snprintf(out, sizeof(out), "%s/follow.out", self->dir);
+
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	snprintf(pid, sizeof(pid), "%d", self->tr.pid);
+	/* --follow from before the first iteration to the exit. */
+	tracer = ct_spawn(out, 0, "trace", pid, "-o", fj, "--follow", NULL);
+	ASSERT_LT(0, tracer);
+	self->kids[1] = tracer;
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 5));
+
+	CT_EXPECT(&r, 0, 0, "trace", pid, "-o", tj);
+	ASSERT_NE(NULL, strstr(r.out, " spans")) CT_LOG(&r);
+	ct_run_free(&r);
+	CT_PY_OK(&r,
+		 "import json, sys, collections\n"
+		 "d = json.load(open(sys.argv[1])); t = d['traceEvents']\n"
+		 "assert d['otherData']['events_lost'] == 0, d['otherData']\n"
+		 "layer = [e for e in t if e.get('cat') == 'layer']\n"
+		 "per = collections.Counter((e['args']['iter'], e['name'][-3:]) for e in layer)\n"
+		 "for i in range(1, 6):\n"
+		 "    assert per[(i, 'fwd')] == 4 and per[(i, 'bwd')] == 4, (i, per)\n"
+		 "assert all(e['dur'] >= 0 and e['ts'] >= 0 for e in t if e['ph'] == 'X')\n"
+		 "mig = [e for e in t if e.get('cat') == 'migration']\n"
+		 "ev = [e for e in mig if e['name'].startswith('evict')]\n"
+		 "pf = [e for e in mig if e['name'].startswith('prefetch')]\n"
+		 "assert ev and pf and all(e['args']['bytes'] > 0 for e in ev), mig[:3]\n"
+		 "fwd = {(e['args']['iter'], e['args']['layer']): e for e in layer if e['name'].endswith('fwd')}\n"
+		 "for e in ev:\n"
+		 "    f = fwd[(e['args']['iter'], e['args']['layer'])]\n"
+		 "    assert e['ts'] >= f['ts'] + f['dur'] - 0.001, (e, f)\n"
+		 "c = [e for e in t if e['ph'] == 'C']\n"
+		 "assert c and max(e['args']['slow'] for e in c) > 0, c[:3]\n"
+		 "assert max(e['args']['fast'] for e in c) >= 4 * 2 * 1024 * 1024 - 4 * 4096\n"
+		 "names = {e['args']['name'] for e in t if e['ph'] == 'M' and e['name'] == 'thread_name'}\n"
+		 "assert any(n.endswith(' evict') for n in names), names\n",
+		 tj);
+
+	/* tierctl plot writes a PNG. */
+	CT_EXPECT(&r, 0, 0, "plot", tj, "-o", png);
+	ct_run_free(&r);
+	fd = open(png, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(8, read(fd, magic, 8));
+	close(fd);
+	ASSERT_EQ(0, memcmp(magic, "\x89PNG\r\n\x1a\n", 8));
+	CT_EXPECT(&r, 1, 0, "plot", tj);
+	ct_run_free(&r);
+
+	/* The follower ends with the process and has every event. */
+	ASSERT_EQ(0, ct_trainer_stop(&self->tr));
+	ASSERT_EQ(0, ct_wait(tracer, 60000));
+	self->kids[1] = 0;
+	CT_PY_OK(&r,
+		 "import json, sys\n"
+		 "d = json.load(open(sys.argv[1])); o = d['otherData']\n"
+		 "assert o['events_lost'] == 0 and o['events'] > 5 * 8 * 2, o\n"
+		 "its = [e for e in d['traceEvents'] if e.get('cat') == 'iteration']\n"
+		 "assert [e['args']['iter'] for e in its] == [1, 2, 3, 4, 5], its\n"
+		 "assert [s['command'] for s in o['sessions']] and all(s['command'] != '?' for s in o['sessions']), o\n",
+		 fj);
+	CT_EXPECT(&r, 1, 0, "trace", pid, "-o", fj);
+	ct_run_free(&r);
+}
+
+TEST_F_TIMEOUT(ctl, tracepoints, 300)
+{
+	const char *tr = "/sys/kernel/tracing";
+	char buf[256], path[PATH_MAX], needle[64];
+	unsigned int evict = 0, prefetch = 0;
+	FILE *f;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	snprintf(path, sizeof(path), "%s/events/tiertrain/enable", tr);
+	if (access(path, F_OK))
+		mount("nodev", tr, "tracefs", 0, NULL);
+	if (access(path, F_OK))
+		SKIP(return, "no tracefs with tiertrain events at %s", tr);
+	snprintf(path, sizeof(path), "%s/trace", tr);
+	ASSERT_EQ(0, tt_st_write_file(path, ""));
+	snprintf(path, sizeof(path), "%s/events/tiertrain/enable", tr);
+	ASSERT_EQ(0, tt_st_write_file(path, "1"));
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 3));
+	ASSERT_EQ(0, tt_st_write_file(path, "0"));
+	snprintf(needle, sizeof(needle), "pid=%d ", self->tr.pid);
+	snprintf(path, sizeof(path), "%s/trace", tr);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(buf, sizeof(buf), f)) {
+		if (!strstr(buf, needle))
+			continue;
+		evict += !!strstr(buf, "tt_evict:");
+		prefetch += !!strstr(buf, "tt_prefetch:");
+	}
+	fclose(f);
+	TH_LOG("ftrace: %u tt_evict and %u tt_prefetch events", evict, prefetch);
+	ASSERT_LT(0, evict);
+	ASSERT_LT(0, prefetch);
+}
+
+TEST_HARNESS_MAIN
