@@ -1865,7 +1865,7 @@ static void tt_usage(FILE *f)
 		"  --iters N          iterations per mode, warm-up included (default 8)\n"
 		"  --profile-iters N  scheduler profile iterations, 1..1000 (default 1);\n"
 		"                     the first N + 1 iterations are not measured\n"
-		"  --sample-ms MS     sampler period (default 2)\n"
+		"  --sample-ms MS     sampler period (default 10)\n"
 		"  --thp              map activations with huge pages (default base pages)\n"
 		"  --verify-ontime    check residency at each backward begin (time excluded)\n"
 		"  --sync-late        fetch late bytes at backward begin (TT_SCHED_SYNC_LATE)\n"
@@ -2066,7 +2066,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	c->weights_bytes = 256 * 1024;
 	c->iters = 8;
 	c->profile_iters = 1;
-	c->sample_ns = 2000000;
+	c->sample_ns = 10000000;
 	c->rows = 40;
 	c->timeline = 1;
 	for (m = 0; m < TT_MODE_NR; m++)
