@@ -121,6 +121,26 @@ bad:
 	return MNL_CB_ERROR;
 }
 
+/**
+ * tt_events_notification() - the events of a TT_CMD_EVENT message.
+ * @nlh: a message from the multicast group.
+ * @msg: out: its events only (the previous contents are dropped).
+ *
+ * Return: 1 with the events in @msg, 0 for another message, -1 for a
+ * malformed one (errno and @msg->err set).
+ */
+int tt_events_notification(const struct nlmsghdr *nlh,
+			   struct tt_ctl_events *msg)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN ||
+	    g->cmd != TT_CMD_EVENT)
+		return 0;
+	msg->n = 0;
+	return tt_events_parse(nlh, msg) == MNL_CB_OK ? 1 : -1;
+}
+
 static int tt_events_cb(const struct nlmsghdr *nlh, void *data)
 {
 	return tt_events_parse(nlh, data);

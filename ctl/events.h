@@ -44,6 +44,8 @@ struct tt_ctl_events {
 
 const char *tt_trace_type_name(uint32_t type);
 int tt_events_parse(const struct nlmsghdr *nlh, struct tt_ctl_events *es);
+int tt_events_notification(const struct nlmsghdr *nlh,
+			   struct tt_ctl_events *msg);
 int tt_events_add(struct tt_ctl_events *es, const struct tt_ctl_event *e);
 int tt_events_fetch(struct tt_nl *nl, uint32_t pid, uint64_t session,
 		    uint64_t since, struct tt_ctl_events *es);

@@ -78,15 +78,11 @@ static bool tt_monitor_wanted(const struct tt_monitor *m,
 static int tt_monitor_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct tt_monitor *m = data;
-	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
 	size_t i;
+	int r = tt_events_notification(nlh, &m->es);
 
-	if (mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN ||
-	    g->cmd != TT_CMD_EVENT)
-		return MNL_CB_OK;
-	m->es.n = 0;
-	if (tt_events_parse(nlh, &m->es) != MNL_CB_OK)
-		return MNL_CB_ERROR;
+	if (r <= 0)
+		return r ? MNL_CB_ERROR : MNL_CB_OK;
 	for (i = 0; i < m->es.n; i++) {
 		const struct tt_ctl_event *e = &m->es.v[i];
 
@@ -179,7 +175,6 @@ int tt_monitor_main(const struct tt_ctl *ctl, int argc, char **argv)
 	struct tt_nl nl;
 	struct pollfd pfd;
 	int ret = 0, r;
-	ssize_t n;
 
 	if (tt_monitor_args(&m, argc, argv, &timeout_ms))
 		return 1;
@@ -219,26 +214,13 @@ int tt_monitor_main(const struct tt_ctl *ctl, int argc, char **argv)
 		}
 		if (!r)
 			continue;
-		n = mnl_socket_recvfrom(nl.sock, nl.buf, TT_NL_BUF_SIZE);
-		if (n < 0 && errno == ENOBUFS) {
-			fputs("tierctl: monitor: the kernel dropped events: tierctl read them too slowly\n",
-			      ctl->err);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			fprintf(ctl->err, "tierctl: monitor: cannot receive: %s\n",
-				strerror(errno));
-			ret = -errno;
-			break;
-		}
-		r = mnl_cb_run(nl.buf, n, 0, 0, tt_monitor_cb, &m);
+		r = tt_nl_recv_run(&nl, "monitor", ctl->err, tt_monitor_cb, &m);
 		if (r == MNL_CB_STOP)
 			break;
 		if (r == MNL_CB_ERROR) {
-			fprintf(ctl->err, "tierctl: monitor: %s\n",
-				m.es.err[0] ? m.es.err : strerror(errno));
+			if (m.es.err[0])
+				fprintf(ctl->err, "tierctl: monitor: %s\n",
+					m.es.err);
 			ret = -EPROTO;
 			break;
 		}

@@ -373,6 +373,78 @@ int tt_nl_join(struct tt_nl *nl, uint32_t group, const char *name)
 	return 0;
 }
 
+/**
+ * tt_nl_recv_run() - receive one datagram of multicast messages and run
+ * @cb on each.
+ * @nl:   the connection (joined to a group).
+ * @who:  the verb, for warnings ("monitor").
+ * @err:  where warnings and errors go.
+ * @cb:   called for each message.
+ * @data: its argument.
+ *
+ * An overrun receive buffer (the kernel dropped messages: ENOBUFS) is
+ * reported on @err and is not an error; a signal (EINTR) returns
+ * MNL_CB_OK without a message.
+ *
+ * Return: what @cb returned last (MNL_CB_OK, MNL_CB_STOP, MNL_CB_ERROR),
+ * or MNL_CB_ERROR with errno when the socket failed (printed).
+ */
+int tt_nl_recv_run(struct tt_nl *nl, const char *who, FILE *err, mnl_cb_t cb,
+		   void *data)
+{
+	ssize_t n = mnl_socket_recvfrom(nl->sock, nl->buf, TT_NL_BUF_SIZE);
+
+	if (n < 0 && errno == ENOBUFS) {
+		fprintf(err, "tierctl: %s: the kernel dropped events: tierctl read them too slowly\n",
+			who);
+		return MNL_CB_OK;
+	}
+	if (n < 0 && errno == EINTR)
+		return MNL_CB_OK;
+	if (n < 0) {
+		fprintf(err, "tierctl: %s: cannot receive: %s\n", who,
+			strerror(errno));
+		return MNL_CB_ERROR;
+	}
+	return mnl_cb_run(nl->buf, n, 0, 0, cb, data);
+}
+
+/**
+ * tt_nl_dump_again() - a dump of @cmd with one attribute, taken again while
+ * the kernel flags it as interrupted.
+ * @nl:    the connection.
+ * @cmd:   the command.
+ * @type:  the attribute (0: none).
+ * @value: its value.
+ * @u64:   it is a u64 (else a u32).
+ * @what:  what the dump is, for error text.
+ * @cb:    called for each reply message.
+ * @data:  its argument.
+ * @reset: called before each try, to forget a previous one.
+ * @tries: tries at most.
+ *
+ * Return: 0; -EINTR when every try was interrupted (the last one's
+ * messages were seen by @cb); else -errno with @nl->err set.
+ */
+int tt_nl_dump_again(struct tt_nl *nl, uint8_t cmd, uint16_t type,
+		     uint64_t value, bool u64, const char *what, mnl_cb_t cb,
+		     void *data, void (*reset)(void *data), unsigned int tries)
+{
+	struct nlmsghdr *req;
+	int ret = -EINTR;
+
+	while (tries-- && ret == -EINTR) {
+		reset(data);
+		req = tt_nl_request(nl, nl->family, cmd, TT_GENL_VERSION);
+		if (type && u64)
+			mnl_attr_put_u64(req, type, value);
+		else if (type)
+			mnl_attr_put_u32(req, type, value);
+		ret = tt_nl_dump(nl, req, what, cb, data);
+	}
+	return ret;
+}
+
 struct tt_nl_table {
 	const struct nlattr **tb;
 	unsigned int max;

@@ -7,7 +7,9 @@
 #ifndef TT_CTL_NL_H
 #define TT_CTL_NL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <libmnl/libmnl.h>
 
@@ -44,7 +46,12 @@ int tt_nl_talk(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
 	       mnl_cb_t cb, void *data);
 int tt_nl_dump(struct tt_nl *nl, struct nlmsghdr *req, const char *what,
 	       mnl_cb_t cb, void *data);
+int tt_nl_dump_again(struct tt_nl *nl, uint8_t cmd, uint16_t type,
+		     uint64_t value, bool u64, const char *what, mnl_cb_t cb,
+		     void *data, void (*reset)(void *data), unsigned int tries);
 int tt_nl_join(struct tt_nl *nl, uint32_t group, const char *name);
+int tt_nl_recv_run(struct tt_nl *nl, const char *who, FILE *err, mnl_cb_t cb,
+		   void *data);
 int tt_nl_parse(const struct nlmsghdr *nlh, const struct nlattr **tb,
 		unsigned int max);
 int tt_nl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,

@@ -150,6 +150,14 @@ void tt_sessions_free(struct tt_ctl_sessions *ss)
 	ss->n = 0;
 }
 
+static void tt_sessions_reset(void *data)
+{
+	struct tt_ctl_sessions *ss = data;
+
+	tt_sessions_free(ss);
+	ss->err[0] = 0;
+}
+
 /**
  * tt_sessions_fetch() - dump the sessions (of one process).
  * @nl:  the connection.
@@ -166,20 +174,11 @@ void tt_sessions_free(struct tt_ctl_sessions *ss)
 int tt_sessions_fetch(struct tt_nl *nl, uint32_t pid,
 		      struct tt_ctl_sessions *ss)
 {
-	struct nlmsghdr *req;
-	int ret, tries;
+	int ret;
 
-	for (tries = 0; tries < TT_DUMP_TRIES; tries++) {
-		tt_sessions_free(ss);
-		ss->err[0] = 0;
-		req = tt_nl_request(nl, nl->family, TT_CMD_GET_SESSIONS,
-				    TT_GENL_VERSION);
-		if (pid)
-			mnl_attr_put_u32(req, TT_A_PID, pid);
-		ret = tt_nl_dump(nl, req, "sessions dump", tt_sessions_cb, ss);
-		if (ret != -EINTR)
-			break;
-	}
+	ret = tt_nl_dump_again(nl, TT_CMD_GET_SESSIONS, pid ? TT_A_PID : 0,
+			       pid, false, "sessions dump", tt_sessions_cb, ss,
+			       tt_sessions_reset, TT_DUMP_TRIES);
 	ss->interrupted = ret == -EINTR;
 	if (ss->interrupted)
 		ret = 0;

@@ -235,6 +235,14 @@ void tt_layers_free(struct tt_ctl_layers *ls)
 	ls->n = 0;
 }
 
+static void tt_layers_reset(void *data)
+{
+	struct tt_ctl_layers *ls = data;
+
+	tt_layers_free(ls);
+	ls->err[0] = 0;
+}
+
 /**
  * tt_layers_fetch() - the per-layer view of one session.
  * @nl:      the connection.
@@ -249,19 +257,11 @@ void tt_layers_free(struct tt_ctl_layers *ls)
 int tt_layers_fetch(struct tt_nl *nl, uint64_t session,
 		    struct tt_ctl_layers *ls)
 {
-	struct nlmsghdr *req;
-	int ret, tries;
+	int ret;
 
-	for (tries = 0; tries < TT_DUMP_TRIES; tries++) {
-		tt_layers_free(ls);
-		ls->err[0] = 0;
-		req = tt_nl_request(nl, nl->family, TT_CMD_GET_LAYERS,
-				    TT_GENL_VERSION);
-		mnl_attr_put_u64(req, TT_A_SESSION, session);
-		ret = tt_nl_dump(nl, req, "layers dump", tt_layers_cb, ls);
-		if (ret != -EINTR)
-			break;
-	}
+	ret = tt_nl_dump_again(nl, TT_CMD_GET_LAYERS, TT_A_SESSION, session,
+			       true, "layers dump", tt_layers_cb, ls,
+			       tt_layers_reset, TT_DUMP_TRIES);
 	if (ret == -EINTR)
 		ret = 0;
 	if (ret < 0 && !ls->err[0])

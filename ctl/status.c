@@ -275,12 +275,67 @@ static int tt_status_tier(const struct tt_status_node *n, const int *tier_of,
 	return n->id < (uint32_t)nr_tier_of ? tier_of[n->id] : -1;
 }
 
+/**
+ * tt_status_node_json() - one node as a JSON object (status and tiers).
+ * @j:    the writer.
+ * @n:    the node.
+ * @tier: its memory tier, -1 for none.
+ */
+void tt_status_node_json(struct tt_json *j, const struct tt_status_node *n,
+			 int tier)
+{
+	char b1[32], b2[32];
+
+	tt_json_object_open(j, NULL);
+	tt_json_u64(j, "node", n->id);
+	tt_json_string(j, "role", tt_status_role_name(n->role, b1, sizeof(b1)));
+	tt_json_string(j, "role_source",
+		       tt_status_source_name(n->role_source, b2, sizeof(b2)));
+	tt_json_u64(j, "cpus", n->nr_cpus);
+	if (tier >= 0)
+		tt_json_i64(j, "memory_tier", tier);
+	else
+		tt_json_null(j, "memory_tier");
+	tt_json_u64(j, "total_bytes", n->total_bytes);
+	tt_json_u64(j, "free_bytes", n->free_bytes);
+	if (n->slow_target >= 0)
+		tt_json_i64(j, "slow_target", n->slow_target);
+	else
+		tt_json_null(j, "slow_target");
+	tt_json_object_close(j);
+}
+
+/**
+ * tt_status_node_text() - one node as a table row (status and tiers).
+ * @out:    the stream.
+ * @n:      the node.
+ * @tier:   its memory tier, -1 for none.
+ * @target: add the "evicts to" column.
+ */
+void tt_status_node_text(FILE *out, const struct tt_status_node *n, int tier,
+			 bool target)
+{
+	char b1[32], b2[32], total[32], free_b[32], tier_s[16], tgt[16];
+
+	snprintf(tier_s, sizeof(tier_s), tier >= 0 ? "%d" : "-", tier);
+	snprintf(tgt, sizeof(tgt), n->slow_target >= 0 ? "%d" : "-",
+		 n->slow_target);
+	tt_fmt_bytes(n->total_bytes, total, sizeof(total));
+	tt_fmt_bytes(n->free_bytes, free_b, sizeof(free_b));
+	fprintf(out, "%-5u %-11s %-11s %4u %4s %10s %10s", n->id,
+		tt_status_role_name(n->role, b1, sizeof(b1)),
+		tt_status_source_name(n->role_source, b2, sizeof(b2)),
+		n->nr_cpus, tier_s, total, free_b);
+	if (target)
+		fprintf(out, " %9s", tgt);
+	fputc('\n', out);
+}
+
 static int tt_status_print_json(const struct tt_ctl *ctl,
 				const struct tt_status *st,
 				const int *tier_of, int nr_tier_of)
 {
 	struct tt_json *j = tt_json_new(ctl->out, ctl->pretty);
-	char b1[32], b2[32];
 	size_t i;
 
 	if (!j)
@@ -292,26 +347,10 @@ static int tt_status_print_json(const struct tt_ctl *ctl,
 	tt_json_u64(j, "batch_pages", st->batch_pages);
 	tt_json_u64(j, "sessions", st->sessions);
 	tt_json_array_open(j, "nodes");
-	for (i = 0; i < st->nr_nodes; i++) {
-		const struct tt_status_node *n = &st->nodes[i];
-		int tier = tt_status_tier(n, tier_of, nr_tier_of);
-
-		tt_json_object_open(j, NULL);
-		tt_json_u64(j, "node", n->id);
-		tt_json_string(j, "role",
-			       tt_status_role_name(n->role, b1, sizeof(b1)));
-		tt_json_string(j, "role_source",
-			       tt_status_source_name(n->role_source, b2,
-						     sizeof(b2)));
-		tt_json_u64(j, "cpus", n->nr_cpus);
-		if (tier >= 0)
-			tt_json_i64(j, "memory_tier", tier);
-		else
-			tt_json_null(j, "memory_tier");
-		tt_json_u64(j, "total_bytes", n->total_bytes);
-		tt_json_u64(j, "free_bytes", n->free_bytes);
-		tt_json_object_close(j);
-	}
+	for (i = 0; i < st->nr_nodes; i++)
+		tt_status_node_json(j, &st->nodes[i],
+				    tt_status_tier(&st->nodes[i], tier_of,
+						   nr_tier_of));
 	tt_json_array_close(j);
 	tt_json_object_close(j);
 	return tt_json_end(j);
@@ -321,7 +360,6 @@ static void tt_status_print_text(const struct tt_ctl *ctl,
 				 const struct tt_status *st,
 				 const int *tier_of, int nr_tier_of)
 {
-	char b1[32], b2[32], total[32], free_b[32], tier_s[16];
 	size_t i;
 
 	fprintf(ctl->out,
@@ -335,21 +373,10 @@ static void tt_status_print_text(const struct tt_ctl *ctl,
 		st->sessions);
 	fprintf(ctl->out, "%-5s %-11s %-11s %4s %4s %10s %10s\n", "node",
 		"role", "source", "cpus", "tier", "total", "free");
-	for (i = 0; i < st->nr_nodes; i++) {
-		const struct tt_status_node *n = &st->nodes[i];
-		int tier = tt_status_tier(n, tier_of, nr_tier_of);
-
-		if (tier >= 0)
-			snprintf(tier_s, sizeof(tier_s), "%d", tier);
-		else
-			snprintf(tier_s, sizeof(tier_s), "-");
-		tt_fmt_bytes(n->total_bytes, total, sizeof(total));
-		tt_fmt_bytes(n->free_bytes, free_b, sizeof(free_b));
-		fprintf(ctl->out, "%-5u %-11s %-11s %4u %4s %10s %10s\n",
-			n->id, tt_status_role_name(n->role, b1, sizeof(b1)),
-			tt_status_source_name(n->role_source, b2, sizeof(b2)),
-			n->nr_cpus, tier_s, total, free_b);
-	}
+	for (i = 0; i < st->nr_nodes; i++)
+		tt_status_node_text(ctl->out, &st->nodes[i],
+				    tt_status_tier(&st->nodes[i], tier_of,
+						   nr_tier_of), false);
 }
 
 /**

@@ -61,5 +61,9 @@ const char *tt_status_role_name(uint32_t role, char *buf, size_t len);
 const char *tt_status_source_name(uint32_t source, char *buf, size_t len);
 int tt_status_print(const struct tt_ctl *ctl, const struct tt_status *st,
 		    const int *tier_of, int nr_tier_of);
+void tt_status_node_json(struct tt_json *j, const struct tt_status_node *n,
+			 int tier);
+void tt_status_node_text(FILE *out, const struct tt_status_node *n, int tier,
+			 bool target);
 
 #endif /* TT_CTL_STATUS_H */

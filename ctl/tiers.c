@@ -92,7 +92,6 @@ static int tt_tiers_cb(const struct nlmsghdr *nlh, void *data)
 static void tt_tiers_print_text(const struct tt_ctl *ctl,
 				const struct tt_tiers *t, const int *tier_of)
 {
-	char b1[32], b2[32], total[32], free_b[32], tier_s[16], target[16];
 	size_t i;
 
 	fprintf(ctl->out, "fast nodes: %s\nslow nodes: %s\n\n",
@@ -103,17 +102,10 @@ static void tt_tiers_print_text(const struct tt_ctl *ctl,
 		"evicts to");
 	for (i = 0; i < t->st.nr_nodes; i++) {
 		const struct tt_status_node *n = &t->st.nodes[i];
-		int tier = n->id < TT_MAX_NODES ? tier_of[n->id] : -1;
 
-		snprintf(tier_s, sizeof(tier_s), tier >= 0 ? "%d" : "-", tier);
-		snprintf(target, sizeof(target), n->slow_target >= 0 ? "%d" : "-",
-			 n->slow_target);
-		tt_fmt_bytes(n->total_bytes, total, sizeof(total));
-		tt_fmt_bytes(n->free_bytes, free_b, sizeof(free_b));
-		fprintf(ctl->out, "%-5u %-11s %-11s %4u %4s %10s %10s %9s\n",
-			n->id, tt_status_role_name(n->role, b1, sizeof(b1)),
-			tt_status_source_name(n->role_source, b2, sizeof(b2)),
-			n->nr_cpus, tier_s, total, free_b, target);
+		tt_status_node_text(ctl->out, n,
+				    n->id < TT_MAX_NODES ? tier_of[n->id] : -1,
+				    true);
 	}
 }
 
@@ -121,7 +113,6 @@ static int tt_tiers_print_json(const struct tt_ctl *ctl,
 			       const struct tt_tiers *t, const int *tier_of)
 {
 	struct tt_json *j = tt_json_new(ctl->out, ctl->pretty);
-	char b1[32], b2[32];
 	size_t i;
 
 	if (!j)
@@ -132,27 +123,9 @@ static int tt_tiers_print_json(const struct tt_ctl *ctl,
 	tt_json_array_open(j, "nodes");
 	for (i = 0; i < t->st.nr_nodes; i++) {
 		const struct tt_status_node *n = &t->st.nodes[i];
-		int tier = n->id < TT_MAX_NODES ? tier_of[n->id] : -1;
 
-		tt_json_object_open(j, NULL);
-		tt_json_u64(j, "node", n->id);
-		tt_json_string(j, "role",
-			       tt_status_role_name(n->role, b1, sizeof(b1)));
-		tt_json_string(j, "role_source",
-			       tt_status_source_name(n->role_source, b2,
-						     sizeof(b2)));
-		tt_json_u64(j, "cpus", n->nr_cpus);
-		if (tier >= 0)
-			tt_json_i64(j, "memory_tier", tier);
-		else
-			tt_json_null(j, "memory_tier");
-		tt_json_u64(j, "total_bytes", n->total_bytes);
-		tt_json_u64(j, "free_bytes", n->free_bytes);
-		if (n->slow_target >= 0)
-			tt_json_i64(j, "slow_target", n->slow_target);
-		else
-			tt_json_null(j, "slow_target");
-		tt_json_object_close(j);
+		tt_status_node_json(j, n,
+				    n->id < TT_MAX_NODES ? tier_of[n->id] : -1);
 	}
 	tt_json_array_close(j);
 	tt_json_object_close(j);

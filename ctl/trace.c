@@ -516,19 +516,17 @@ struct tt_follow {
 static int tt_follow_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct tt_follow *f = data;
-	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
 	size_t i;
+	int r = tt_events_notification(nlh, &f->msg);
 
-	if (mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN ||
-	    g->cmd != TT_CMD_EVENT)
-		return MNL_CB_OK;
-	f->msg.n = 0;
-	if (tt_events_parse(nlh, &f->msg) != MNL_CB_OK)
-		return MNL_CB_ERROR;
+	if (r <= 0)
+		return r ? MNL_CB_ERROR : MNL_CB_OK;
 	for (i = 0; i < f->msg.n; i++) {
 		if (f->msg.v[i].pid != f->pid)
 			continue;
 		if (tt_events_add(f->es, &f->msg.v[i])) {
+			snprintf(f->msg.err, sizeof(f->msg.err), "%s",
+				 strerror(ENOMEM));
 			errno = ENOMEM;
 			return MNL_CB_ERROR;
 		}
@@ -545,7 +543,6 @@ static int tt_trace_follow(const struct tt_ctl *ctl, struct tt_nl *mc,
 	struct pollfd pfd[2];
 	int ret = 0, r;
 	bool gone = false;
-	ssize_t n;
 
 	tt_trace_stop = 0;
 	sigaction(SIGINT, &sa, NULL);
@@ -571,25 +568,12 @@ static int tt_trace_follow(const struct tt_ctl *ctl, struct tt_nl *mc,
 			gone = true;
 		if (!(pfd[0].revents & POLLIN))
 			continue;
-		n = mnl_socket_recvfrom(mc->sock, mc->buf, TT_NL_BUF_SIZE);
-		if (n < 0 && errno == ENOBUFS) {
-			fputs("tierctl: trace: the kernel dropped events: tierctl read them too slowly (see events_lost)\n",
-			      ctl->err);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			fprintf(ctl->err, "tierctl: trace: cannot receive: %s\n",
-				strerror(errno));
-			break;
-		}
-		if (mnl_cb_run(mc->buf, n, 0, 0, tt_follow_cb, &f) ==
+		if (tt_nl_recv_run(mc, "trace", ctl->err, tt_follow_cb, &f) ==
 		    MNL_CB_ERROR) {
 			ret = -EPROTO;
-			fprintf(ctl->err, "tierctl: trace: %s\n",
-				f.msg.err[0] ? f.msg.err : strerror(errno));
+			if (f.msg.err[0])
+				fprintf(ctl->err, "tierctl: trace: %s\n",
+					f.msg.err);
 			break;
 		}
 	}

@@ -816,7 +816,7 @@ static void test_status_print(void **state)
 	ctl.json = true;
 	assert_int_equal(tt_status_print(&ctl, &st, tier_of, 4), 0);
 	assert_string_equal(capture_text(&out),
-			    "{\"version\":\"0.1.0\",\"abi\":1,\"workers\":2,\"batch_pages\":512,\"sessions\":3,\"nodes\":[{\"node\":0,\"role\":\"fast\",\"role_source\":\"cpus\",\"cpus\":2,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":1717986918},{\"node\":1,\"role\":\"slow\",\"role_source\":\"cpus\",\"cpus\":0,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":2147479552},{\"node\":2,\"role\":\"unknown(7)\",\"role_source\":\"unknown(9)\",\"cpus\":0,\"memory_tier\":null,\"total_bytes\":536870912,\"free_bytes\":0}]}\n");
+			    "{\"version\":\"0.1.0\",\"abi\":1,\"workers\":2,\"batch_pages\":512,\"sessions\":3,\"nodes\":[{\"node\":0,\"role\":\"fast\",\"role_source\":\"cpus\",\"cpus\":2,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":1717986918,\"slow_target\":null},{\"node\":1,\"role\":\"slow\",\"role_source\":\"cpus\",\"cpus\":0,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":2147479552,\"slow_target\":null},{\"node\":2,\"role\":\"unknown(7)\",\"role_source\":\"unknown(9)\",\"cpus\":0,\"memory_tier\":null,\"total_bytes\":536870912,\"free_bytes\":0,\"slow_target\":null}]}\n");
 	capture_close(&out);
 	tt_status_free(&st);
 
