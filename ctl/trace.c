@@ -19,7 +19,7 @@
  * scheduler holds, on the fast and on the slow tier, from the events
  * (saved tensors add to the fast tier, an eviction moves bytes to the slow
  * tier, a prefetch back, a backward end or the next iteration begin
- * forgets a layer's one-shot tensors). Times are microseconds from the
+ * forgets a layer's one-shot tensors, on both tiers). Times are microseconds from the
  * first event; otherData.t0_ns is that event's CLOCK_MONOTONIC time.
  */
 #include <errno.h>
@@ -130,6 +130,17 @@ static struct tt_tr_layer *tt_tr_layer(struct tt_tr *t, uint32_t id)
 	return l;
 }
 
+/*
+ * The scheduler forgets a layer's one-shot tensors (backward end, next
+ * iteration): they are no saved activations any more, on either tier.
+ */
+static void tt_tr_forget(struct tt_tr_layer *l)
+{
+	l->oneshot = 0;
+	if (l->slow > l->persist)
+		l->slow = l->persist;
+}
+
 /* Open a trace event object with its common members. */
 static void tt_tr_open(struct tt_tr *t, const char *name, const char *cat,
 		       const char *ph, unsigned int track, uint64_t ts)
@@ -233,7 +244,7 @@ static int tt_tr_event(struct tt_tr *t, const struct tt_trace_event *ev)
 			t->tot->unmatched += t->l[i].open[0] + t->l[i].open[1];
 			t->l[i].open[0] = false;
 			t->l[i].open[1] = false;
-			t->l[i].oneshot = 0;
+			tt_tr_forget(&t->l[i]);
 		}
 		tt_tr_counter(t, ev->ts_ns);
 		break;
@@ -256,7 +267,7 @@ static int tt_tr_event(struct tt_tr *t, const struct tt_trace_event *ev)
 			tt_json_object_close(t->j);
 		}
 		if (phase) {
-			l->oneshot = 0;
+			tt_tr_forget(l);
 			tt_tr_counter(t, ev->ts_ns);
 		}
 		break;
