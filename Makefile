@@ -71,7 +71,7 @@ check: deps
 	@scripts/check
 
 demo: deps all
-	@scripts/demo
+	@scripts/demo $(DEMO_ARGS)
 
 lint: kdir-check build/lint/.stamp
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules W=1 C=2 CHECK="sparse -Wno-decl" 2>&1 | tee build/lint/sparse.log
