@@ -1,0 +1,819 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""tiertrain.torch: tier a PyTorch model's saved tensors with two lines.
+
+    import tiertrain.torch
+    h = tiertrain.torch.attach(model)
+
+From then on every training iteration of ``model`` reports its layers and
+saved tensors to a tiertrain session, whose scheduler evicts each layer's
+saved tensors to the slow memory tier when its forward pass ends and
+brings them back before its backward pass begins. ``h.stats()`` says what
+moved; ``h.detach()`` removes every hook and closes the session.
+
+Documentation/python.md describes the model of layers, iterations and
+saved tensors this module builds from PyTorch's hooks.
+"""
+import ctypes
+import os
+import time
+import warnings
+import weakref
+
+import torch as _torch
+
+from . import (EVENT, Session, TiertrainError, _uapi, node_roles,
+               page_size)
+
+__all__ = ["attach", "Handle"]
+
+_EV_ITER = _uapi.TT_EV_ITER_BEGIN
+_EV_BEGIN = _uapi.TT_EV_LAYER_BEGIN
+_EV_END = _uapi.TT_EV_LAYER_END
+_EV_SAVED = _uapi.TT_EV_TENSOR_SAVED
+_FWD = _uapi.TT_FWD
+_BWD = _uapi.TT_BWD
+_FWD_TS = _uapi.TT_FWD | _uapi.TT_EV_TIMESTAMP
+_TS = _uapi.TT_EV_TIMESTAMP
+
+# phases of a layer call in its iteration
+_P_FWD = 1        # forward running
+_P_IDLE = 2       # forward ended, backward not begun: its saved tensors idle
+_P_BWD = 3        # backward running
+_P_DONE = 4       # backward ended (or will never come)
+
+_BUF_EVENTS = 256
+_grad_enabled = _torch.is_grad_enabled
+_now = time.monotonic_ns            # CLOCK_MONOTONIC, as TT_EV_TIMESTAMP wants
+_Tensor = _torch.Tensor
+_engine = _torch.autograd.Variable._execution_engine
+_storage = getattr(_Tensor, "untyped_storage", None) or \
+    getattr(_Tensor, "_storage", None) or _Tensor.storage
+
+_warned = set()
+
+
+def _warn_once(key, msg):
+    if key in _warned:
+        return
+    _warned.add(key)
+    warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+
+def attach(model, *, layers=None, sched_flags=0, sync_late=False,
+           anchor=False, alap=False, off=False, profile_iters=None,
+           stay_us=None, slow_node=None, fast_node=None, train_only=True,
+           params=False, warmup=1, strict=False):
+    """Tier the saved tensors of every training iteration of @model.
+
+    Returns a ``Handle``. Layers are the leaf modules of @model, or, with
+    @layers, the modules it selects (a module class or tuple of classes, a
+    predicate ``f(name, module)``, or an iterable of module names or
+    objects), each taken whole, plus the leaves outside them.
+
+    Scheduler settings (tt_sched_set(); the reference semantics when all
+    are left alone): @sched_flags, TT_SCHED_* bits, or the keywords
+    @sync_late (TT_SCHED_SYNC_LATE), @anchor (TT_SCHED_ANCHOR), @alap
+    (TT_SCHED_ALAP), @off (TT_SCHED_OFF: events, no migration);
+    @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic).
+
+    @train_only: forward passes of a model in eval mode make no events
+    (passes with gradients disabled never do). @params: also register
+    parameters and buffers that layers save (off: they are model state,
+    not activations). @warmup: training iterations after attach() that
+    are not reported (default 1: a fresh model's first iteration runs
+    about twice as long as the next ones, page faults of new memory and
+    empty allocator caches, and would make a misleading profile); 0
+    reports from the first.
+
+    When libtiertrain or the session cannot be opened, a warning says why
+    and the handle stays inactive (training runs untiered), unless
+    @strict, which raises TiertrainError. Without the kernel module the
+    session uses the move_pages backend and a warning says so once.
+    Bad arguments raise ValueError/TypeError.
+    """
+    return Handle(model, layers=layers, sched_flags=sched_flags,
+                  sync_late=sync_late, anchor=anchor, alap=alap, off=off,
+                  profile_iters=profile_iters, stay_us=stay_us,
+                  slow_node=slow_node, fast_node=fast_node,
+                  train_only=train_only, params=params, warmup=warmup,
+                  strict=strict)
+
+
+class _Call:
+    """One call of a layer module within an iteration: a scheduler layer.
+
+    A module called k times per iteration has k calls, each its own layer
+    id, kept for the life of the handle (so ids are stable from one
+    iteration to the next).
+    """
+    __slots__ = ("h", "id", "name", "iter", "phase", "ranges", "bwd_hook")
+
+    def __init__(self, h, lid, name):
+        self.h = h
+        self.id = lid
+        self.name = name
+        self.iter = 0
+        self.phase = 0
+        self.ranges = []      # addr, len, addr, len ... registered this iteration
+        self.bwd_hook = self._bwd     # one bound method for every iteration
+
+    def _bwd(self, grad_outputs):
+        h = self.h
+        if self.iter == h._iter and self.phase == _P_IDLE and h.active:
+            try:
+                h._bwd_begin(self)
+            except Exception as e:    # never break the backward pass
+                h._fail("backward hook", e)
+        return None
+
+
+class _Site:
+    """A module the handle treats as a layer, with its hooks."""
+    __slots__ = ("h", "name", "calls", "count", "count_iter")
+
+    def __init__(self, h, name):
+        self.h = h
+        self.name = name
+        self.calls = []
+        self.count = 0
+        self.count_iter = 0
+
+    def pre(self, module, args):
+        h = self.h
+        if h._in_fwd and h._cur is None and _grad_enabled():
+            try:
+                h._fwd_begin(self, args)
+            except Exception as e:
+                h._fail("forward pre-hook", e)
+
+    def post(self, module, args, output):
+        h = self.h
+        if h._cur_site is self:
+            try:
+                h._fwd_end(output)
+            except Exception as e:
+                h._fail("forward hook", e)
+
+
+class _Sentinel:
+    """Held by the autograd graph of a forward pass (as a no-op pre-hook of
+    its output nodes) so the handle can tell, by a weak reference, whether
+    that graph is still alive."""
+    __slots__ = ("__weakref__",)
+
+    def __call__(self, grad_outputs):
+        return None
+
+
+def _out_tensors(output, out):
+    """Append the tensors of a module's output (tensor, tuple, list, dict)."""
+    if isinstance(output, _Tensor):
+        out.append(output)
+    elif isinstance(output, (tuple, list)):
+        for o in output:
+            _out_tensors(o, out)
+    elif isinstance(output, dict):
+        for o in output.values():
+            _out_tensors(o, out)
+    return out
+
+
+def _select(model, layers):
+    """[(name, module)] of the layer modules, in registration order."""
+    if isinstance(layers, str):
+        layers = [layers]
+    if layers is None:
+        pred = None
+    elif isinstance(layers, type) or (isinstance(layers, tuple) and
+                                      all(isinstance(t, type) for t in layers)):
+        def pred(name, m, types=layers):
+            return isinstance(m, types)
+    elif callable(layers):
+        pred = layers
+    else:
+        try:
+            chosen = list(layers)
+        except TypeError:
+            raise TypeError("tiertrain.torch.attach: layers=%r: expected a "
+                            "module class, a tuple of classes, a predicate "
+                            "f(name, module) or an iterable of module names "
+                            "or modules" % (layers,)) from None
+        named = dict(model.named_modules())
+        ids = set()
+        for c in chosen:
+            if isinstance(c, str):
+                if c not in named:
+                    raise ValueError("tiertrain.torch.attach: layers: no "
+                                     "module named %r in the model" % c)
+                ids.add(id(named[c]))
+            elif isinstance(c, _torch.nn.Module):
+                if not any(m is c for m in named.values()):
+                    raise ValueError("tiertrain.torch.attach: layers: %s is "
+                                     "not a module of the model" %
+                                     type(c).__name__)
+                ids.add(id(c))
+            else:
+                raise TypeError("tiertrain.torch.attach: layers: %r is "
+                                "neither a module name nor a module" % (c,))
+
+        def pred(name, m, ids=ids):
+            return id(m) in ids
+    found = []
+
+    def walk(name, m):
+        children = list(m.named_children())
+        if (pred is not None and pred(name, m)) or not children:
+            found.append((name or type(m).__name__, m))
+            return
+        for cname, c in children:
+            walk(name + "." + cname if name else cname, c)
+    walk("", model)
+    return found
+
+
+class Handle:
+    """What attach() returns: the hooks on one model and its session.
+
+    ``stats()`` and ``layers()`` report; ``detach()`` undoes everything.
+    Attributes: ``active`` (hooks report events), ``backend`` ("kernel",
+    "move_pages" or None when inactive), ``reason`` (why inactive).
+    """
+
+    def __init__(self, model, *, layers, sched_flags, sync_late, anchor,
+                 alap, off, profile_iters, stay_us, slow_node, fast_node,
+                 train_only, params, warmup, strict):
+        if not isinstance(model, _torch.nn.Module):
+            raise TypeError("tiertrain.torch.attach: expected a "
+                            "torch.nn.Module, got %s" % type(model).__name__)
+        flags = self._flags(sched_flags, sync_late, anchor, alap, off)
+        sched = self._sched_fields(flags, profile_iters, stay_us, slow_node,
+                                   fast_node)
+        if not isinstance(warmup, int) or warmup < 0:
+            raise ValueError("tiertrain.torch.attach: warmup=%r: expected a "
+                             "number of iterations >= 0" % (warmup,))
+        sites = _select(model, layers)
+        self.model = model
+        self.warmup = warmup
+        self.active = False
+        self.backend = None
+        self.reason = None
+        self.train_only = bool(train_only)
+        self.params = bool(params)
+        self._session = None
+        self._handles = []
+        self._calls = []
+        self._iter = 0
+        self._iter_open = False
+        self._in_fwd = False
+        self._bwd_started = False
+        self._cur = None
+        self._cur_site = None
+        self._in0 = None
+        self._in0_ver = 0
+        self._bwd_cur = None
+        self._sentinel = None
+        self._saved = {}          # storage address -> length, this iteration
+        self._layer_saves = {}    # saved by the running layer call
+        self._pending = {}        # saved, waiting for the next layer to end
+        self._carry = {}
+        self._outs = set()
+        self._param_ptrs = set()
+        self._iter_calls = []     # calls of this iteration, in forward order
+        self._next_id = 1
+        self.counts = dict.fromkeys((
+            "iterations", "events", "submits", "saved_tensors",
+            "saved_bytes", "resaved_tensors", "param_tensors",
+            "kept_fast_tensors", "skipped_tensors", "errors",
+            "warmup_iterations"), 0)
+        try:
+            self._session = Session()
+        except TiertrainError as e:
+            if strict:
+                raise
+            self.reason = str(e)
+            _warn_once("open", "tiertrain: cannot open a session (%s): %s "
+                       "trains without tiering" % (e, type(model).__name__))
+            return
+        self.backend = self._session.backend
+        if self.backend != "kernel":
+            forced = os.environ.get("TIERTRAIN_BACKEND") == "move_pages"
+            _warn_once("backend", "tiertrain: %s: tiering through the "
+                       "move_pages backend (libtiertrain's userspace "
+                       "scheduler)" % (
+                           "TIERTRAIN_BACKEND=move_pages" if forced else
+                           "the kernel module is not loaded "
+                           "(/dev/tiertrain is missing)"))
+        if sched:
+            try:
+                valid, fields = sched
+                cur = self._session.sched_get()
+                for k in ("slow_node", "fast_node"):
+                    fields.setdefault(k, cur[k])
+                self._session.sched_set(valid, **fields)
+            except TiertrainError:
+                self._session.close()
+                self._session = None
+                raise
+        self._page = page_size()
+        roles = node_roles()
+        self._fast = [n in roles and roles[n] == "fast"
+                      for n in range(max(roles) + 1)]
+        self._buf = bytearray(EVENT.size * _BUF_EVENTS)
+        self._cbuf = (ctypes.c_char * len(self._buf)).from_buffer(self._buf)
+        self._addr = ctypes.addressof(self._cbuf)
+        self._n = 0
+        self._esize = EVENT.size
+        self._pack_ev = EVENT.st.pack_into
+        self._tt_events = self._session._lib.tt_events
+        self._sp = self._session.handle
+        self._hooks = _torch.autograd.graph.saved_tensors_hooks(
+            self._pack, _unpack)
+        self._install(model, sites)
+        self.active = True
+
+    # ---- set-up ---------------------------------------------------------------
+    @staticmethod
+    def _flags(sched_flags, sync_late, anchor, alap, off):
+        if not isinstance(sched_flags, int) or sched_flags < 0:
+            raise TypeError("tiertrain.torch.attach: sched_flags=%r: expected "
+                            "TT_SCHED_* bits (a non-negative int)" %
+                            (sched_flags,))
+        unknown = sched_flags & ~_uapi.TT_SCHED_FLAGS_ALL
+        if unknown:
+            raise ValueError("tiertrain.torch.attach: sched_flags=%#x has bits "
+                             "this tiertrain does not know: %#x (known: %#x)" %
+                             (sched_flags, unknown, _uapi.TT_SCHED_FLAGS_ALL))
+        flags = sched_flags
+        for on, bit in ((sync_late, _uapi.TT_SCHED_SYNC_LATE),
+                        (anchor, _uapi.TT_SCHED_ANCHOR),
+                        (alap, _uapi.TT_SCHED_ALAP),
+                        (off, _uapi.TT_SCHED_OFF)):
+            if on:
+                flags |= bit
+        return flags
+
+    @staticmethod
+    def _sched_fields(flags, profile_iters, stay_us, slow_node, fast_node):
+        valid, fields = 0, {}
+        if flags:
+            valid |= _uapi.TT_SCHED_SET_FLAGS
+            fields["flags"] = flags
+        if profile_iters is not None:
+            if not isinstance(profile_iters, int) or \
+                    not 1 <= profile_iters <= 1000:
+                raise ValueError("tiertrain.torch.attach: profile_iters=%r: "
+                                 "expected 1..1000" % (profile_iters,))
+            valid |= _uapi.TT_SCHED_SET_PROFILE
+            fields["profile_iters"] = profile_iters
+        if stay_us is not None:
+            if not isinstance(stay_us, (int, float)) or stay_us < 0:
+                raise ValueError("tiertrain.torch.attach: stay_us=%r: expected "
+                                 "a time >= 0 in microseconds" % (stay_us,))
+            valid |= _uapi.TT_SCHED_SET_STAY
+            fields["stay_ns"] = int(stay_us * 1000)
+        for name, v in (("slow_node", slow_node), ("fast_node", fast_node)):
+            if v is None:
+                continue
+            if not isinstance(v, int) or v < -1:
+                raise ValueError("tiertrain.torch.attach: %s=%r: expected a "
+                                 "node id or -1 (automatic)" % (name, v))
+            valid |= _uapi.TT_SCHED_SET_NODES
+            fields[name] = v
+        return (valid, fields) if valid else None
+
+    def _install(self, model, sites):
+        root_is_layer = any(m is model for _, m in sites)
+        reg = self._handles.append
+        # Pre-hooks run in registration order: the root's first. Forward
+        # hooks too: the root's last, after a root that is itself a layer.
+        reg(model.register_forward_pre_hook(self._root_pre))
+        seen = {}
+        for name, m in sites:
+            if id(m) in seen:
+                continue
+            site = _Site(self, name)
+            seen[id(m)] = site
+            reg(m.register_forward_pre_hook(site.pre))
+            reg(m.register_forward_hook(site.post))
+        reg(model.register_forward_hook(self._root_post))
+        self._nsites = len(seen)
+        self._root_is_layer = root_is_layer
+
+    # ---- events -----------------------------------------------------------------
+    def _ev(self, typ, flags, layer, ts, addr, length):
+        n = self._n
+        if n == _BUF_EVENTS:
+            self._flush()
+            n = 0
+        self._pack_ev(self._buf, n * self._esize, typ, flags, layer, ts,
+                      addr, length)
+        self._n = n + 1
+
+    def _flush(self):
+        n = self._n
+        if not n:
+            return
+        self._n = 0
+        ret = self._tt_events(self._sp, self._addr, n)
+        self.counts["submits"] += 1
+        if ret < 0:
+            self._fail("tt_events(%d events)" % n,
+                       TiertrainError(-ret, os.strerror(-ret)))
+            return
+        self.counts["events"] += n
+
+    def _fail(self, where, exc):
+        """Stop tiering (never the training): warn once, report nothing more."""
+        self.counts["errors"] += 1
+        self.active = False
+        if self._in_fwd:
+            self._in_fwd = False
+            try:
+                self._hooks.__exit__(None, None, None)
+            except Exception:
+                pass
+        self._cur = self._cur_site = None
+        self.reason = "%s: %s" % (where, exc)
+        _warn_once(("fail", id(self)), "tiertrain: %s failed: %s; tiering "
+                   "stops for this model (training goes on untiered)" %
+                   (where, exc))
+
+    # ---- iterations -----------------------------------------------------------
+    def _root_pre(self, module, args):
+        if self._in_fwd:               # the previous forward raised
+            self._end_forward()
+        if not self.active or not _grad_enabled() or \
+                (self.train_only and not module.training):
+            return
+        try:
+            s = self._sentinel
+            if not self._iter_open or self._bwd_started or s is None or \
+                    s() is None:
+                if self.counts["warmup_iterations"] < self.warmup:
+                    # not reported; a forward with gradients is one
+                    # iteration (its backward is not watched)
+                    self.counts["warmup_iterations"] += 1
+                    return
+                self._iter_begin(module)
+            self._hooks.__enter__()
+            self._in_fwd = True
+        except Exception as e:
+            self._fail("forward pre-hook of the model", e)
+
+    def _iter_begin(self, model):
+        self._bwd_end_current()
+        self._iter += 1
+        self._iter_open = True
+        self._bwd_started = False
+        self._saved.clear()
+        self._pending.clear()
+        self._iter_calls.clear()
+        pp = self._param_ptrs
+        pp.clear()
+        if not self.params:
+            for t in model.parameters():
+                pp.add(_storage(t).data_ptr())
+            for t in model.buffers():
+                pp.add(_storage(t).data_ptr())
+        self.counts["iterations"] += 1
+        self._ev(_EV_ITER, _TS, 0, _now(), 0, 0)
+        self._flush()
+
+    def _root_post(self, module, args, output):
+        if not self._in_fwd:
+            return
+        try:
+            self._end_forward()
+            sent = _Sentinel()
+            hooked = False
+            for t in _out_tensors(output, []):
+                gf = t.grad_fn
+                if gf is not None:
+                    gf.register_prehook(sent)
+                    hooked = True
+            # a continuation of this iteration (a second forward before any
+            # backward) keeps the iteration open while its graph lives
+            self._sentinel = weakref.ref(sent) if hooked else None
+        except Exception as e:
+            self._fail("forward hook of the model", e)
+
+    def _end_forward(self):
+        self._hooks.__exit__(None, None, None)
+        self._in_fwd = False
+        self._cur = self._cur_site = None
+        self._in0 = None
+        self._layer_saves.clear()
+        # saved and never passed to a layer (the last layer's saved output)
+        self.counts["kept_fast_tensors"] += len(self._pending)
+        self._pending.clear()
+        self._flush()
+
+    # ---- layers -----------------------------------------------------------------
+    def _fwd_begin(self, site, args):
+        it = self._iter
+        if site.count_iter != it:
+            site.count_iter = it
+            site.count = 0
+        k = site.count
+        site.count = k + 1
+        calls = site.calls
+        if k < len(calls):
+            c = calls[k]
+        else:
+            c = _Call(self, self._next_id,
+                      site.name if not k else "%s#%d" % (site.name, k))
+            self._next_id += 1
+            calls.append(c)
+            self._calls.append(c)
+        c.iter = it
+        c.phase = _P_FWD
+        c.ranges.clear()
+        self._iter_calls.append(c)
+        self._cur = c
+        self._cur_site = site
+        a = args[0] if args else None
+        if isinstance(a, _Tensor):
+            self._in0 = a
+            self._in0_ver = a._version
+        self._ev(_EV_BEGIN, _FWD_TS, c.id, _now(), 0, 0)
+
+    def _pack(self, t):
+        """saved_tensors_hooks pack hook: note the storage, return @t itself
+        (autograd keeps it exactly as long as it would without us)."""
+        try:
+            if not t.is_cpu or t.is_sparse or t.is_mkldnn:
+                self.counts["skipped_tensors"] += 1
+                return t
+            st = _storage(t)
+            ptr = st.data_ptr()
+            n = st.nbytes()
+            if not n or ptr in self._saved or ptr in self._layer_saves or \
+                    ptr in self._pending:
+                if ptr in self._saved:
+                    self.counts["resaved_tensors"] += 1
+                return t
+            if ptr in self._param_ptrs:
+                self.counts["param_tensors"] += 1
+                return t
+            if self._cur is None:
+                self._pending[ptr] = n      # between layers: the next one's
+            else:
+                self._layer_saves[ptr] = n
+        except Exception:
+            self.counts["skipped_tensors"] += 1
+        return t
+
+    def _fwd_end(self, output):
+        c = self._cur
+        self._cur = self._cur_site = None
+        in0, self._in0 = self._in0, None
+        outs = self._outs
+        outs.clear()
+        hooked = False
+        for t in (output,) if isinstance(output, _Tensor) else \
+                _out_tensors(output, []):
+            try:
+                outs.add(_storage(t).data_ptr())
+            except Exception:
+                pass
+            gf = t.grad_fn
+            if gf is None:
+                continue
+            if t is in0 and t._version == self._in0_ver:
+                continue                # its input passed through unchanged
+            gf.register_prehook(c.bwd_hook)
+            hooked = True
+        # A tensor the layer saves and returns is the next layer's input:
+        # it goes with the next layer to end (whose backward comes first),
+        # so it is not evicted while that layer still reads it.
+        carry = self._carry
+        lid = c.id
+        for src in (self._pending, self._layer_saves):
+            for ptr, n in src.items():
+                if ptr in outs:
+                    carry[ptr] = n
+                elif ptr not in self._saved:
+                    self._saved[ptr] = n
+                    c.ranges.append(ptr)
+                    c.ranges.append(n)
+                    self._ev(_EV_SAVED, 0, lid, 0, ptr, n)
+                    self.counts["saved_tensors"] += 1
+                    self.counts["saved_bytes"] += n
+        self._pending.clear()
+        self._pending, self._carry = carry, self._pending
+        self._layer_saves.clear()
+        self._ev(_EV_END, _FWD, lid, 0, 0, 0)
+        self._flush()
+        c.phase = _P_IDLE if hooked else _P_DONE
+
+    def _bwd_begin(self, c):
+        if not self._bwd_started:
+            self._bwd_started = True
+            _engine.queue_callback(self._bwd_done)
+        p = self._bwd_cur
+        if p is not None:
+            p.phase = _P_DONE
+            self._ev(_EV_END, _BWD, p.id, 0, 0, 0)
+        c.phase = _P_BWD
+        self._bwd_cur = c
+        self._ev(_EV_BEGIN, _BWD, c.id, 0, 0, 0)
+        self._flush()
+
+    def _bwd_done(self):
+        """End of the backward pass (autograd engine callback)."""
+        try:
+            if self.active:
+                self._bwd_end_current()
+        except Exception as e:
+            self._fail("end of the backward pass", e)
+
+    def _bwd_end_current(self):
+        p = self._bwd_cur
+        if p is None:
+            return
+        self._bwd_cur = None
+        p.phase = _P_DONE
+        self._ev(_EV_END, _BWD, p.id, 0, 0, 0)
+        self._flush()
+
+    # ---- reports ----------------------------------------------------------------
+    def footprint(self):
+        """Where the saved tensors of the current iteration that autograd
+        still holds (their layer's backward has not ended) are now:
+        ``(fast_bytes, slow_bytes, needed_bytes)``, measured with
+        tt_residency() over whole pages; needed_bytes is what would be on
+        the fast tier if every layer's tensors left it exactly while the
+        layer is idle (forward ended, backward not begun): the ideal."""
+        s = self._session
+        if s is None:
+            return 0, 0, 0
+        page = self._page
+        fast_role = self._fast
+        nn = len(fast_role)
+        res = (ctypes.c_uint64 * nn)()
+        fn = s._lib.tt_residency_ex
+        sp = s.handle
+        fast = slow = needed = 0
+        for c in list(self._iter_calls):
+            ph = c.phase
+            if ph == _P_DONE or c.iter != self._iter:
+                continue
+            r = c.ranges[:]
+            for i in range(0, len(r) - 1, 2):
+                a = (r[i] + page - 1) // page * page
+                e = (r[i] + r[i + 1]) // page * page
+                if e <= a:
+                    continue
+                if ph != _P_IDLE:
+                    needed += e - a
+                if fn(sp, a, e - a, res, nn, None, None) < 0:
+                    continue            # freed meanwhile
+                for node in range(nn):
+                    if fast_role[node]:
+                        fast += res[node]
+                    else:
+                        slow += res[node]
+        return fast, slow, needed
+
+    def stats(self):
+        """The session's counters and this handle's, as a dict.
+
+        From tt_stats(): evicted_bytes, prefetched_bytes, ontime_bytes,
+        late_bytes, late_count, sync_fetched_bytes, accepted, modified,
+        dropped, unknown (layer-iterations), reprofiles, tensors_ignored
+        (saved tensors smaller than a page), er_bps, pr_bps, and
+        ``session`` (every struct tt_ioc_stats member). Measured now:
+        fast_bytes, slow_bytes, needed_bytes (see footprint()). From the
+        hooks: iterations, layers (ids in use), events, submits (tt_events
+        calls), saved_tensors, saved_bytes (registered), resaved_tensors
+        (already registered with an earlier layer), param_tensors
+        (parameters and buffers, not registered), kept_fast_tensors (saved
+        after the model's last layer), skipped_tensors (not CPU memory),
+        errors. Also backend and active.
+        """
+        out = dict(self.counts)
+        out["layers"] = len(self._calls)
+        out["backend"] = self.backend
+        out["active"] = self.active
+        st = {}
+        if self._session is not None:
+            try:
+                st = self._session.stats()
+            except TiertrainError as e:
+                out["stats_error"] = str(e)
+        for mine, theirs in (("evicted_bytes", "bytes_evicted"),
+                             ("prefetched_bytes", "bytes_prefetched"),
+                             ("ontime_bytes", "ontime_bytes"),
+                             ("late_bytes", "late_bytes"),
+                             ("late_count", "late_count"),
+                             ("sync_fetched_bytes", "sync_fetched_bytes"),
+                             ("accepted", "layers_accepted"),
+                             ("modified", "layers_modified"),
+                             ("dropped", "layers_dropped"),
+                             ("unknown", "layers_unknown"),
+                             ("reprofiles", "reprofiles"),
+                             ("tensors_ignored", "tensors_ignored"),
+                             ("er_bps", "er_bps"), ("pr_bps", "pr_bps")):
+            out[mine] = st.get(theirs, 0)
+        out["session"] = st
+        out["fast_bytes"], out["slow_bytes"], out["needed_bytes"] = \
+            self.footprint()
+        return out
+
+    def layers(self):
+        """The scheduler's view of each layer (tt_layers()) with its name:
+        a list of dicts, by layer id; ``name`` is the module's path in the
+        model, ``#k`` added for its k-th call in an iteration."""
+        if self._session is None:
+            return []
+        names = {c.id: c.name for c in self._calls}
+        out = self._session.layers()
+        for d in out:
+            d["name"] = names.get(d["layer"], "?")
+        return out
+
+    @property
+    def session(self):
+        """The underlying tiertrain.Session (None when inactive)."""
+        return self._session
+
+    # ---- undo -------------------------------------------------------------------
+    def detach(self):
+        """Remove every hook, close the session, and bring back to the fast
+        tier whatever of the current iteration is still on a slow node.
+        The model is then exactly as before attach(). Idempotent."""
+        for hd in self._handles:
+            hd.remove()
+        self._handles.clear()
+        if self._in_fwd:
+            self._hooks.__exit__(None, None, None)
+            self._in_fwd = False
+        self.active = False
+        s, self._session = self._session, None
+        if s is None:
+            return
+        try:
+            self._flush_quietly(s)
+            s.close()
+            self._restore()
+        finally:
+            s.close()
+            self._calls.clear()
+            self._iter_calls.clear()
+            self._saved.clear()
+            self._pending.clear()
+            self._layer_saves.clear()
+            self._sentinel = None
+            self._cur = self._cur_site = self._bwd_cur = self._in0 = None
+
+    def _flush_quietly(self, s):
+        # ends the iteration in the scheduler: stops evictions, queues the
+        # prefetch of what is out (the close then waits for running work)
+        self._n = 0
+        try:
+            s.iter_begin()
+        except TiertrainError:
+            pass
+
+    def _restore(self):
+        """Move back what the scheduler left on a slow node (the kernel
+        leaves evicted data there when a session closes)."""
+        page = self._page
+        fast = [n for n, f in enumerate(self._fast) if f]
+        if not fast or all(self._fast):
+            return
+        try:
+            s = Session()
+        except TiertrainError:
+            return
+        try:
+            nn = len(self._fast)
+            for c in self._iter_calls:
+                r = c.ranges
+                for i in range(0, len(r) - 1, 2):
+                    a = (r[i] + page - 1) // page * page
+                    e = (r[i] + r[i + 1]) // page * page
+                    if e <= a:
+                        continue
+                    try:
+                        per, _, _ = s.residency(a, e - a)
+                    except TiertrainError:
+                        continue        # freed meanwhile
+                    if not any(per[n] for n in range(nn) if not self._fast[n]):
+                        continue
+                    dest = max(fast, key=lambda n: per[n])
+                    try:
+                        s.migrate(a, e - a, dest)
+                    except TiertrainError:
+                        pass
+        finally:
+            s.close()
+
+    def __repr__(self):
+        return "<tiertrain.torch.Handle %s, %d layers, backend %s>" % (
+            "active" if self.active else "inactive (%s)" % self.reason,
+            len(self._calls), self.backend)
+
+
+def _unpack(t):
+    return t
