@@ -1,0 +1,744 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Tests of the tiertrain Python package, run in the QEMU guest by run-vm
+(node0: CPUs, fast; node1: memory only, slow; the module loaded).
+
+One process runs every test, because `import torch` takes about a minute in
+the TCG guest. Output: one TAP line per test and a kselftest "# Totals:"
+line, which scripts/check counts.
+
+    /usr/bin/python3 lib/python/tests/test_torch.py [-v] [TEST...]
+"""
+import gc
+import os
+import subprocess
+import sys
+import time
+import traceback
+import tracemalloc
+import warnings
+
+T0 = time.monotonic()
+import torch                                    # noqa: E402
+import torch.nn as nn                           # noqa: E402
+import torch.nn.functional as F                 # noqa: E402
+
+import tiertrain                                # noqa: E402
+import tiertrain.torch as ttt                   # noqa: E402
+
+IMPORT_S = time.monotonic() - T0
+REPO = os.environ.get("TIERTRAIN_REPO") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+VERBOSE = "-v" in sys.argv
+torch.set_num_threads(1)        # leave the other vCPU to the migration workers
+
+
+class Skip(Exception):
+    pass
+
+
+def log(fmt, *a):
+    print("# " + (fmt % a if a else fmt), flush=True)
+
+
+def check(cond, fmt, *a):
+    if not cond:
+        raise AssertionError(fmt % a if a else fmt)
+
+
+# ---- models and a training loop ---------------------------------------------
+
+class CNN(nn.Module):
+    """Few channels at 32x32, batch 16: 512 KiB activations, little compute
+    (about 0.4 s an iteration in the TCG guest on a quiet host)."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8),
+            nn.ReLU(inplace=True), nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU())
+        self.head = nn.Linear(16 * 16 * 16, 10)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+class MLP(nn.Module):
+    """Functional relu between the layers: tensors saved outside any leaf.
+    Batch 2048, 64 features: 512 KiB activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 64)
+        self.fc2 = nn.Linear(64, 64)
+        self.fc3 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class Twice(nn.Module):
+    """One module called twice per forward, one relu module three times."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(16, 128)
+        self.mid = nn.Linear(128, 128)
+        self.act = nn.ReLU()
+        self.out = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = self.act(self.inp(x))
+        x = self.act(self.mid(x))
+        x = self.act(self.mid(x))
+        return self.out(x)
+
+
+def data(kind, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    if kind == "cnn":
+        x = torch.randn(16, 3, 32, 32, generator=g)
+    elif kind == "mlp":
+        x = torch.randn(2048, 16, generator=g)
+    else:                                   # small batches for logic tests
+        x = torch.randn(256, 16, generator=g)
+    return x, torch.randint(0, 10, (x.shape[0],), generator=g)
+
+
+def make(cls):
+    torch.manual_seed(0)
+    return cls()
+
+
+class Run:
+    """What train() returns."""
+
+    def __init__(self):
+        self.losses = []
+        self.params = []
+        self.iter_s = []         # seconds per optimizer step
+        self.stats = []          # h.stats() after each step (tiered runs)
+        self.model = None
+        self.h = None
+
+
+def train(cls, kind, iters, h_kw=None, accum=1, turn=None, after=None):
+    """Train a fresh @cls for @iters optimizer steps of @accum micro-batches
+    each; with @h_kw, attached with those keywords. @turn(h) runs between
+    each forward and its backward, @after(i, m, h) after each step."""
+    r = Run()
+    m = r.model = make(cls)
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    h = r.h = ttt.attach(m, **h_kw) if h_kw is not None else None
+    for i in range(iters):
+        t0 = time.monotonic()
+        opt.zero_grad()
+        for a in range(accum):
+            x, y = data(kind, seed=1 + a)
+            loss = F.cross_entropy(m(x), y) / accum
+            if turn is not None and h is not None:
+                turn(h)
+            loss.backward()
+            r.losses.append(loss.item())
+        opt.step()
+        r.iter_s.append(time.monotonic() - t0)
+        if h is not None:
+            r.stats.append(h.stats())
+        if after is not None:
+            after(i, m, h)
+    r.params = [p.detach().clone() for p in m.parameters()] + \
+        [b.detach().clone() for b in m.buffers()]
+    return r
+
+
+def identical(a, b):
+    """Same losses and same final parameters and buffers, bit for bit."""
+    return a.losses == b.losses and len(a.params) == len(b.params) and \
+        all(torch.equal(p, q) for p, q in zip(a.params, b.params))
+
+
+class Recorder:
+    """Records the events a handle submits (wraps its tt_events)."""
+
+    def __init__(self, h):
+        self.h = h
+        self.ev = []
+        self.orig = h._tt_events
+        h._tt_events = self
+
+    def __call__(self, sp, addr, n):
+        st = tiertrain.EVENT.st
+        for i in range(n):
+            self.ev.append(st.unpack_from(self.h._buf, i * self.h._esize)[:3])
+        return self.orig(sp, addr, n)
+
+    def iterations(self):
+        """[[(type, flags, layer)...] per iteration] (timestamp bit cleared)."""
+        its = []
+        for t, f, l in self.ev:
+            if t == tiertrain.TT_EV_ITER_BEGIN:
+                its.append([])
+            elif its:
+                its[-1].append((t, f & ~tiertrain.TT_EV_TIMESTAMP, l))
+        return its
+
+
+def complete_layers(events):
+    """Layer ids with fwd begin, fwd end, bwd begin, bwd end in that order
+    (saves in between), and the ids that are not."""
+    seq = {}
+    for t, f, l in events:
+        if t == tiertrain.TT_EV_TENSOR_SAVED:
+            continue
+        seq.setdefault(l, []).append((t, f))
+    want = [(tiertrain.TT_EV_LAYER_BEGIN, tiertrain.TT_FWD),
+            (tiertrain.TT_EV_LAYER_END, tiertrain.TT_FWD),
+            (tiertrain.TT_EV_LAYER_BEGIN, tiertrain.TT_BWD),
+            (tiertrain.TT_EV_LAYER_END, tiertrain.TT_BWD)]
+    good = {l for l, s in seq.items() if s == want}
+    return good, set(seq) - good
+
+
+def ontime_pct(st):
+    due = st["ontime_bytes"] + st["late_bytes"]
+    return 100.0 * st["ontime_bytes"] / due if due else -1.0
+
+
+def hook_counts(m):
+    return [(len(x._forward_hooks), len(x._forward_pre_hooks),
+             len(x._backward_hooks)) for x in m.modules()]
+
+
+# ---- the tests -----------------------------------------------------------------
+
+def test_session_api():
+    """tiertrain.Session: the C API through ctypes, with the kernel backend."""
+    check(tiertrain.backend() == "kernel", "backend %s", tiertrain.backend())
+    check(tiertrain.node_roles() == {0: "fast", 1: "slow"}, "roles %s",
+          tiertrain.node_roles())
+    with tiertrain.Session() as s:
+        check(s.backend == "kernel", "session backend %s", s.backend)
+        s.sched_set(tiertrain.TT_SCHED_SET_FLAGS,
+                    flags=tiertrain.TT_SCHED_ANCHOR | tiertrain.TT_SCHED_ALAP)
+        cfg = s.sched_get()
+        check(cfg["flags"] == tiertrain.TT_SCHED_ANCHOR | tiertrain.TT_SCHED_ALAP,
+              "flags %#x", cfg["flags"])
+        try:
+            s.sched_set(tiertrain.TT_SCHED_SET_PROFILE, profile_iters=0)
+            raise AssertionError("profile_iters=0 accepted")
+        except tiertrain.TiertrainError as e:
+            check(e.errno == 22 and "profile_iters=0" in str(e), "%s", e)
+        try:
+            s.layer_begin(1, 3)
+            raise AssertionError("phase 3 accepted")
+        except tiertrain.TiertrainError as e:
+            check(e.errno == 22 and "phase 0x3" in str(e), "%s", e)
+        t = torch.ones(1 << 18)             # 1 MiB
+        page = tiertrain.page_size()
+        a = (t.data_ptr() + page - 1) // page * page
+        s.migrate(a, 64 * page, 1)
+        per, absent, _ = s.residency(a, 64 * page)
+        check(per[1] == 64 * page, "after migrate: %s", per)
+        s.migrate(a, 64 * page, 0)
+        s.iter_begin()
+        s.layer_begin(7, tiertrain.TT_FWD)
+        s.tensor_saved(7, t.data_ptr(), t.numel() * 4)
+        s.layer_end(7, tiertrain.TT_FWD)
+        st = s.stats()
+        check(st["iterations"] == 1 and st["tensors_saved"] == 1 and
+              st["events"] == 4, "stats %s", st)
+        lay = s.layers()
+        check(len(lay) == 1 and lay[0]["layer"] == 7, "layers %s", lay)
+        check(torch.equal(t, torch.ones(1 << 18)), "data changed")
+
+
+ITERS = 10          # steps of the timing runs: warm-up, profile, 8 planned
+WINDOW = 4          # the last steps, where on time is checked
+NOISE = 0.20        # max (max - min) / median step time for a timing check
+RESULTS = {}
+
+
+def per_iter_ontime(stats):
+    """On-time percentage of each step (-1: nothing was due)."""
+    out, prev = [], None
+    for st in stats:
+        if prev is not None:
+            d = {k: st[k] - prev[k] for k in ("ontime_bytes", "late_bytes")}
+            out.append(ontime_pct(d))
+        else:
+            out.append(ontime_pct(st))
+        prev = st
+    return out
+
+
+def tiered_vs_plain(cls, kind):
+    """Train @cls untiered and tiered (attach() defaults) for ITERS steps;
+    check what does not depend on timing; keep the rest for *_ontime."""
+    plain = train(cls, kind, ITERS)
+    turns = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # the kernel backend: no warning
+        tier = train(cls, kind, ITERS, h_kw={},
+                     turn=lambda h: turns.append(h.footprint()))
+    h = tier.h
+    st = h.stats()
+    lay = h.layers()
+    h.detach()
+    name = cls.__name__
+    RESULTS[name] = (plain, tier)
+    log("%s: %d steps (1 warm-up, 1 profile), %d layers, %d tensors "
+        "registered (%.1f KiB an iteration), %d under a page, %d parameter "
+        "tensors not registered; step %.0f ms untiered, %.0f ms tiered "
+        "(medians)", name, ITERS, st["layers"], st["saved_tensors"],
+        st["saved_bytes"] / 1024 / st["iterations"], st["tensors_ignored"],
+        st["param_tensors"], 1e3 * sorted(plain.iter_s)[ITERS // 2],
+        1e3 * sorted(tier.iter_s)[ITERS // 2])
+    log("%s: evicted %d, prefetched %d bytes; on time %d, late %d bytes; "
+        "layer-iterations accepted %d, modified %d, dropped %d; reprofiles "
+        "%d; ER %.0f, PR %.0f MB/s", name, st["evicted_bytes"],
+        st["prefetched_bytes"], st["ontime_bytes"], st["late_bytes"],
+        st["accepted"], st["modified"], st["dropped"], st["reprofiles"],
+        st["er_bps"] / 1e6, st["pr_bps"] / 1e6)
+    for l in lay:
+        log("%s:   %-12s %-8s saved %7d  lead %5.1f ms  last: late %d",
+            name, l["name"], {0: "profile", 1: "accepted", 2: "modified",
+                              3: "dropped"}.get(l["status"], "?"),
+            l["saved_bytes"], l["lead_ns"] / 1e6, l["last_late_bytes"])
+    check(identical(plain, tier), "losses or parameters differ: %s vs %s",
+          plain.losses, tier.losses)
+    check(st["evicted_bytes"] > 0, "nothing evicted")
+    check(st["prefetched_bytes"] == st["evicted_bytes"],
+          "prefetched %d of %d evicted bytes", st["prefetched_bytes"],
+          st["evicted_bytes"])
+    # fast-tier bytes of the saved tensors: at every forward/backward turn
+    # after the profile (the untiered run has them all fast) and sampled
+    # fast-tier bytes of the saved tensors at every forward/backward turn
+    # (when autograd holds them all) of the planned steps; untiered, all
+    # of them are on the fast tier
+    turns = turns[2:]
+    tot = sum(f + s for f, s, _ in turns)
+    fast = sum(f for f, s, _ in turns)
+    log("%s: saved tensors held at the forward/backward turn of the "
+        "planned steps: %.0f KiB on average, %.0f KiB of it on the fast "
+        "tier (%.0f%% less than untiered)", name, tot / 1024 / len(turns),
+        fast / 1024 / len(turns), 100.0 * (tot - fast) / tot if tot else 0)
+    check(fast < tot, "fast-tier bytes at the turn not reduced: %d of %d",
+          fast, tot)
+
+
+def ontime(name):
+    """On time >= 90 % over the last WINDOW steps of the tiered run, when
+    its steps from the profile on kept a steady pace (else SKIP: the plan's
+    trigger times are profile averages, so on a host whose iterations vary
+    by more than NOISE a faster iteration finds its prefetches late, and
+    the figure says nothing about the hooks)."""
+    if name not in RESULTS:
+        raise AssertionError("no %s run (its test failed first)" % name)
+    plain, tier = RESULTS[name]
+    ot = per_iter_ontime(tier.stats)
+    st0, st = tier.stats[1], tier.stats[-1]      # after the profile step
+    after = ontime_pct({k: st[k] - st0[k]
+                        for k in ("ontime_bytes", "late_bytes")})
+    w0 = tier.stats[-WINDOW - 1]
+    win = ontime_pct({k: st[k] - w0[k] for k in ("ontime_bytes",
+                                                 "late_bytes")})
+    ts = tier.iter_s[1:]
+    med = sorted(ts)[len(ts) // 2]
+    spread = (max(ts) - min(ts)) / med
+    log("%s: on time per planned step: %s; %.1f%% from the first planned "
+        "step, %.1f%% over the last %d; steps from the profile on took "
+        "%s ms (spread %.0f%%)", name,
+        " ".join("-" if v < 0 else "%.0f%%" % v for v in ot[2:]), after,
+        win, WINDOW, "/".join("%.0f" % (t * 1e3) for t in ts), 100 * spread)
+    if spread > NOISE:
+        raise Skip("host too noisy for a timing check: steps from the "
+                   "profile on took %.0f..%.0f ms (spread %.0f%% > %.0f%%)" %
+                   (min(ts) * 1e3, max(ts) * 1e3, 100 * spread, 100 * NOISE))
+    check(win >= 90.0, "on time %.1f%% < 90%% over the last %d steps",
+          win, WINDOW)
+
+
+def test_cnn():
+    """A CNN with BatchNorm: bit-identical with and without tiering, evicted
+    and prefetched bytes, fewer saved bytes on the fast tier."""
+    tiered_vs_plain(CNN, "cnn")
+
+
+def test_cnn_ontime():
+    """The CNN's tiered run: >= 90 % of the bytes due back on time."""
+    ontime("CNN")
+
+
+def test_mlp():
+    """An MLP with functional relus: the same checks as the CNN's."""
+    tiered_vs_plain(MLP, "mlp")
+
+
+def test_mlp_ontime():
+    """The MLP's tiered run: >= 90 % of the bytes due back on time."""
+    ontime("MLP")
+
+
+def extra_passes(i, m, x):
+    """After step 1: a no_grad pass in train mode, an eval pass with
+    gradients on, a no_grad eval pass."""
+    if i != 1:
+        return
+    with torch.no_grad():
+        m(x)
+    m.eval()
+    m(x).sum()
+    with torch.no_grad():
+        m(x)
+    m.train()
+
+
+def test_no_grad_and_eval():
+    """no_grad and eval passes make no event; training after them does."""
+    x, _ = data("cnn")
+    counts = []
+
+    def after(i, m, h):
+        if i == 1:
+            before = h.stats()
+            extra_passes(i, m, x)
+            now = h.stats()
+            counts.append((before["events"], now["events"],
+                           before["iterations"], now["iterations"]))
+    tier = train(CNN, "cnn", 4, h_kw={"warmup": 0}, after=after)
+    st = tier.h.stats()
+    tier.h.detach()
+    # the untiered twin makes the same passes (BatchNorm's running
+    # statistics change in the train-mode no_grad pass)
+    plain = train(CNN, "cnn", 4, after=lambda i, m, h: extra_passes(i, m, x))
+    b_ev, a_ev, b_it, a_it = counts[0]
+    check(b_ev == a_ev and b_it == a_it, "events %d -> %d, iterations %d -> "
+          "%d across no_grad/eval passes", b_ev, a_ev, b_it, a_it)
+    check(st["iterations"] == 4, "%d iterations for 4 steps",
+          st["iterations"])
+    check(identical(plain, tier), "differ: %s vs %s", plain.losses,
+          tier.losses)
+
+
+def recorded_run(cls, iters, loss_fn=None, **kw):
+    """Train @cls with a Recorder on its handle; (run, recorder, stats)."""
+    r = Run()
+    m = r.model = make(cls)
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    h = ttt.attach(m, warmup=0, **kw)
+    rec = Recorder(h)
+    x, y = data("small")
+    for i in range(iters):
+        opt.zero_grad()
+        if loss_fn is None:
+            loss = F.cross_entropy(m(x), y)
+        else:
+            loss = loss_fn(m, x, y)
+        loss.backward()
+        r.losses.append(loss.item())
+        opt.step()
+    r.params = [p.detach().clone() for p in m.parameters()]
+    names = sorted(l["name"] for l in h.layers())
+    st = h.stats()
+    h.detach()
+    return r, rec, st, names
+
+
+def plain_run(cls, iters, loss_fn=None):
+    r = Run()
+    m = make(cls)
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    x, y = data("small")
+    for i in range(iters):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y) if loss_fn is None else \
+            loss_fn(m, x, y)
+        loss.backward()
+        r.losses.append(loss.item())
+        opt.step()
+    r.params = [p.detach().clone() for p in m.parameters()]
+    return r
+
+
+def test_double_call():
+    """A module called twice per forward is two layers; every layer's
+    events are complete and in order, in every iteration."""
+    tier, rec, st, names = recorded_run(Twice, 6)
+    plain = plain_run(Twice, 6)
+    check(names == sorted(["inp", "mid", "mid#1", "act", "act#1", "act#2",
+                           "out"]), "layers %s", names)
+    its = rec.iterations()
+    check(len(its) == 6, "%d iterations recorded", len(its))
+    for n, ev in enumerate(its):
+        good, bad = complete_layers(ev)
+        check(len(good) == 7 and not bad, "iteration %d: complete %s, not %s",
+              n, good, bad)
+    check(st["reprofiles"] == 0, "reprofiles %d", st["reprofiles"])
+    log("Twice: layers %s; evicted %d bytes", names, st["evicted_bytes"])
+    check(identical(plain, tier), "differ")
+
+
+def test_grad_accumulation():
+    """Three micro-batches per optimizer step: each forward/backward is an
+    iteration, results bit-identical with the untiered run."""
+    plain = train(MLP, "small", 3, accum=3)
+    tier = train(MLP, "small", 3, h_kw={"warmup": 0}, accum=3)
+    st = tier.h.stats()
+    tier.h.detach()
+    check(st["iterations"] == 9, "%d iterations", st["iterations"])
+    check(st["reprofiles"] == 0, "reprofiles %d", st["reprofiles"])
+    check(st["evicted_bytes"] > 0, "nothing evicted")
+    check(identical(plain, tier), "differ")
+    log("accumulation: 9 iterations, evicted %d bytes", st["evicted_bytes"])
+
+
+def siamese_loss(m, x, y):
+    return F.mse_loss(m(x), m(x * 0.5))
+
+
+def test_two_forwards_one_backward():
+    """The model called twice before one backward (a siamese pair): one
+    iteration, the second call's layers have their own ids."""
+    tier, rec, st, names = recorded_run(MLP, 3, loss_fn=siamese_loss)
+    plain = plain_run(MLP, 3, loss_fn=siamese_loss)
+    check(st["iterations"] == 3, "%d iterations", st["iterations"])
+    check(names == ["fc1", "fc1#1", "fc2", "fc2#1", "fc3", "fc3#1"],
+          "layers %s", names)
+    for n, ev in enumerate(rec.iterations()):
+        good, bad = complete_layers(ev)
+        check(len(good) == 6 and not bad, "iteration %d: %s / %s", n, good,
+              bad)
+    check(identical(plain, tier), "differ")
+
+
+def test_detach():
+    """detach() between a forward and its backward: hooks gone, session
+    closed, every saved tensor back on the fast node, the backward and
+    the training go on untiered with the same results."""
+    m = make(CNN)
+    ref = hook_counts(m)
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    h = ttt.attach(m)
+    check(hook_counts(m) != ref, "attach installed no hook")
+    r = Run()
+    x, y = data("cnn")
+    ranges = []
+    for i in range(6):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        if i == 4:
+            st = h.stats()
+            log("detach at the turn of step 5: %d bytes fast, %d slow",
+                st["fast_bytes"], st["slow_bytes"])
+            for c in h._iter_calls:
+                ranges.extend(zip(c.ranges[0::2], c.ranges[1::2]))
+            h.detach()
+            h.detach()                       # idempotent
+            check(hook_counts(m) == ref, "hooks left: %s", hook_counts(m))
+            check(h.session is None and not h.active, "still active")
+            with tiertrain.Session() as s:
+                page = tiertrain.page_size()
+                slow = 0
+                for a, n in ranges:
+                    lo = (a + page - 1) // page * page
+                    hi = (a + n) // page * page
+                    if hi > lo:
+                        slow += s.residency(lo, hi - lo)[0][1]
+            check(ranges, "no saved tensor registered")
+            check(slow == 0, "%d bytes left on the slow node", slow)
+        loss.backward()
+        r.losses.append(loss.item())
+        opt.step()
+    check(h.stats()["iterations"] == 4, "events after detach")
+    plain = train(CNN, "cnn", 6)
+    r.params = [p.detach().clone() for p in m.parameters()] + \
+        [b.detach().clone() for b in m.buffers()]
+    check(identical(plain, r), "differ")
+
+
+def test_state_bounded():
+    """The hooks keep O(saved tensors) state and nothing per event: over
+    300 more iterations, what tiertrain/torch.py allocated and still holds
+    grows by less than one byte per event."""
+    m = make(Twice)
+    opt = torch.optim.SGD(m.parameters(), lr=0.05)
+    h = ttt.attach(m, off=True)
+    x, y = data("small")
+    x, y = x[:16], y[:16]                   # Python's costs, not compute
+
+    def it():
+        opt.zero_grad()
+        F.cross_entropy(m(x), y).backward()
+        opt.step()
+    flt = [tracemalloc.Filter(True, ttt.__file__)]
+    tracemalloc.start()
+    for _ in range(100):        # traced: an iteration's state, the caches
+        it()
+    gc.collect()
+    s1 = tracemalloc.take_snapshot().filter_traces(flt)
+    ev0 = h.stats()["events"]
+    for _ in range(300):
+        it()
+    gc.collect()
+    s2 = tracemalloc.take_snapshot().filter_traces(flt)
+    tracemalloc.stop()
+    ev = h.stats()["events"] - ev0
+    held1 = sum(t.size for t in s1.traces)
+    held2 = sum(t.size for t in s2.traces)
+    st = h.stats()
+    h.detach()
+    log("state: tiertrain/torch.py holds %d bytes after 100 traced "
+        "iterations, %d after 300 more (%d events, %+.3f bytes an event); "
+        "%d layers, %d tensors registered an iteration", held1, held2, ev,
+        (held2 - held1) / max(1, ev), st["layers"],
+        st["saved_tensors"] // st["iterations"])
+    check(ev > 0, "no events")
+    check(held2 - held1 < ev, "%d bytes more held after %d more events",
+          held2 - held1, ev)
+
+
+def test_options():
+    """attach() options: scheduler flags reach the session; off moves
+    nothing; bad arguments raise and attach nothing."""
+    m = make(MLP)
+    ref = hook_counts(m)
+    h = ttt.attach(m, anchor=True, alap=True, sync_late=True, stay_us=500,
+                   profile_iters=2)
+    cfg = h.session.sched_get()
+    want = (tiertrain.TT_SCHED_ANCHOR | tiertrain.TT_SCHED_ALAP |
+            tiertrain.TT_SCHED_SYNC_LATE)
+    check(cfg["flags"] == want and cfg["stay_ns"] == 500000 and
+          cfg["profile_iters"] == 2, "sched %s", cfg)
+    h.detach()
+    h = ttt.attach(m, sched_flags=tiertrain.TT_SCHED_ALAP)
+    check(h.session.sched_get()["flags"] == tiertrain.TT_SCHED_ALAP, "alap")
+    h.detach()
+    for kw, exc, text in (
+            ({"sched_flags": 1 << 20}, ValueError, "0x100000"),
+            ({"layers": ["features.99"]}, ValueError, "features.99"),
+            ({"layers": 3}, TypeError, "layers=3"),
+            ({"profile_iters": 0}, ValueError, "profile_iters=0"),
+            ({"warmup": -1}, ValueError, "warmup=-1"),
+            ({"slow_node": 7}, tiertrain.TiertrainError, "slow_node=7")):
+        try:
+            ttt.attach(m, **kw)
+            raise AssertionError("%s accepted" % kw)
+        except exc as e:
+            check(text in str(e), "%s: message %r does not name %r", kw,
+                  str(e), text)
+        check(hook_counts(m) == ref, "%s left hooks behind", kw)
+    try:
+        ttt.attach(object())
+        raise AssertionError("a non-module accepted")
+    except TypeError:
+        pass
+    # TT_SCHED_OFF: events flow, nothing moves
+    off = train(MLP, "small", 4, h_kw={"off": True})
+    st = off.h.stats()
+    off.h.detach()
+    check(st["events"] > 0 and st["evicted_bytes"] == 0, "off: %s", st)
+    # blocks as layers: features taken whole, head a leaf
+    h = ttt.attach(make(CNN), layers=nn.Sequential)
+    check(h._nsites == 2, "%d sites with layers=nn.Sequential", h._nsites)
+    h.detach()
+    h = ttt.attach(make(CNN), layers=["features.0", "head"])
+    check(h._nsites == 11, "%d sites with two named layers", h._nsites)
+    h.detach()
+
+
+def test_framework_example():
+    """Documentation/examples/framework.c: the C pattern, bit-identical."""
+    exe = os.path.join(REPO, "build", "python", "framework")
+    check(os.access(exe, os.X_OK), "%s not built (run-vm builds it)", exe)
+    p = subprocess.run([exe, "5", "64", "1024", "4"], capture_output=True,
+                       text=True, timeout=600)
+    for line in p.stdout.splitlines():
+        log("framework: %s", line)
+    check(p.returncode == 0, "exit %d: %s", p.returncode, p.stderr)
+    check("backend kernel" in p.stdout and "bit-identical" in p.stdout,
+          "unexpected output")
+    ev = [l for l in p.stdout.splitlines() if l.startswith("tiertrain:")]
+    check(ev and not ev[0].startswith("tiertrain: evicted 0 "),
+          "nothing evicted: %s", ev)
+
+
+def test_fallback_without_module():
+    """Without the module: attach works through the move_pages backend,
+    warns once, tiers (userspace scheduler) and changes no result."""
+    gc.collect()
+    r = subprocess.run(["rmmod", "tiertrain"], capture_output=True, text=True)
+    if r.returncode:
+        raise Skip("cannot unload the module: %s" % r.stderr.strip())
+    try:
+        check(tiertrain.backend() == "move_pages", "backend %s",
+              tiertrain.backend())
+        ttt._warned.discard("backend")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            tier = train(MLP, "mlp", 6, h_kw={})
+            h2 = ttt.attach(make(MLP))       # a second attach: no warning
+            h2.detach()
+        msgs = [str(x.message) for x in w if "tiertrain" in str(x.message)]
+        h = tier.h
+        st = h.stats()
+        h.detach()
+        check(len(msgs) == 1 and "move_pages" in msgs[0] and
+              "not loaded" in msgs[0], "warnings %s", msgs)
+        check(h.backend == "move_pages", "backend %s", h.backend)
+        plain = train(MLP, "mlp", 6)
+        check(identical(plain, tier), "differ")
+        log("move_pages backend: evicted %d bytes, on time %.1f%%",
+            st["evicted_bytes"], ontime_pct(st))
+        check(st["evicted_bytes"] > 0, "nothing evicted")
+    finally:
+        subprocess.run(["insmod", os.path.join(REPO, "kmod", "tiertrain.ko")],
+                       check=False)
+
+
+TESTS = [test_session_api, test_cnn, test_cnn_ontime, test_mlp,
+         test_mlp_ontime, test_no_grad_and_eval,
+         test_double_call, test_grad_accumulation,
+         test_two_forwards_one_backward, test_detach, test_state_bounded,
+         test_options, test_framework_example, test_fallback_without_module]
+
+
+def main():
+    want = [a for a in sys.argv[1:] if not a.startswith("-")]
+    tests = [t for t in TESTS if not want or t.__name__ in want or
+             t.__name__[5:] in want]
+    print("TAP version 13")
+    print("1..%d" % len(tests))
+    log("torch %s imported in %.1f s; tiertrain %s from %s, backend %s",
+        torch.__version__, IMPORT_S, tiertrain.version(),
+        tiertrain.library_path(), tiertrain.backend())
+    npass = nfail = nskip = 0
+    for i, t in enumerate(tests, 1):
+        name = t.__name__[5:]
+        log("%s: %s", name, t.__doc__.split("\n")[0])
+        t0 = time.monotonic()
+        try:
+            t()
+        except Skip as e:
+            nskip += 1
+            print("ok %d %s # SKIP %s" % (i, name, e), flush=True)
+            continue
+        except Exception as e:
+            nfail += 1
+            for line in traceback.format_exc().splitlines():
+                log("%s", line)
+            print("not ok %d %s # %s" % (i, name, str(e).splitlines()[0]
+                                         if str(e) else type(e).__name__),
+                  flush=True)
+            continue
+        npass += 1
+        print("ok %d %s # %.1f s" % (i, name, time.monotonic() - t0),
+              flush=True)
+    print("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0" %
+          (npass, nfail, nskip))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
