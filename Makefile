@@ -9,8 +9,8 @@ V ?= 0
 
 SUBDIRS_USER := lib ctl
 
-.PHONY: all module user lib ctl selftests bench bench-build deps check demo \
-	lint install clean help kselftest-headers kdir-check
+.PHONY: all module user lib ctl python selftests bench bench-build deps check \
+	demo lint install clean help kselftest-headers kdir-check
 
 all: module user
 
@@ -21,7 +21,7 @@ help:
 	@echo "make demo       the demo: tiering in the VM, printing what moved and when"
 	@echo "make bench      benchmarks (VM), tables and JSON under build/bench/"
 	@echo "make lint       sparse and checkpatch on kmod/"
-	@echo "make install    install module, library, header, tierctl and udev rule"
+	@echo "make install    install module, library, header, tierctl, udev rule, Python package"
 	@echo "make clean      remove build products"
 	@echo "KDIR=$(KDIR)"
 
@@ -31,10 +31,14 @@ kdir-check:
 module: kdir-check
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules W=1
 
-user: lib ctl
+user: lib ctl python
 
 lib:
 	$(MAKE) -C lib
+
+# the Python package's generated tiertrain/_uapi.py (lib/python/Makefile)
+python: lib
+	$(MAKE) -C lib/python
 
 ctl: lib
 	$(MAKE) -C ctl
@@ -92,6 +96,7 @@ install: all
 		$(if $(wildcard $(KDIR)/output/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
 	depmod $(if $(DESTDIR),-b $(DESTDIR) 2>/dev/null) $(shell scripts/kdir --release)
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C lib/python install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C ctl install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0644 uapi/linux/tiertrain.h $(DESTDIR)$(PREFIX)/include/linux/tiertrain.h
 	install -D -m 0644 scripts/99-tiertrain.rules $(DESTDIR)/etc/udev/rules.d/99-tiertrain.rules
@@ -100,5 +105,5 @@ install: all
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	-for d in lib ctl selftests bench; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
+	-for d in lib lib/python ctl selftests bench; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
 	rm -rf build/kselftest build/lint build/bench build/tmp
