@@ -71,6 +71,15 @@
 #define TT_MIN_MIGRATE_KIB_DEF 0
 #define TT_MIN_MIGRATE_KIB_DESC \
 	"Planned evictions smaller than this are not made (the layer is dropped), KiB, 0..1048576; 0 means off (default 0)"
+#define TT_ANCHOR_DEF 0
+#define TT_ANCHOR_DESC \
+	"1: new sessions start with TT_SCHED_ANCHOR (prefetch triggers follow the iteration's drift from the profile), 0..1 (default 0)"
+#define TT_ALAP_DEF 0
+#define TT_ALAP_DESC \
+	"1: new sessions start with TT_SCHED_ALAP (prefetch queue planned as late as possible), 0..1 (default 0)"
+#define TT_DEFER_LATE_DEF 0
+#define TT_DEFER_LATE_DESC \
+	"1: new sessions start with TT_SCHED_DEFER_LATE (late bytes read from the slow node, back after the backward pass), 0..1 (default 0)"
 #define TT_EVENT_RING_DEF 4096
 #define TT_EVENT_RING_DESC \
 	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"
@@ -146,6 +155,21 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.unit = "events", .applies = TT_CFG_APPLIES_NEW_RINGS,
 		.desc = TT_EVENT_RING_DESC,
 	},
+	[TT_CFG_ANCHOR] = {
+		.name = "anchor", .def = TT_ANCHOR_DEF, .min = 0, .max = 1,
+		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_ANCHOR_DESC,
+	},
+	[TT_CFG_ALAP] = {
+		.name = "alap", .def = TT_ALAP_DEF, .min = 0, .max = 1,
+		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_ALAP_DESC,
+	},
+	[TT_CFG_DEFER_LATE] = {
+		.name = "defer_late", .def = TT_DEFER_LATE_DEF, .min = 0, .max = 1,
+		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_DEFER_LATE_DESC,
+	},
 };
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
@@ -164,6 +188,9 @@ static u32 tt_cfg_values[TT_CFG_NR] = {
 	[TT_CFG_BW_CAP_MBPS] = TT_BW_CAP_MBPS_DEF,
 	[TT_CFG_MIN_MIGRATE_KIB] = TT_MIN_MIGRATE_KIB_DEF,
 	[TT_CFG_EVENT_RING] = TT_EVENT_RING_DEF,
+	[TT_CFG_ANCHOR] = TT_ANCHOR_DEF,
+	[TT_CFG_ALAP] = TT_ALAP_DEF,
+	[TT_CFG_DEFER_LATE] = TT_DEFER_LATE_DEF,
 };
 
 /**
@@ -332,6 +359,15 @@ MODULE_PARM_DESC(min_migrate_kib, TT_MIN_MIGRATE_KIB_DESC);
 module_param_cb(event_ring, &tt_config_param_ops, &tt_cfg_values[TT_CFG_EVENT_RING],
 		0644);
 MODULE_PARM_DESC(event_ring, TT_EVENT_RING_DESC);
+module_param_cb(anchor, &tt_config_param_ops, &tt_cfg_values[TT_CFG_ANCHOR],
+		0644);
+MODULE_PARM_DESC(anchor, TT_ANCHOR_DESC);
+module_param_cb(alap, &tt_config_param_ops, &tt_cfg_values[TT_CFG_ALAP],
+		0644);
+MODULE_PARM_DESC(alap, TT_ALAP_DESC);
+module_param_cb(defer_late, &tt_config_param_ops, &tt_cfg_values[TT_CFG_DEFER_LATE],
+		0644);
+MODULE_PARM_DESC(defer_late, TT_DEFER_LATE_DESC);
 
 /**
  * tt_config_init() - check that every key has its module parameter

@@ -1345,7 +1345,10 @@ void tt_sched_init(struct tt_session *s)
 	struct tt_sched *sc = tt_sched_of(s);
 
 	mutex_init(&sc->lock);
-	sc->cfg.flags = tt_config_get(TT_CFG_SYNC_LATE) ? TT_SCHED_SYNC_LATE : 0;
+	sc->cfg.flags = (tt_config_get(TT_CFG_SYNC_LATE) ? TT_SCHED_SYNC_LATE : 0) |
+			(tt_config_get(TT_CFG_ANCHOR) ? TT_SCHED_ANCHOR : 0) |
+			(tt_config_get(TT_CFG_ALAP) ? TT_SCHED_ALAP : 0) |
+			(tt_config_get(TT_CFG_DEFER_LATE) ? TT_SCHED_DEFER_LATE : 0);
 	sc->cfg.profile_iters = tt_config_get(TT_CFG_PROFILE_ITERS);
 	sc->cfg.stay_ns = (u64)tt_config_get(TT_CFG_STAY_TIME_US) * NSEC_PER_USEC;
 	sc->cfg.slow_node = -1;
@@ -1353,6 +1356,8 @@ void tt_sched_init(struct tt_session *s)
 	tt_tl_init(&sc->tl, PAGE_SIZE, sc->cfg.profile_iters, sc->cfg.stay_ns,
 		   tt_mbps(tt_config_get(TT_CFG_ER_SEED_MBPS)),
 		   tt_mbps(tt_config_get(TT_CFG_PR_SEED_MBPS)));
+	tt_tl_set_modes(&sc->tl, 0, sc->cfg.flags & TT_SCHED_ALAP,
+			sc->cfg.flags & TT_SCHED_ANCHOR);
 	INIT_LIST_HEAD(&sc->free);
 	hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	sc->timer.function = tt_sched_timer_fn;

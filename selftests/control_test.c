@@ -910,7 +910,8 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 		 "keys = [e['key'] for e in c]\n"
 		 "for k in ['workers', 'batch_pages', 'max_ranges', 'max_layers', 'profile_iters',\n"
 		 "          'stay_time_us', 'er_seed_mbps', 'pr_seed_mbps', 'evict_workers',\n"
-		 "          'prefetch_workers', 'sync_late', 'bw_cap_mbps', 'min_migrate_kib', 'event_ring']:\n"
+		 "          'prefetch_workers', 'sync_late', 'bw_cap_mbps', 'min_migrate_kib', 'event_ring',\n"
+		 "          'anchor', 'alap', 'defer_late']:\n"
 		 "    assert k in keys, k\n"
 		 "for e in c:\n"
 		 "    assert e['min'] <= e['value'] <= e['max'] and e['min'] <= e['default'] <= e['max'], e\n"
@@ -1010,6 +1011,24 @@ TEST_F_TIMEOUT(ctl, config_effects, 300)
 	ASSERT_EQ(0, tt_sched_get(s, &cfg));
 	ASSERT_FALSE(cfg.flags & TT_SCHED_SYNC_LATE);
 	tt_close(s);
+
+	/* The extensions: the flags new sessions start with, each alone. */
+	CT_EXPECT(&r, 0, 0, "config", "set", "anchor=1", "defer_late=1");
+	ct_run_free(&r);
+	TT_OPEN_KERNEL_SESSION(&s);
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	ASSERT_EQ(TT_SCHED_ANCHOR | TT_SCHED_DEFER_LATE, cfg.flags);
+	tt_close(s);
+	CT_EXPECT(&r, 0, 0, "config", "set", "anchor=0", "defer_late=0", "alap=1");
+	ct_run_free(&r);
+	TT_OPEN_KERNEL_SESSION(&s);
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	ASSERT_EQ(TT_SCHED_ALAP, cfg.flags);
+	tt_close(s);
+	CT_EXPECT(&r, 0, 0, "config", "set", "alap=0");
+	ct_run_free(&r);
+	CT_EXPECT(&r, 1, 0, "config", "set", "alap=2");
+	ct_run_free(&r);
 
 	/* min_migrate_kib above every layer: all dropped, nothing moves. */
 	CT_EXPECT(&r, 0, 0, "config", "set", "min_migrate_kib=65536");

@@ -755,6 +755,12 @@ struct tt_ioc_layers {
  *                     ring (the multicast group and the tracepoints still
  *                     work) (4096). Sessions whose ring is not allocated yet
  *                     (it is allocated at the first event).
+ *   anchor            1: new sessions start with TT_SCHED_ANCHOR, 0..1 (0).
+ *                     New sessions.
+ *   alap              1: new sessions start with TT_SCHED_ALAP, 0..1 (0).
+ *                     New sessions.
+ *   defer_late        1: new sessions start with TT_SCHED_DEFER_LATE, 0..1
+ *                     (0). New sessions.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
  * its own with TT_IOC_SET_SCHED).
