@@ -289,7 +289,7 @@ static void tt_sched_queue(struct tt_session *s, struct workqueue_struct *wq,
 
 static void tt_sched_queue_prefetch(struct tt_session *s, struct tt_slayer *sl)
 {
-	atomic_set(&sl->abort, 0);	/* any eviction is over; see defer */
+	atomic_set(&sl->abort, 0);	/* any eviction is over; see tt_sched_settle() */
 	sl->state = TT_EP_PREFETCH_QUEUED;
 	tt_sched_queue(s, tt_prefetch_wq, &sl->prefetch_work);
 }
@@ -301,11 +301,19 @@ static u64 tt_sched_outstanding(const struct tt_slayer *sl)
 }
 
 /*
- * Make sure nothing of the layer stays evicted (lock held): drop an
- * eviction not started, stop a running one and prefetch after it, queue
- * the prefetch of what is evicted now.
+ * Settle the layer's episode (lock held). @defer false: make sure nothing
+ * of it stays evicted: drop an eviction not started, stop a running one
+ * and prefetch after it, queue the prefetch of what is evicted now.
+ * @defer true (TT_SCHED_DEFER_LATE at its backward begin): what is still
+ * on the slow node stays there while the backward pass reads it, instead
+ * of being moved under the reader's feet (each page it touches would wait
+ * for its batch): an eviction not started is dropped, a running one stops,
+ * a queued prefetch is taken back and a running one stops after its
+ * current chunk; the backward end (or, if the stopped prefetch returns
+ * after it, tt_sched_fetched()) brings the rest back.
  */
-static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
+static void tt_sched_settle(struct tt_session *s, struct tt_slayer *sl,
+			    bool defer)
 {
 	switch (sl->state) {
 	case TT_EP_EVICT_QUEUED:
@@ -313,46 +321,29 @@ static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
 		break;
 	case TT_EP_EVICTING:
 		atomic_set(&sl->abort, 1);
-		sl->pf_due = true;
+		sl->pf_due = !defer;
 		break;
 	case TT_EP_EVICTED:
-		if (!tt_sched_of(s)->closing)
+		if (!defer && !tt_sched_of(s)->closing)
 			tt_sched_queue_prefetch(s, sl);
+		break;
+	case TT_EP_PREFETCH_QUEUED:
+		/* deferred: the pending work finds it EVICTED and leaves it */
+		if (defer)
+			sl->state = TT_EP_EVICTED;
+		break;
+	case TT_EP_PREFETCHING:
+		if (defer)
+			atomic_set(&sl->abort, 1);
 		break;
 	default:
 		break;
 	}
 }
 
-/*
- * TT_SCHED_DEFER_LATE at the layer's backward begin (lock held): what is
- * still on the slow node stays there while the backward pass reads it,
- * instead of being moved under the reader's feet (each page it touches
- * would wait for its batch). An eviction not started is dropped, a
- * running one stops, a queued prefetch is taken back and a running one
- * stops after its current chunk; the backward end (or, if the stopped
- * prefetch returns after it, tt_sched_fetched()) brings the rest back.
- */
-static void tt_sched_defer(struct tt_slayer *sl)
+static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
 {
-	switch (sl->state) {
-	case TT_EP_EVICT_QUEUED:
-		sl->state = TT_EP_IDLE;
-		break;
-	case TT_EP_EVICTING:
-		atomic_set(&sl->abort, 1);
-		sl->pf_due = false;
-		break;
-	case TT_EP_PREFETCH_QUEUED:
-		/* the pending work finds it EVICTED and leaves it */
-		sl->state = TT_EP_EVICTED;
-		break;
-	case TT_EP_PREFETCHING:
-		atomic_set(&sl->abort, 1);
-		break;
-	default:
-		break;
-	}
+	tt_sched_settle(s, sl, false);
 }
 
 static void tt_sched_range_free(struct tt_sched *sc, struct tt_srange *r)
@@ -956,7 +947,7 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 		if ((sc->cfg.flags & TT_SCHED_SYNC_LATE) && sl->state != TT_EP_IDLE)
 			*sync = sl;
 		else if (sc->cfg.flags & TT_SCHED_DEFER_LATE)
-			tt_sched_defer(sl);
+			tt_sched_settle(s, sl, true);
 		else
 			tt_sched_rescue(s, sl);
 		break;

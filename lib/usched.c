@@ -432,7 +432,7 @@ static struct tt_us_layer *tt_us_pop(struct tt_us *us, enum tt_us_kind q)
 
 static void tt_us_queue_prefetch(struct tt_us *us, struct tt_us_layer *sl)
 {
-	/* any eviction is over; see tt_us_defer() */
+	/* any eviction is over; see tt_us_episode_settle() */
 	__atomic_store_n(&sl->abort, 0, __ATOMIC_RELEASE);
 	sl->state = TT_US_PREFETCH_QUEUED;
 	tt_us_push(us, TT_US_PREFETCH, sl);
@@ -446,11 +446,18 @@ static uint64_t tt_us_outstanding(const struct tt_us_layer *sl)
 }
 
 /*
- * Make sure nothing of the layer stays evicted: drop an eviction not
- * started, stop a running one and prefetch after it, queue the prefetch of
- * what is evicted now.
+ * Settle the layer's episode (lock held), as kmod/sched.c's
+ * tt_sched_settle(). @defer false: make sure nothing of it stays evicted:
+ * drop an eviction not started, stop a running one and prefetch after it,
+ * queue the prefetch of what is evicted now. @defer true
+ * (TT_SCHED_DEFER_LATE at its backward begin): what is still slow stays
+ * there while the backward pass reads it: an eviction not started is
+ * dropped, a running one stops, a queued prefetch is taken back and a
+ * running one stops after its current chunk; the backward end (or
+ * tt_us_fetched(), if the stopped prefetch returns after it) brings the
+ * rest back.
  */
-static void tt_us_rescue(struct tt_us *us, struct tt_us_layer *sl)
+static void tt_us_episode_settle(struct tt_us *us, struct tt_us_layer *sl, bool defer)
 {
 	switch (sl->state) {
 	case TT_US_EVICT_QUEUED:
@@ -458,45 +465,29 @@ static void tt_us_rescue(struct tt_us *us, struct tt_us_layer *sl)
 		break;
 	case TT_US_EVICTING:
 		__atomic_store_n(&sl->abort, 1, __ATOMIC_RELEASE);
-		sl->pf_due = true;
+		sl->pf_due = !defer;
 		break;
 	case TT_US_EVICTED:
-		if (!tt_us_closing(us))
+		if (!defer && !tt_us_closing(us))
 			tt_us_queue_prefetch(us, sl);
+		break;
+	case TT_US_PREFETCH_QUEUED:
+		/* deferred: the queued job finds it EVICTED and leaves it */
+		if (defer)
+			sl->state = TT_US_EVICTED;
+		break;
+	case TT_US_PREFETCHING:
+		if (defer)
+			__atomic_store_n(&sl->abort, 1, __ATOMIC_RELEASE);
 		break;
 	default:
 		break;
 	}
 }
 
-/*
- * TT_SCHED_DEFER_LATE at the layer's backward begin: what is still on the
- * slow node stays there while the backward pass reads it (as
- * kmod/sched.c's tt_sched_defer()): an eviction not started is dropped, a
- * running one stops, a queued prefetch is taken back and a running one
- * stops after its current chunk; the backward end (or tt_us_fetched(), if
- * the stopped prefetch returns after it) brings the rest back.
- */
-static void tt_us_defer(struct tt_us_layer *sl)
+static void tt_us_rescue(struct tt_us *us, struct tt_us_layer *sl)
 {
-	switch (sl->state) {
-	case TT_US_EVICT_QUEUED:
-		sl->state = TT_US_IDLE;
-		break;
-	case TT_US_EVICTING:
-		__atomic_store_n(&sl->abort, 1, __ATOMIC_RELEASE);
-		sl->pf_due = false;
-		break;
-	case TT_US_PREFETCH_QUEUED:
-		/* the queued job finds it EVICTED and leaves it */
-		sl->state = TT_US_EVICTED;
-		break;
-	case TT_US_PREFETCHING:
-		__atomic_store_n(&sl->abort, 1, __ATOMIC_RELEASE);
-		break;
-	default:
-		break;
-	}
+	tt_us_episode_settle(us, sl, false);
 }
 
 /* Forget the one-shot ranges of a layer. */
@@ -1055,7 +1046,7 @@ static int tt_us_layer_event(struct tt_session *s, const struct tt_event *ev,
 		    sl->state != TT_US_IDLE)
 			*sync = sl;
 		else if (s->sched.flags & TT_SCHED_DEFER_LATE)
-			tt_us_defer(sl);
+			tt_us_episode_settle(us, sl, true);
 		else
 			tt_us_rescue(us, sl);
 		break;

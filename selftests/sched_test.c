@@ -652,6 +652,29 @@ TEST_F_TIMEOUT(sched, late_counted, 300)
 	ASSERT_EQ(0, tr_data_ok(&self->tr, self->tr.iter - 1)) TH_LOG("%s", self->tr.err);
 }
 
+/*
+ * One iteration where every evicted byte is late, with the scheduler flags
+ * @flags and the layer flags @lflags: as in late_counted, a huge PR and an
+ * iteration stamped ahead, so no prefetch starts before its backward
+ * begin. Return: 0, or -1 with tr->err set.
+ */
+static int tr_late_iteration(struct trainer *tr, uint32_t flags, uint64_t er,
+			     unsigned int lflags)
+{
+	unsigned int l;
+	int ret;
+
+	ret = tr_set(tr, TT_SCHED_SET_RATES | TT_SCHED_SET_FLAGS, flags, er,
+		     1000ULL * 1000 * 1000 * 1000);
+	if (ret)
+		return tr_fail(tr, "tt_sched_set(flags %#x): %s", flags,
+			       strerror(-ret));
+	for (l = 0; l < tr->nl; l++)
+		tr->lflags[l] = lflags;
+	tr->ts_ahead_ns = 3000000000ULL;
+	return tr_iteration(tr);
+}
+
 TEST_F_TIMEOUT(sched, sync_late, 300)
 {
 	struct tt_layer_info info[TR_MAXL];
@@ -665,17 +688,9 @@ TEST_F_TIMEOUT(sched, sync_late, 300)
 	TR_RUN(&self->tr);
 	TR_STATS(&self->tr, &st);
 	for (i = 0; i < 3; i++) {
-		/*
-		 * As in late_counted: a huge PR and an iteration stamped
-		 * ahead, so no prefetch starts before its backward begin.
-		 */
-		ASSERT_EQ(0, tr_set(&self->tr, TT_SCHED_SET_RATES | TT_SCHED_SET_FLAGS,
-				    TT_SCHED_SYNC_LATE, st.er_bps,
-				    1000ULL * 1000 * 1000 * 1000));
-		for (l = 0; l < self->tr.nl; l++)
-			self->tr.lflags[l] = TR_PROBE_BWD;
-		self->tr.ts_ahead_ns = 3000000000ULL;
-		TR_RUN(&self->tr);
+		ASSERT_EQ(0, tr_late_iteration(&self->tr, TT_SCHED_SYNC_LATE,
+					       st.er_bps, TR_PROBE_BWD))
+			TH_LOG("%s", self->tr.err);
 		n = tr_layers(&self->tr, info, TR_MAXL);
 		for (l = 0; l < self->tr.nl; l++) {
 			/* right after the backward begin: all on the fast node */
@@ -707,19 +722,11 @@ TEST_F_TIMEOUT(sched, defer_late, 300)
 	TR_RUN(&self->tr);
 	TR_STATS(&self->tr, &st);
 	for (i = 0; i < 3; i++) {
-		/*
-		 * As in late_counted: a huge PR and an iteration stamped
-		 * ahead, so no prefetch starts before its backward begin;
-		 * each forward end waits for its eviction.
-		 */
-		ASSERT_EQ(0, tr_set(&self->tr, TT_SCHED_SET_RATES | TT_SCHED_SET_FLAGS,
-				    TT_SCHED_DEFER_LATE, st.er_bps,
-				    1000ULL * 1000 * 1000 * 1000));
-		for (l = 0; l < self->tr.nl; l++)
-			self->tr.lflags[l] = TR_WAIT_EVICT | TR_PROBE_BWD |
-					     TR_PROBE_BWD_END;
-		self->tr.ts_ahead_ns = 3000000000ULL;
-		TR_RUN(&self->tr);
+		/* each forward end also waits for its eviction */
+		ASSERT_EQ(0, tr_late_iteration(&self->tr, TT_SCHED_DEFER_LATE,
+					       st.er_bps, TR_WAIT_EVICT |
+					       TR_PROBE_BWD | TR_PROBE_BWD_END))
+			TH_LOG("%s", self->tr.err);
 		n = tr_layers(&self->tr, info, TR_MAXL);
 		for (l = 0; l < self->tr.nl && (int)l < n; l++) {
 			if (!self->tr.slow_at_bwd[l])
