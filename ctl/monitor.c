@@ -31,7 +31,8 @@ const char tt_monitor_usage[] =
 	"Each line starts with the CLOCK_MONOTONIC time in seconds, the pid, the\n"
 	"session and the iteration.\n"
 	"  --all          also iteration begins, layer begins and ends, saved\n"
-	"                 tensors\n"
+	"                 tensors (these cost every event a message: watching\n"
+	"                 only the four kinds above costs the events nothing)\n"
 	"  --pid PID      only the sessions of process PID\n"
 	"  --count N      stop after N events\n"
 	"  --timeout SEC  stop after SEC seconds\n"
@@ -182,7 +183,8 @@ int tt_monitor_main(const struct tt_ctl *ctl, int argc, char **argv)
 		fprintf(ctl->err, "tierctl: %s\n", nl.err);
 		return 1;
 	}
-	if (tt_nl_join(&nl, nl.mcgrp_events, TT_GENL_MCGRP_EVENTS) < 0) {
+	if (tt_nl_join(&nl, nl.mcgrp_events, TT_GENL_MCGRP_EVENTS) < 0 ||
+	    (m.all && tt_nl_join(&nl, nl.mcgrp_trace, TT_GENL_MCGRP_TRACE) < 0)) {
 		fprintf(ctl->err, "tierctl: monitor: %s\n", nl.err);
 		tt_nl_close(&nl);
 		return 1;

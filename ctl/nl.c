@@ -493,7 +493,7 @@ int tt_nl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,
 	return 0;
 }
 
-static int tt_nl_group_cb(const struct nlattr *grp, uint32_t *id)
+static int tt_nl_group_cb(const struct nlattr *grp, struct tt_nl *nl)
 {
 	const struct nlattr *tb[CTRL_ATTR_MCAST_GRP_MAX + 1];
 
@@ -503,10 +503,12 @@ static int tt_nl_group_cb(const struct nlattr *grp, uint32_t *id)
 			      MNL_TYPE_NUL_STRING) < 0 ||
 	    mnl_attr_validate(tb[CTRL_ATTR_MCAST_GRP_ID], MNL_TYPE_U32) < 0)
 		return 0;
-	if (strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]),
-		   TT_GENL_MCGRP_EVENTS))
-		return 0;
-	*id = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
+	if (!strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]),
+		    TT_GENL_MCGRP_EVENTS))
+		nl->mcgrp_events = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
+	if (!strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]),
+		    TT_GENL_MCGRP_TRACE))
+		nl->mcgrp_trace = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
 	return 0;
 }
 
@@ -522,7 +524,7 @@ static int tt_nl_family_attr_cb(const struct nlattr *attr, void *data)
 		break;
 	case CTRL_ATTR_MCAST_GROUPS:
 		mnl_attr_for_each_nested(grp, attr)
-			tt_nl_group_cb(grp, &nl->mcgrp_events);
+			tt_nl_group_cb(grp, nl);
 		break;
 	}
 	return MNL_CB_OK;

@@ -24,6 +24,7 @@
  * @family: the resolved id of TT_GENL_NAME.
  * @mcgrp_events: id of its multicast group TT_GENL_MCGRP_EVENTS, 0 when
  *          the module has none.
+ * @mcgrp_trace: id of TT_GENL_MCGRP_TRACE, 0 when the module has none.
  * @buf:    TT_NL_BUF_SIZE bytes for requests and replies.
  * @err:    after a failure: what went wrong, as a sentence for a human
  *          (print it after "tierctl: ").
@@ -34,6 +35,7 @@ struct tt_nl {
 	unsigned int seq;
 	uint16_t family;
 	uint32_t mcgrp_events;
+	uint32_t mcgrp_trace;
 	char *buf;
 	char err[512];
 };

@@ -669,6 +669,9 @@ int tt_trace_main(const struct tt_ctl *ctl, int argc, char **argv)
 			ret = tt_nl_join(&mc, mc.mcgrp_events,
 					 TT_GENL_MCGRP_EVENTS);
 		}
+		if (!ret)
+			ret = tt_nl_join(&mc, mc.mcgrp_trace,
+					 TT_GENL_MCGRP_TRACE);
 		if (ret < 0) {
 			fprintf(ctl->err, "tierctl: trace: %s\n", mc.err);
 			goto out;

@@ -16,8 +16,8 @@
  * id order under the session list lock (tt_session_for_each()); what the
  * parts of a dump must agree on is in tt_nl_dump_seq().
  *
- * TT_CMD_EVENT messages go to the "events" multicast group, only when
- * someone listens (tt_netlink_event(), called by evlog.c).
+ * TT_CMD_EVENT messages go to the "events" or the "trace" multicast group,
+ * only when someone listens (tt_netlink_event(), called by evlog.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -848,6 +848,7 @@ static int tt_nl_get_events(struct sk_buff *skb, struct netlink_callback *cb)
 
 enum tt_nl_mcgrp {
 	TT_NL_MCGRP_EVENTS,
+	TT_NL_MCGRP_TRACE,
 };
 
 static const struct genl_multicast_group tt_genl_mcgrps[] = {
@@ -855,21 +856,38 @@ static const struct genl_multicast_group tt_genl_mcgrps[] = {
 		.name = TT_GENL_MCGRP_EVENTS,
 		.flags = GENL_MCAST_CAP_SYS_ADMIN,
 	},
+	[TT_NL_MCGRP_TRACE] = {
+		.name = TT_GENL_MCGRP_TRACE,
+		.flags = GENL_MCAST_CAP_SYS_ADMIN,
+	},
 };
 
 /**
- * tt_netlink_event() - send a trace event to the multicast group
+ * tt_netlink_event() - send a trace event to its multicast group
  * @s:  its session.
  * @ev: the event.
  *
- * Nothing is allocated when nobody listens. May sleep.
+ * Migrations, late and dropped layers go to "events", the training's own
+ * events (as frequent as its layers) to "trace", so that watching the
+ * first costs the event path nothing. Nothing is allocated when nobody
+ * listens. May sleep.
  */
 void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev)
 {
+	unsigned int grp = TT_NL_MCGRP_EVENTS;
 	struct sk_buff *msg;
 	void *hdr;
 
-	if (!genl_has_listeners(&tt_genl_family, &init_net, TT_NL_MCGRP_EVENTS))
+	switch (ev->type) {
+	case TT_TRACE_ITER_BEGIN:
+	case TT_TRACE_LAYER_BEGIN:
+	case TT_TRACE_LAYER_END:
+	case TT_TRACE_SAVED:
+		grp = TT_NL_MCGRP_TRACE;
+		break;
+	}
+
+	if (!genl_has_listeners(&tt_genl_family, &init_net, grp))
 		return;
 	msg = genlmsg_new(nla_total_size_64bit(sizeof(u64)) +
 			  nla_total_size(sizeof(u32)) +
@@ -885,8 +903,7 @@ void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev)
 		return;
 	}
 	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&tt_genl_family, msg, 0, TT_NL_MCGRP_EVENTS,
-			  GFP_KERNEL);
+	genlmsg_multicast(&tt_genl_family, msg, 0, grp, GFP_KERNEL);
 }
 
 /* ---- the family ---------------------------------------------------------- */

@@ -638,8 +638,9 @@ struct tt_ioc_layers {
  * process that opened /dev/tiertrain) is its own effective uid: the others
  * are skipped by dumps, and a request naming one (TT_A_SESSION, TT_A_PID)
  * fails with ENOENT as if it did not exist. The credentials are those of
- * the netlink socket's opener. The multicast group TT_GENL_MCGRP_EVENTS
- * needs CAP_SYS_ADMIN to join (it carries every session's events).
+ * the netlink socket's opener. The multicast groups TT_GENL_MCGRP_EVENTS
+ * and TT_GENL_MCGRP_TRACE need CAP_SYS_ADMIN to join (they carry every
+ * session's events).
  *
  * Errors. A rejected request changes nothing and carries an extended ACK
  * message (NLMSGERR_ATTR_MSG) naming the attribute and the offending value,
@@ -778,17 +779,23 @@ struct tt_ioc_layers {
  * TT_A_PID), ENOENT (no such visible session; the same for
  * TT_CMD_GET_LAYERS and for TT_CMD_GET_SESSIONS with TT_A_PID).
  *
- * TT_CMD_EVENT (multicast only, group TT_GENL_MCGRP_EVENTS): sent for every
- * trace event of every session as it is recorded (whether or not the
- * session has a ring), in the initial network namespace: TT_A_SESSION,
- * TT_A_PID (in the initial pid namespace), TT_A_EVENT. A listener that
- * reads too slowly loses messages (its socket reports ENOBUFS); the seq
- * numbers show where.
+ * TT_CMD_EVENT (multicast only): sent for every trace event of every
+ * session as it is recorded (whether or not the session has a ring), in
+ * the initial network namespace: TT_A_SESSION, TT_A_PID (in the initial
+ * pid namespace), TT_A_EVENT. Evictions, prefetches, late and dropped
+ * layers go to the group TT_GENL_MCGRP_EVENTS ("events", a few per layer
+ * and iteration); iteration begins, layer begins and ends and saved
+ * tensors, as frequent as the training's own events, to the group
+ * TT_GENL_MCGRP_TRACE ("trace"): join both for the whole story. Nothing
+ * is sent to a group nobody listens to. Both groups need CAP_SYS_ADMIN to
+ * join. A listener that reads too slowly loses messages (its socket
+ * reports ENOBUFS); the seq numbers show where.
  */
 #define TT_GENL_NAME		"tiertrain"
 #define TT_GENL_VERSION		1
-/* The multicast group of TT_CMD_EVENT. */
+/* The multicast groups of TT_CMD_EVENT (see there). */
 #define TT_GENL_MCGRP_EVENTS	"events"
+#define TT_GENL_MCGRP_TRACE	"trace"
 
 enum tt_cmd {
 	TT_CMD_UNSPEC,
@@ -938,7 +945,7 @@ enum tt_cfg_applies {
  *
  * Each session records what its scheduler saw and did as trace events:
  * into a bounded ring (module setting event_ring, default 4096 events: the
- * oldest are overwritten), to the multicast group TT_GENL_MCGRP_EVENTS, and,
+ * oldest are overwritten), to the multicast groups (TT_CMD_EVENT), and,
  * for evictions, prefetches, late and dropped layers, to the kernel
  * tracepoints tiertrain:tt_evict, tiertrain:tt_prefetch, tiertrain:tt_late
  * and tiertrain:tt_drop (perf, ftrace).
