@@ -171,19 +171,26 @@ static int ct_exec(struct ct_run *r, uid_t uid, char *const argv[])
 	return r->out && r->err ? 0 : -ENOMEM;
 }
 
+/* argv = @first, then the strings of @ap up to NULL (at most @max - 1). */
+static void ct_argv(char **argv, unsigned int max, char *first, va_list ap)
+{
+	unsigned int n = 0;
+
+	argv[n++] = first;
+	while (n < max - 1 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	argv[n] = NULL;
+}
+
 /* tierctl ARGS... (NULL-terminated) as @uid. */
 static int ct_ctl(struct ct_run *r, uid_t uid, ...)
 {
 	char *argv[32];
-	unsigned int n = 0;
 	va_list ap;
 
-	argv[n++] = ct_tierctl;
 	va_start(ap, uid);
-	while (n < 31 && (argv[n] = va_arg(ap, char *)))
-		n++;
+	ct_argv(argv, 32, ct_tierctl, ap);
 	va_end(ap);
-	argv[n] = NULL;
 	return ct_exec(r, uid, argv);
 }
 
@@ -191,17 +198,13 @@ static int ct_ctl(struct ct_run *r, uid_t uid, ...)
 static pid_t ct_spawn(const char *outfile, uid_t uid, ...)
 {
 	char *argv[32];
-	unsigned int n = 0;
 	va_list ap;
 	pid_t pid;
 	int fd;
 
-	argv[n++] = ct_tierctl;
 	va_start(ap, uid);
-	while (n < 31 && (argv[n] = va_arg(ap, char *)))
-		n++;
+	ct_argv(argv, 32, ct_tierctl, ap);
 	va_end(ap);
-	argv[n] = NULL;
 	fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -245,18 +248,15 @@ static int ct_wait(pid_t pid, unsigned int ms)
 static int ct_py(struct ct_run *r, const char *script, ...)
 {
 	char *argv[16];
-	unsigned int n = 0;
 	va_list ap;
 
-	argv[n++] = CT_PY;
-	argv[n++] = "-S";	/* no site: seconds faster in the TCG guest */
-	argv[n++] = "-c";
-	argv[n++] = (char *)script;
+	/* python3 -S (no site: seconds faster in the TCG guest) -c SCRIPT */
 	va_start(ap, script);
-	while (n < 15 && (argv[n] = va_arg(ap, char *)))
-		n++;
+	ct_argv(argv + 3, 13, (char *)script, ap);
 	va_end(ap);
-	argv[n] = NULL;
+	argv[0] = CT_PY;
+	argv[1] = "-S";
+	argv[2] = "-c";
 	if (ct_exec(r, 0, argv))
 		return -1;
 	return r->status;
