@@ -639,41 +639,57 @@ class Handle:
     # ---- reports ----------------------------------------------------------------
     def footprint(self):
         """Where the saved tensors of the current iteration that autograd
-        still holds (their layer's backward has not ended) are now:
-        ``(fast_bytes, slow_bytes, needed_bytes)``, measured with
-        tt_residency() over whole pages; needed_bytes is what would be on
-        the fast tier if every layer's tensors left it exactly while the
-        layer is idle (forward ended, backward not begun): the ideal."""
+        still holds are now: ``(fast_bytes, slow_bytes, needed_bytes)``,
+        measured with tt_residency() over their whole pages (fast: nodes
+        with CPUs). Counted: the tensors registered with a layer whose
+        backward has not ended, and those saved by the layer running its
+        forward (or waiting for the next layer). needed_bytes is what
+        would be on the fast tier if every layer's tensors left it exactly
+        while the layer is idle (forward ended, backward not begun): the
+        ideal an oracle scheduler reaches."""
         s = self._session
         if s is None:
             return 0, 0, 0
+        nn = len(self._fast)
+        res = (ctypes.c_uint64 * nn)()
+        tot = [0, 0, 0]
+        it = self._iter
+        for c in list(self._iter_calls):
+            ph = c.phase
+            if ph != _P_DONE and c.iter == it:
+                self._measure(s, c.ranges[:], ph != _P_IDLE, res, tot)
+        fresh = []
+        for d in (self._layer_saves, self._pending):
+            for a, n in list(d.items()):
+                fresh.append(a)
+                fresh.append(n)
+        self._measure(s, fresh, True, res, tot)
+        return tot[0], tot[1], tot[2]
+
+    def _measure(self, s, r, needed, res, tot):
+        """Add the residency of ranges @r (addr, len, ...) to @tot."""
         page = self._page
         fast_role = self._fast
         nn = len(fast_role)
-        res = (ctypes.c_uint64 * nn)()
         fn = s._lib.tt_residency_ex
         sp = s.handle
-        fast = slow = needed = 0
-        for c in list(self._iter_calls):
-            ph = c.phase
-            if ph == _P_DONE or c.iter != self._iter:
+        for i in range(0, len(r) - 1, 2):
+            a = (r[i] + page - 1) // page * page
+            e = (r[i] + r[i + 1]) // page * page
+            if e <= a:
                 continue
-            r = c.ranges[:]
-            for i in range(0, len(r) - 1, 2):
-                a = (r[i] + page - 1) // page * page
-                e = (r[i] + r[i + 1]) // page * page
-                if e <= a:
-                    continue
-                if ph != _P_IDLE:
-                    needed += e - a
-                if fn(sp, a, e - a, res, nn, None, None) < 0:
-                    continue            # freed meanwhile
-                for node in range(nn):
-                    if fast_role[node]:
-                        fast += res[node]
-                    else:
-                        slow += res[node]
-        return fast, slow, needed
+            if fn(sp, a, e - a, res, nn, None, None) < 0:
+                continue                # freed meanwhile
+            for node in range(nn):
+                b = res[node]
+                if fast_role[node]:
+                    tot[0] += b
+                    if needed:
+                        tot[2] += b
+                else:
+                    tot[1] += b
+                    if needed:
+                        tot[2] += b
 
     def stats(self):
         """The session's counters and this handle's, as a dict.
