@@ -256,7 +256,7 @@ def test_session_api():
 
 ITERS = 10          # steps of the timing runs: warm-up, profile, 8 planned
 WINDOW = 4          # the last steps, where on time is checked
-NOISE = 0.20        # max (max - min) / median step time for a timing check
+NOISE = 0.10        # max (max - min) / median step time for a timing check
 RESULTS = {}
 
 
@@ -329,11 +329,14 @@ def tiered_vs_plain(cls, kind):
 
 
 def ontime(name):
-    """On time >= 90 % over the last WINDOW steps of the tiered run, when
-    its steps from the profile on kept a steady pace (else SKIP: the plan's
-    trigger times are profile averages, so on a host whose iterations vary
-    by more than NOISE a faster iteration finds its prefetches late, and
-    the figure says nothing about the hooks)."""
+    """On time >= 90 % over the last WINDOW steps of the tiered run (the
+    scheduler's rates and leads learned), when its steps from the profile
+    on kept a steady pace; else SKIP: the plan's trigger times are profile
+    averages from the iteration's start, so on a host whose iterations
+    vary by more than NOISE a faster iteration finds its prefetches late
+    and the figure says nothing about the hooks. The figure from the first
+    planned step is logged (the first planned steps use the seed rates
+    and no lead: late by construction in the TCG guest)."""
     if name not in RESULTS:
         raise AssertionError("no %s run (its test failed first)" % name)
     plain, tier = RESULTS[name]
