@@ -100,6 +100,15 @@ static long tt_ioctl_event(struct tt_session *s, void __user *argp)
 	return tt_sched_events(s, &ev, 1, &done);
 }
 
+static long tt_ioctl_hint(struct tt_session *s, void __user *argp)
+{
+	struct tt_ioc_hint arg;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	return tt_sched_hint(s, &arg);
+}
+
 /* Events copied from user space at a time by TT_IOC_EVENTS. */
 #define TT_EVENTS_CHUNK	32
 
@@ -205,6 +214,7 @@ static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 	    cmd != TT_IOC_FLUSH && cmd != TT_IOC_EVENT &&
 	    cmd != TT_IOC_EVENTS && cmd != TT_IOC_SET_SCHED &&
 	    cmd != TT_IOC_GET_SCHED && cmd != TT_IOC_LAYERS &&
+	    cmd != TT_IOC_HINT &&
 	    !tt_is_stats_cmd(cmd))
 		return -ENOTTY;
 	ret = tt_session_check_caller(s);
@@ -230,6 +240,8 @@ static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 		return tt_ioctl_sched(s, cmd, argp);
 	case TT_IOC_LAYERS:
 		return tt_ioctl_layers(s, argp);
+	case TT_IOC_HINT:
+		return tt_ioctl_hint(s, argp);
 	default:
 		return tt_ioctl_stats(s, cmd, argp);
 	}

@@ -37,6 +37,25 @@ int tt_event_check(const struct tt_event *ev)
 	return 0;
 }
 
+int tt_hint_check(const struct tt_ioc_hint *req, __u64 page_size,
+		  __u64 *start, __u64 *end)
+{
+	__u32 h = req->hint;
+
+	if ((h & ~TT_HINT_ALL) || req->reserved)
+		return -EOPNOTSUPP;
+	if (!h || !req->len || req->addr + req->len < req->addr)
+		return -EINVAL;
+	if (((h & TT_HINT_RETIRE) && h != TT_HINT_RETIRE) ||
+	    ((h & TT_HINT_ARCHIVE) && h != TT_HINT_ARCHIVE))
+		return -EINVAL;
+	*start = req->addr & ~(page_size - 1);
+	*end = (req->addr + req->len + page_size - 1) & ~(page_size - 1);
+	if (*end <= *start)			/* rounded past the top */
+		return -EINVAL;
+	return 0;
+}
+
 __u64 tt_event_pages(__u64 addr, __u64 len, __u64 page_size, __u64 *start)
 {
 	__u64 mask = page_size - 1, first, end;

@@ -39,4 +39,12 @@ int tt_event_check(const struct tt_event *ev);
  */
 __u64 tt_event_pages(__u64 addr, __u64 len, __u64 page_size, __u64 *start);
 
+/*
+ * tt_hint_check() - the checks of TT_IOC_HINT on @req (see the uapi
+ * header), and its range rounded outward to whole pages of @page_size (a
+ * power of two): [*@start, *@end). Return: 0, -EOPNOTSUPP or -EINVAL.
+ */
+int tt_hint_check(const struct tt_ioc_hint *req, __u64 page_size,
+		  __u64 *start, __u64 *end);
+
 #endif /* TT_EVENT_H */

@@ -441,43 +441,61 @@ static int tt_sched_slow_node(struct tt_sched *sc, struct tt_slayer *sl)
 	return nid;
 }
 
+/**
+ * struct tt_cut_ctx - where tt_sched_cut() writes its chunks
+ * @c:        the chunk array, or NULL to count only.
+ * @n:        chunks so far.
+ * @range_id: the range being cut.
+ */
+struct tt_cut_ctx {
+	struct tt_schunk *c;
+	unsigned int n;
+	u64 range_id;
+};
+
+static void tt_sched_cut_emit(void *arg, unsigned long long a,
+			      unsigned long long b)
+{
+	struct tt_cut_ctx *x = arg;
+
+	if (x->c) {
+		x->c[x->n].start = a;
+		x->c[x->n].end = b;
+		x->c[x->n].range_id = x->range_id;
+		x->c[x->n].moved = 0;
+	}
+	x->n++;
+}
+
 /*
  * Cut the first @sl->target bytes (page granular) of the layer's ranges, in
- * report order, into chunks of at most @batch bytes; with @c NULL only
- * count them (lock held).
+ * report order, leaving out the hinted pages (PIN_FAST, ARCHIVE), into
+ * chunks of at most @batch bytes; with @c NULL only count them (lock
+ * held).
  */
-static unsigned int tt_sched_cut(struct tt_slayer *sl, unsigned long batch,
-				 struct tt_schunk *c)
+static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
+				 unsigned long batch, struct tt_schunk *c)
 {
-	u64 left = PAGE_ALIGN(sl->target);
+	unsigned long long left = PAGE_ALIGN(sl->target);
+	struct tt_cut_ctx x = { .c = c };
 	struct tt_srange *r;
-	unsigned int n = 0;
 
+	/* the first bytes of the ranges, in report order, outside hints */
 	list_for_each_entry(r, &sl->ranges, link) {
-		unsigned long a, b, end;
-
 		if (!left)
 			break;
-		end = r->start + min_t(u64, r->end - r->start, left);
-		left -= end - r->start;
-		for (a = r->start; a < end; a = b, n++) {
-			b = a + min(batch, end - a);
-			if (!c)
-				continue;
-			c[n].start = a;
-			c[n].end = b;
-			c[n].range_id = r->id;
-			c[n].moved = 0;
-		}
+		x.range_id = r->id;
+		tt_hint_cut(&sc->hints, r->start, r->end, &left, batch,
+			    tt_sched_cut_emit, &x);
 	}
-	return n;
+	return x.n;
 }
 
 /* The eviction's chunks (lock held). Return: 0, or -ENOMEM. */
-static int tt_sched_select(struct tt_slayer *sl)
+static int tt_sched_select(struct tt_sched *sc, struct tt_slayer *sl)
 {
 	unsigned long batch = (unsigned long)tt_migrate_batch_pages() << PAGE_SHIFT;
-	unsigned int n = tt_sched_cut(sl, batch, NULL);
+	unsigned int n = tt_sched_cut(sc, sl, batch, NULL);
 
 	sl->nr_chunks = 0;
 	sl->next_chunk = 0;
@@ -486,7 +504,7 @@ static int tt_sched_select(struct tt_slayer *sl)
 	sl->chunks = kmalloc_array(n, sizeof(*sl->chunks), GFP_KERNEL);
 	if (!sl->chunks)
 		return -ENOMEM;
-	sl->nr_chunks = tt_sched_cut(sl, batch, sl->chunks);
+	sl->nr_chunks = tt_sched_cut(sc, sl, batch, sl->chunks);
 	return 0;
 }
 
@@ -593,7 +611,7 @@ static void tt_sched_evict_work(struct work_struct *work)
 		goto out_unlock;
 	fast = sc->cfg.fast_node;
 	slow = tt_sched_slow_node(sc, sl);
-	if (slow == NUMA_NO_NODE || tt_sched_select(sl) || !sl->nr_chunks) {
+	if (slow == NUMA_NO_NODE || tt_sched_select(sc, sl) || !sl->nr_chunks) {
 		tt_sched_episode_end(sl);
 		goto out_unlock;
 	}
@@ -1326,6 +1344,85 @@ static u64 tt_mbps(unsigned int mbps)
 	return (u64)mbps << 20;
 }
 
+/*
+ * Room for one more change of the hint set (lock held): 0, -ENOSPC or
+ * -ENOMEM.
+ */
+static int tt_sched_hint_room(struct tt_sched *sc)
+{
+	struct tt_hint_iv *iv;
+	unsigned int cap;
+
+	if (sc->hints.n + 2 <= sc->hints.cap)
+		return 0;
+	if (sc->hints.n + 2 > tt_config_get(TT_CFG_MAX_RANGES))
+		return -ENOSPC;
+	cap = max(16U, 2 * sc->hints.cap);
+	iv = krealloc_array(sc->hints.iv, cap, sizeof(*iv), GFP_KERNEL_ACCOUNT);
+	if (!iv)
+		return -ENOMEM;
+	sc->hints.iv = iv;
+	sc->hints.cap = cap;
+	return 0;
+}
+
+/**
+ * tt_sched_hint() - TT_IOC_HINT
+ * @s:   the session.
+ * @req: the request.
+ *
+ * PIN_FAST and ARCHIVE are remembered for the range (whole pages, rounded
+ * outward) and skipped by every later eviction; RETIRE ends them and
+ * forgets the tensors the range overlaps. Every hint settles the episodes
+ * of the layers whose tensors the range overlaps: a queued eviction is
+ * dropped, a running one stops, what is evicted comes back.
+ *
+ * Return: 0 or a negative errno (see TT_IOC_HINT); nothing changes on an
+ * error.
+ */
+int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u32 h = req->hint;
+	__u64 start, end;
+	unsigned int i;
+	int ret;
+
+	ret = tt_hint_check(req, PAGE_SIZE, &start, &end);
+	if (ret)
+		return ret;
+
+	mutex_lock(&sc->lock);
+	if (h & (TT_HINT_PIN_FAST | TT_HINT_ARCHIVE | TT_HINT_RETIRE)) {
+		ret = tt_sched_hint_room(sc);
+		if (ret)
+			goto out;
+		if (h & TT_HINT_RETIRE)
+			tt_hint_clear(&sc->hints, start, end);
+		else
+			tt_hint_set(&sc->hints, start, end,
+				    h & (TT_HINT_PIN_FAST | TT_HINT_ARCHIVE));
+	}
+	for (i = 0; i < sc->tl.n; i++) {
+		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+		struct tt_srange *r, *tmp;
+		bool hit = false;
+
+		list_for_each_entry_safe(r, tmp, &sl->ranges, link) {
+			if (r->end <= start || r->start >= end)
+				continue;
+			hit = true;
+			if (h & TT_HINT_RETIRE)
+				tt_sched_forget_range(sc, sl, r->id);
+		}
+		if (hit)
+			tt_sched_rescue(s, sl);
+	}
+out:
+	mutex_unlock(&sc->lock);
+	return ret;
+}
+
 /**
  * tt_sched_init() - the scheduler of a new session, from the module
  * parameters; allocates nothing (the layer table grows on first use)
@@ -1402,6 +1499,10 @@ void tt_sched_close(struct tt_session *s)
 		kfree(sl);
 	}
 	tt_sched_free_ranges(&sc->free);
+	kfree(sc->hints.iv);
+	sc->hints.iv = NULL;
+	sc->hints.n = 0;
+	sc->hints.cap = 0;
 	tt_sched_free_storage(&sc->tl.st);
 	sc->tl.n = 0;
 	sc->tl.st.cap = 0;

@@ -13,6 +13,7 @@
 #include <linux/workqueue.h>
 #include <linux/tiertrain.h>
 
+#include "hint.h"
 #include "stats.h"
 #include "timeline.h"
 
@@ -75,6 +76,8 @@ struct tt_sched_counts {
  *              workers (an hrtimer callback cannot take @lock).
  * @closing:    the session is closing: nothing new is queued.
  * @counts:     the executor's counters.
+ * @hints:      the ranges hinted TT_HINT_PIN_FAST or TT_HINT_ARCHIVE
+ *              (whole pages): evictions skip them.
  */
 struct tt_sched {
 	struct mutex lock;	/* see @lock above */
@@ -88,6 +91,7 @@ struct tt_sched {
 	struct work_struct timer_work;
 	bool closing;
 	struct tt_sched_counts counts;
+	struct tt_hint_set hints;
 };
 
 int tt_sched_module_init(void);
@@ -109,5 +113,6 @@ unsigned int tt_sched_layers_from(struct tt_session *s, unsigned int from,
 				  unsigned int *known);
 void tt_sched_resident(struct tt_session *s, u64 *held, u64 *slow);
 void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out);
+int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req);
 
 #endif /* TT_SCHED_H */

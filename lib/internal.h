@@ -56,6 +56,7 @@ struct tt_session;
  * @sched_get: TT_IOC_GET_SCHED.
  * @sched_set: TT_IOC_SET_SCHED.
  * @layers:    TT_IOC_LAYERS; sets @a->count to the layers known.
+ * @hint:      TT_IOC_HINT.
  * @close:     release the backend's resources (not the session memory).
  */
 struct tt_ops {
@@ -71,6 +72,7 @@ struct tt_ops {
 	int (*sched_get)(struct tt_session *s, struct tt_ioc_sched *cfg);
 	int (*sched_set)(struct tt_session *s, const struct tt_ioc_sched *cfg);
 	int (*layers)(struct tt_session *s, struct tt_ioc_layers *a);
+	int (*hint)(struct tt_session *s, const struct tt_ioc_hint *req);
 	void (*close)(struct tt_session *s);
 };
 
@@ -158,6 +160,7 @@ int tt_mp_events_op(struct tt_session *s, struct tt_ioc_events *a);
 int tt_mp_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
 int tt_mp_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
 int tt_mp_layers(struct tt_session *s, struct tt_ioc_layers *a);
+int tt_mp_hint(struct tt_session *s, const struct tt_ioc_hint *req);
 
 /* nodes.c: node lists and the node checks of the move_pages backend. */
 int tt_nodelist_parse(const char *str, struct tt_nodemask *mask);
@@ -339,6 +342,8 @@ void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st);
 void tt_us_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
 void tt_us_sched_apply(struct tt_session *s, const struct tt_ioc_sched *req);
 int tt_us_layers(struct tt_session *s, struct tt_ioc_layers *a);
+int tt_us_hint(struct tt_session *s, const struct tt_ioc_hint *req,
+	       uint64_t start, uint64_t end);
 
 /* Test hooks: the ops, and waiting for the threads with a manual clock. */
 int tt_us_set_ops(struct tt_session *s, const struct tt_us_ops *ops,

@@ -121,6 +121,11 @@ static int tt_kernel_layers(struct tt_session *s, struct tt_ioc_layers *a)
 	return tt_kernel_ioctl(s, TT_IOC_LAYERS, a);
 }
 
+static int tt_kernel_hint(struct tt_session *s, const struct tt_ioc_hint *req)
+{
+	return tt_kernel_ioctl(s, TT_IOC_HINT, (void *)req);
+}
+
 static void tt_kernel_close(struct tt_session *s)
 {
 	close(s->fd);
@@ -140,5 +145,6 @@ const struct tt_ops tt_kernel_ops = {
 	.sched_get = tt_kernel_sched_get,
 	.sched_set = tt_kernel_sched_set,
 	.layers = tt_kernel_layers,
+	.hint = tt_kernel_hint,
 	.close = tt_kernel_close,
 };

@@ -724,5 +724,6 @@ const struct tt_ops tt_mp_ops = {
 	.sched_get = tt_mp_sched_get,
 	.sched_set = tt_mp_sched_set,
 	.layers = tt_mp_layers,
+	.hint = tt_mp_hint,
 	.close = tt_mp_close,
 };

@@ -250,6 +250,23 @@ int tt_mp_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg)
 	return 0;
 }
 
+/* TT_IOC_HINT: the checks of the module, then the userspace scheduler. */
+int tt_mp_hint(struct tt_session *s, const struct tt_ioc_hint *req)
+{
+	int ret = tt_mp_owner(s);
+	__u64 start, end;
+
+	if (ret < 0)
+		return ret;
+	ret = tt_hint_check(req, tt_page_size(), &start, &end);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&s->lock);
+	ret = tt_us_hint(s, req, start, end);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
 /* TT_IOC_LAYERS: flags (EOPNOTSUPP), then the scheduler's layers. */
 int tt_mp_layers(struct tt_session *s, struct tt_ioc_layers *a)
 {

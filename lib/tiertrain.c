@@ -346,6 +346,20 @@ TT_EXPORT int tt_sched_set(struct tt_session *s,
 	return tt_ret(s->ops->sched_set(s, cfg));
 }
 
+TT_EXPORT int tt_hint(struct tt_session *s, const void *addr, size_t len,
+		      unsigned int hint)
+{
+	struct tt_ioc_hint req = {
+		.addr = (uintptr_t)addr,
+		.len = len,
+		.hint = hint,
+	};
+
+	if (!s)
+		return tt_ret(-EBADF);
+	return tt_ret(s->ops->hint(s, &req));
+}
+
 TT_EXPORT int tt_layers(struct tt_session *s, struct tt_layer_info *info,
 			unsigned int n)
 {

@@ -221,6 +221,20 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
  * Returns the number of layers the scheduler knows, which may exceed @n
  * (call again with a larger array), or -errno.
  */
+/*
+ * tt_hint() - what the caller knows about [addr, addr + len) that the
+ * schedule cannot see (TT_IOC_HINT): @hint is TT_HINT_WILL_USE (bring
+ * the saved tensors there back now), TT_HINT_PIN_FAST (never evict it),
+ * TT_HINT_ARCHIVE (evict only under fast-tier pressure: not by the
+ * schedule) or TT_HINT_RETIRE (cancel queued work on the tensors there,
+ * bring them back, forget them, end earlier hints on the range); see
+ * <linux/tiertrain.h> for the combinations allowed. Both backends. Errors:
+ * EOPNOTSUPP (unknown bits), EINVAL (no bit, a combination not allowed,
+ * @len 0 or a range wrapping around), ENOSPC, ENOMEM.
+ */
+int tt_hint(struct tt_session *s, const void *addr, size_t len,
+	    unsigned int hint);
+
 int tt_layers(struct tt_session *s, struct tt_layer_info *info,
 	      unsigned int n);
 

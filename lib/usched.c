@@ -77,6 +77,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "../kmod/hint.h"
 #include "../kmod/timeline.h"
 
 /* First size of the layer table; it doubles up to TT_US_MAX_LAYERS. */
@@ -226,6 +227,8 @@ struct tt_us_thread {
  * @running:    work items being executed.
  * @kick_seq:   schedule changes (tt_us_kick()).
  * @timer_seq:  the @kick_seq the timer thread has seen.
+ * @hints:      the ranges hinted TT_HINT_PIN_FAST or TT_HINT_ARCHIVE
+ *              (whole pages): evictions skip them.
  */
 struct tt_us {
 	const struct tt_us_ops *ops;
@@ -247,6 +250,7 @@ struct tt_us {
 	unsigned int running;
 	uint64_t kick_seq;
 	uint64_t timer_seq;
+	struct tt_hint_set hints;
 };
 
 /* ---- the real world ----------------------------------------------------- */
@@ -550,37 +554,55 @@ static void tt_us_episode_end(struct tt_us_layer *sl)
  * report order, into chunks of at most @batch bytes; with @c NULL only
  * count them.
  */
-static unsigned int tt_us_cut(const struct tt_us_layer *sl, uint64_t batch,
+/**
+ * struct tt_us_cut_ctx - where tt_us_cut() writes its chunks
+ * @c:        the chunk array, or NULL to count only.
+ * @n:        chunks so far.
+ * @range_id: the range being cut.
+ */
+struct tt_us_cut_ctx {
+	struct tt_us_chunk *c;
+	unsigned int n;
+	uint64_t range_id;
+};
+
+static void tt_us_cut_emit(void *arg, unsigned long long a,
+			   unsigned long long b)
+{
+	struct tt_us_cut_ctx *x = arg;
+
+	if (x->c) {
+		x->c[x->n].start = a;
+		x->c[x->n].end = b;
+		x->c[x->n].range_id = x->range_id;
+		x->c[x->n].moved = 0;
+	}
+	x->n++;
+}
+
+static unsigned int tt_us_cut(const struct tt_us *us,
+			      const struct tt_us_layer *sl, uint64_t batch,
 			      struct tt_us_chunk *c)
 {
 	uint64_t ps = tt_page_size();
-	uint64_t left = (sl->target + ps - 1) & ~(ps - 1);
-	unsigned int n = 0, i;
+	unsigned long long left = (sl->target + ps - 1) & ~(ps - 1);
+	struct tt_us_cut_ctx x = { .c = c };
+	unsigned int i;
 
+	/* the first bytes of the ranges, in report order, outside hints */
 	for (i = 0; i < sl->nr_ranges && left; i++) {
-		const struct tt_us_range *r = &sl->ranges[i];
-		uint64_t a, b, end, len = r->end - r->start;
-
-		end = r->start + (len < left ? len : left);
-		left -= end - r->start;
-		for (a = r->start; a < end; a = b, n++) {
-			b = a + (end - a < batch ? end - a : batch);
-			if (!c)
-				continue;
-			c[n].start = a;
-			c[n].end = b;
-			c[n].range_id = r->id;
-			c[n].moved = 0;
-		}
+		x.range_id = sl->ranges[i].id;
+		tt_hint_cut(&us->hints, sl->ranges[i].start, sl->ranges[i].end,
+			    &left, batch, tt_us_cut_emit, &x);
 	}
-	return n;
+	return x.n;
 }
 
 /* The eviction's chunks: 0, or -ENOMEM. */
-static int tt_us_select(struct tt_us_layer *sl)
+static int tt_us_select(const struct tt_us *us, struct tt_us_layer *sl)
 {
 	uint64_t batch = (uint64_t)TT_US_CHUNK_PAGES * tt_page_size();
-	unsigned int n = tt_us_cut(sl, batch, NULL);
+	unsigned int n = tt_us_cut(us, sl, batch, NULL);
 
 	sl->nr_chunks = 0;
 	sl->next_chunk = 0;
@@ -589,7 +611,7 @@ static int tt_us_select(struct tt_us_layer *sl)
 	sl->chunks = calloc(n, sizeof(*sl->chunks));
 	if (!sl->chunks)
 		return -ENOMEM;
-	sl->nr_chunks = tt_us_cut(sl, batch, sl->chunks);
+	sl->nr_chunks = tt_us_cut(us, sl, batch, sl->chunks);
 	return 0;
 }
 
@@ -716,7 +738,7 @@ static void tt_us_evict_work(struct tt_session *s, struct tt_us_layer *sl)
 	if (sl->state != TT_US_EVICT_QUEUED || tt_us_closing(us))
 		return;
 	slow = have_topo ? tt_us_slow_node(slow_cfg, &topo) : -1;
-	if (slow < 0 || tt_us_select(sl) < 0 || !sl->nr_chunks) {
+	if (slow < 0 || tt_us_select(us, sl) < 0 || !sl->nr_chunks) {
 		tt_us_episode_end(sl);
 		return;
 	}
@@ -1243,6 +1265,68 @@ void tt_us_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
 	cfg->pr_bps = s->us->tl.pr_bps;
 }
 
+/**
+ * tt_us_hint() - TT_IOC_HINT on the checked range [@start, @end) (whole
+ * pages), as kmod/sched.c's tt_sched_hint(); lock held.
+ * @s:     the session.
+ * @req:   the request (passed tt_hint_check()).
+ * @start: its first page.
+ * @end:   the end of its last page.
+ *
+ * Return: 0, -ENOSPC (more hinted ranges than TT_MP_MAX_RANGES) or
+ * -ENOMEM; nothing changes on an error.
+ */
+int tt_us_hint(struct tt_session *s, const struct tt_ioc_hint *req,
+	       uint64_t start, uint64_t end)
+{
+	struct tt_us *us = s->us;
+	uint32_t h = req->hint;
+	unsigned int i, j;
+
+	if (h & (TT_HINT_PIN_FAST | TT_HINT_ARCHIVE | TT_HINT_RETIRE)) {
+		if (us->hints.n + 2 > us->hints.cap) {
+			unsigned int cap = us->hints.cap ? 2 * us->hints.cap : 16;
+			struct tt_hint_iv *iv;
+
+			if (us->hints.n + 2 > TT_MP_MAX_RANGES)
+				return -ENOSPC;
+			iv = realloc(us->hints.iv, cap * sizeof(*iv));
+			if (!iv)
+				return -ENOMEM;
+			us->hints.iv = iv;
+			us->hints.cap = cap;
+		}
+		if (h & TT_HINT_RETIRE)
+			tt_hint_clear(&us->hints, start, end);
+		else
+			tt_hint_set(&us->hints, start, end,
+				    h & (TT_HINT_PIN_FAST | TT_HINT_ARCHIVE));
+	}
+	for (i = 0; i < us->tl.n; i++) {
+		struct tt_us_layer *sl = us->tl.st.layers[i].priv;
+		bool hit = false;
+
+		for (j = 0; j < sl->nr_ranges;) {
+			const struct tt_us_range *r = &sl->ranges[j];
+
+			if (r->end <= start || r->start >= end) {
+				j++;
+				continue;
+			}
+			hit = true;
+			if (!(h & TT_HINT_RETIRE)) {
+				j++;
+				continue;
+			}
+			/* removes entry j: the next one moves down */
+			tt_us_forget_range(us, sl, r->id);
+		}
+		if (hit)
+			tt_us_rescue(us, sl);
+	}
+	return 0;
+}
+
 /*
  * tt_us_sched_apply() - hand the fields @req selects (already merged into
  * s->sched) to the timeline.
@@ -1420,6 +1504,7 @@ static void tt_us_free(struct tt_us *us, bool owner)
 		free(sl);
 	}
 	tt_us_free_storage(&us->tl.st);
+	free(us->hints.iv);
 	free(us->threads);
 	/* A child's copy may have waiters of the parent's threads: leave it. */
 	if (owner) {

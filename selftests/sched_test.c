@@ -19,6 +19,10 @@
  *   defer_late          TT_SCHED_DEFER_LATE: late bytes stay on the slow
  *                       node while the backward pass reads them, and come
  *                       back after its end.
+ *   hints               TT_HINT_PIN_FAST and TT_HINT_ARCHIVE keep a
+ *                       tensor from being evicted, WILL_USE and RETIRE
+ *                       bring an evicted one back at once, RETIRE ends
+ *                       the pin and the archive.
  *   missing_layer       a layer missing from an iteration: reprofile, the
  *                       next iteration evicts nothing.
  *   new_layer           an unknown layer id is never evicted
@@ -95,6 +99,10 @@
  * @fast_at_bwd: TR_PROBE_BWD: fast bytes right after the backward begin.
  * @slow_at_bwd: TR_PROBE_BWD: slow bytes then.
  * @slow_at_end: TR_PROBE_BWD_END: slow bytes right before the backward end.
+ * @hint:        per layer: tt_hint() on its tensor right after its forward
+ *               end (and the TR_WAIT_EVICT wait), for the next iteration.
+ * @fast_after_hint: fast bytes of the tensor once a WILL_USE or RETIRE
+ *               hint brought it back (or 2 s passed).
  * @err:         what failed.
  */
 struct trainer {
@@ -114,6 +122,8 @@ struct trainer {
 	uint64_t fast_at_bwd[TR_MAXL];
 	uint64_t slow_at_bwd[TR_MAXL];
 	uint64_t slow_at_end[TR_MAXL];
+	unsigned int hint[TR_MAXL];
+	uint64_t fast_after_hint[TR_MAXL];
 	char err[256];
 };
 
@@ -231,6 +241,32 @@ static int tr_layer(struct trainer *tr, unsigned int id,
 	return -ENOENT;
 }
 
+/* The hint of layer @id for this iteration, if any; wait for its effect. */
+static int tr_hint_now(struct trainer *tr, unsigned int id, char *buf)
+{
+	unsigned int h = id <= tr->nl ? tr->hint[id - 1] : 0;
+	uint64_t fast = 0, slow, end = tt_st_now_ns() + 2000000000ULL;
+	int ret;
+
+	if (!h)
+		return 0;
+	ret = tt_hint(tr->s, buf, tr->sz, h);
+	if (ret)
+		return tr_fail(tr, "layer %u: tt_hint(%#x): %s", id, h,
+			       strerror(-ret));
+	if (!(h & (TT_HINT_WILL_USE | TT_HINT_RETIRE)))
+		return 0;
+	do {
+		if (tr_where(tr, buf, tr->sz, &fast, &slow))
+			return tr_fail(tr, "residency of layer %u failed", id);
+		if (fast == tr->sz)
+			break;
+		usleep(2000);
+	} while (tt_st_now_ns() < end);
+	tr->fast_after_hint[id - 1] = fast;
+	return 0;
+}
+
 static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 {
 	unsigned int f = id <= tr->nl ? tr->lflags[id - 1] : 0;
@@ -272,7 +308,7 @@ static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 	if (tr_where(tr, buf, tr->sz, &fast, &slow))
 		return tr_fail(tr, "residency of layer %u failed", id);
 	tr->slow_seen[id - 1] = slow;
-	return 0;
+	return tr_hint_now(tr, id, buf);
 }
 
 static int tr_backward(struct trainer *tr, unsigned int id, char *buf)
@@ -315,6 +351,7 @@ static int tr_iteration(struct trainer *tr)
 
 	memset(tr->slow_seen, 0, sizeof(tr->slow_seen));
 	memset(tr->fast_at_bwd, 0, sizeof(tr->fast_at_bwd));
+	memset(tr->fast_after_hint, 0, sizeof(tr->fast_after_hint));
 	ret = tr_ev(tr, TT_EV_ITER_BEGIN, 0, 0, NULL, 0);
 	if (ret)
 		return tr_fail(tr, "iteration begin: %s", strerror(-ret));
@@ -339,6 +376,7 @@ static int tr_iteration(struct trainer *tr)
 	}
 	tr->iter++;
 	memset(tr->lflags, 0, sizeof(tr->lflags));
+	memset(tr->hint, 0, sizeof(tr->hint));
 	tr->extra_layer = 0;
 	tr->sleep_ms = 0;
 	return 0;
@@ -746,6 +784,78 @@ TEST_F_TIMEOUT(sched, defer_late, 300)
 	       deferred, st.late_bytes, st.late_count);
 	ASSERT_LT(0, deferred);
 	ASSERT_EQ(0, st.sync_fetched_bytes);
+}
+
+/* Run iterations waiting for evictions until one was planned. */
+#define TR_RUN_PLANNED(tr) do {						\
+	int _t;								\
+	for (_t = 0; _t < 5; _t++) {					\
+		unsigned int _l;					\
+		for (_l = 0; _l < (tr)->nl; _l++)			\
+			(tr)->lflags[_l] = TR_WAIT_EVICT;		\
+		TR_RUN(tr);						\
+		if (tr_was_planned(tr))					\
+			break;						\
+	}								\
+} while (0)
+
+TEST_F_TIMEOUT(sched, hints, 300)
+{
+	struct trainer *tr = &self->tr;
+	int i;
+
+	if (!tr_selected(_metadata))
+		return;
+	TR_RUN(tr);
+	TR_RUN(tr);
+	/* layer 2 pinned, layer 3 archived (any alignment: whole pages) */
+	ASSERT_EQ(0, tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_PIN_FAST));
+	ASSERT_EQ(0, tt_hint(tr->s, tr->t[2] + 100, tr->sz - 200,
+			     TT_HINT_ARCHIVE));
+	TR_RUN_PLANNED(tr);
+	TH_LOG("slow after the forward end: %llu %llu %llu %llu",
+	       (unsigned long long)tr->slow_seen[0],
+	       (unsigned long long)tr->slow_seen[1],
+	       (unsigned long long)tr->slow_seen[2],
+	       (unsigned long long)tr->slow_seen[3]);
+	ASSERT_EQ(0, tr->slow_seen[1]);
+	ASSERT_EQ(0, tr->slow_seen[2]);
+	ASSERT_LT(0, tr->slow_seen[0]);
+
+	/* WILL_USE on layer 1 right after its eviction: back long before
+	 * its backward begins */
+	for (i = 0; i < 5; i++) {
+		tr->lflags[0] = TR_WAIT_EVICT;
+		tr->hint[0] = TT_HINT_WILL_USE;
+		TR_RUN(tr);
+		if (tr->slow_seen[0])
+			break;
+	}
+	ASSERT_LT(0, tr->slow_seen[0]);
+	ASSERT_EQ(tr->sz, tr->fast_after_hint[0]);
+
+	/* RETIRE on layer 1's tensor after its eviction: back, forgotten */
+	for (i = 0; i < 5; i++) {
+		tr->lflags[0] = TR_WAIT_EVICT;
+		tr->hint[0] = TT_HINT_RETIRE;
+		TR_RUN(tr);
+		if (tr->slow_seen[0])
+			break;
+	}
+	ASSERT_LT(0, tr->slow_seen[0]);
+	ASSERT_EQ(tr->sz, tr->fast_after_hint[0]);
+
+	/* RETIRE ends the pin and the archive: layers 2 and 3 move again */
+	ASSERT_EQ(0, tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_RETIRE));
+	ASSERT_EQ(0, tt_hint(tr->s, tr->t[2], tr->sz, TT_HINT_RETIRE));
+	for (i = 0; i < 5; i++) {
+		TR_RUN_PLANNED(tr);
+		if (tr->slow_seen[1] || tr->slow_seen[2])
+			break;
+	}
+	ASSERT_LT(0, tr->slow_seen[1] + tr->slow_seen[2]);
+	ASSERT_EQ(0, tr_all_fast(tr)) TH_LOG("%s", tr->err);
+	ASSERT_EQ(0, tr_data_ok(tr, tr->iter - 1)) TH_LOG("%s", tr->err);
 }
 
 TEST_F_TIMEOUT(sched, missing_layer, 300)

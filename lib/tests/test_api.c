@@ -1007,6 +1007,37 @@ static void test_layers(void **state)
 	munmap(p, 4 * ps);
 }
 
+/* tt_hint(): the checks, and hints remembered or acted on. */
+static void test_hint(void **state)
+{
+	struct tt_session *s = *state;
+	char *p = map_anon(4);
+
+	touch(p, 4);
+	assert_fails(EBADF, tt_hint(NULL, p, ps, TT_HINT_WILL_USE));
+	assert_fails(EOPNOTSUPP, tt_hint(s, p, ps, 1U << 4));
+	assert_fails(EOPNOTSUPP, tt_hint(s, p, ps, TT_HINT_ALL + 1));
+	assert_fails(EINVAL, tt_hint(s, p, ps, 0));
+	assert_fails(EINVAL, tt_hint(s, p, 0, TT_HINT_PIN_FAST));
+	assert_fails(EINVAL, tt_hint(s, (void *)(uintptr_t)-ps, 2 * ps,
+				     TT_HINT_PIN_FAST));
+	/* rounding outward past the top of the address space */
+	assert_fails(EINVAL, tt_hint(s, (void *)(uintptr_t)(-ps + 1), ps - 1,
+				     TT_HINT_PIN_FAST));
+	assert_fails(EINVAL, tt_hint(s, p, ps, TT_HINT_RETIRE | TT_HINT_WILL_USE));
+	assert_fails(EINVAL, tt_hint(s, p, ps, TT_HINT_ARCHIVE | TT_HINT_PIN_FAST));
+	assert_fails(EINVAL, tt_hint(s, p, ps, TT_HINT_ARCHIVE | TT_HINT_WILL_USE));
+	/* any alignment, memory the scheduler does not manage */
+	assert_int_equal(tt_hint(s, p + 1, 10, TT_HINT_WILL_USE), 0);
+	assert_int_equal(tt_hint(s, p, 2 * ps, TT_HINT_PIN_FAST | TT_HINT_WILL_USE), 0);
+	assert_int_equal(tt_hint(s, p + ps, 2 * ps, TT_HINT_ARCHIVE), 0);
+	assert_int_equal(tt_hint(s, p, 4 * ps, TT_HINT_RETIRE), 0);
+	/* many hinted ranges: every other page, no error */
+	for (unsigned int i = 0; i < 4; i += 2)
+		assert_int_equal(tt_hint(s, p + i * ps, ps, TT_HINT_PIN_FAST), 0);
+	munmap(p, 4 * ps);
+}
+
 /* A session belongs to the process that opened it. */
 static void test_fork_eperm(void **state)
 {
@@ -1151,6 +1182,7 @@ int main(void)
 		T(test_event_timestamps),
 		T(test_sched),
 		T(test_layers),
+		T(test_hint),
 		T(test_fork_eperm),
 		T(test_threads),
 #undef T

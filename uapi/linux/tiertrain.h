@@ -608,6 +608,64 @@ struct tt_ioc_layers {
 #define TT_IOC_LAYERS		_IOWR(TT_IOC_MAGIC, 0x0b, struct tt_ioc_layers)
 
 /*
+ * Semantic hints (after CachedArrays): what the caller knows about a range
+ * of its memory that the schedule cannot see. Bits of struct tt_ioc_hint's
+ * @hint:
+ *
+ * TT_HINT_WILL_USE: the range is needed soon: the saved tensors it
+ *   overlaps come back to the fast node now (queued on the prefetch
+ *   workers), ahead of the schedule, and a queued eviction of their layer
+ *   is dropped. Not remembered: the next iteration's plan evicts them as
+ *   usual.
+ * TT_HINT_PIN_FAST: never evict the range: the scheduler skips its pages
+ *   (rounded outward to whole pages) in every later eviction, and what of
+ *   the tensors it overlaps is evicted now comes back.
+ * TT_HINT_ARCHIVE: the range is cold data to evict first under fast-tier
+ *   pressure, and not otherwise: the schedule does not evict it (as
+ *   TT_HINT_PIN_FAST) until a fast-tier budget needs room.
+ * TT_HINT_RETIRE: the range is done with: queued work on the tensors it
+ *   overlaps is cancelled, what of them is evicted comes back (data is
+ *   never discarded), the scheduler forgets those tensors (one-shot and
+ *   persistent alike), and earlier PIN_FAST / ARCHIVE hints on the range
+ *   end.
+ *
+ * A later PIN_FAST or ARCHIVE hint on a range replaces earlier ones on it.
+ * TT_HINT_WILL_USE may be combined with TT_HINT_PIN_FAST; ARCHIVE and
+ * RETIRE go alone.
+ */
+#define TT_HINT_WILL_USE	(1U << 0)
+#define TT_HINT_PIN_FAST	(1U << 1)
+#define TT_HINT_ARCHIVE		(1U << 2)
+#define TT_HINT_RETIRE		(1U << 3)
+#define TT_HINT_ALL		(TT_HINT_WILL_USE | TT_HINT_PIN_FAST | \
+				 TT_HINT_ARCHIVE | TT_HINT_RETIRE)
+
+/*
+ * struct tt_ioc_hint - TT_IOC_HINT argument
+ * @addr:     start of the range, bytes (any alignment).
+ * @len:      length in bytes, > 0; @addr + @len must not wrap.
+ * @hint:     TT_HINT_* bits, at least one.
+ * @reserved: must be 0.
+ */
+struct tt_ioc_hint {
+	__u64 addr;
+	__u64 len;
+	__u32 hint;
+	__u32 reserved;
+};
+
+/*
+ * TT_IOC_HINT - give a hint on a range. Errors: EOPNOTSUPP (unknown @hint
+ * bits, @reserved not 0), EINVAL (no bit, a combination the comment above
+ * excludes, @len 0 or the range wrapping around), ENOSPC (more hinted
+ * ranges than the max_ranges parameter allows), ENOMEM. The range need not
+ * be mapped nor saved: a hint on memory the scheduler does not manage is
+ * remembered (PIN_FAST, ARCHIVE) for tensors saved there later, or does
+ * nothing.
+ */
+#define TT_IOC_HINT		_IOW(TT_IOC_MAGIC, 0x0c, struct tt_ioc_hint)
+
+/*
  * Generic netlink family "tiertrain" (administration, used by tierctl)
  * --------------------------------------------------------------------
  *

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * hint.c - the set of hinted intervals (see hint.h). Linear in the number
+ * of intervals per change: hints are rare, sets small.
+ */
+#include "hint.h"
+
+/* Index of the first interval whose end is after @at. */
+static unsigned int first_after(const struct tt_hint_set *h,
+				unsigned long long at)
+{
+	unsigned int lo = 0, hi = h->n;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (h->iv[mid].end <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void move_up(struct tt_hint_set *h, unsigned int from)
+{
+	unsigned int i;
+
+	for (i = h->n; i > from; i--)
+		h->iv[i] = h->iv[i - 1];
+	h->n++;
+}
+
+static void remove_at(struct tt_hint_set *h, unsigned int at)
+{
+	unsigned int i;
+
+	for (i = at; i + 1 < h->n; i++)
+		h->iv[i] = h->iv[i + 1];
+	h->n--;
+}
+
+void tt_hint_clear(struct tt_hint_set *h, unsigned long long start,
+		   unsigned long long end)
+{
+	unsigned int i = first_after(h, start);
+
+	while (i < h->n && h->iv[i].start < end) {
+		struct tt_hint_iv *v = &h->iv[i];
+
+		if (v->start < start && v->end > end) {
+			/* straddles: keep both sides */
+			move_up(h, i + 1);
+			h->iv[i + 1] = *v;
+			h->iv[i + 1].start = end;
+			v->end = start;
+			return;
+		}
+		if (v->start < start) {
+			v->end = start;
+			i++;
+			continue;
+		}
+		if (v->end > end) {
+			v->start = end;
+			return;
+		}
+		remove_at(h, i);
+	}
+}
+
+void tt_hint_set(struct tt_hint_set *h, unsigned long long start,
+		 unsigned long long end, unsigned int flags)
+{
+	unsigned int i;
+
+	tt_hint_clear(h, start, end);
+	i = first_after(h, start);
+	move_up(h, i);
+	h->iv[i].start = start;
+	h->iv[i].end = end;
+	h->iv[i].flags = flags;
+}
+
+unsigned int tt_hint_cut(const struct tt_hint_set *h,
+			 unsigned long long start, unsigned long long end,
+			 unsigned long long *left, unsigned long long batch,
+			 void (*emit)(void *arg, unsigned long long a,
+				      unsigned long long b),
+			 void *arg)
+{
+	unsigned long long from = start, a, b, to;
+	unsigned int n = 0;
+
+	while (*left && from < end) {
+		const struct tt_hint_iv *iv = tt_hint_next(h, from, end);
+
+		to = iv ? (iv->start > from ? iv->start : from) : end;
+		if (to - from > *left)
+			to = from + *left;
+		*left -= to - from;
+		for (a = from; a < to; a = b, n++) {
+			b = a + (to - a < batch ? to - a : batch);
+			emit(arg, a, b);
+		}
+		if (!iv)
+			break;
+		if (iv->end > from)
+			from = iv->end;
+	}
+	return n;
+}
+
+const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
+				      unsigned long long start,
+				      unsigned long long end)
+{
+	unsigned int i = first_after(h, start);
+
+	if (i < h->n && h->iv[i].start < end)
+		return &h->iv[i];
+	return (void *)0;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * hint.h - the ranges a session gave TT_HINT_PIN_FAST or TT_HINT_ARCHIVE
+ * (TT_IOC_HINT): a sorted set of disjoint intervals with their hint bits.
+ *
+ * Pure C with no includes, like policy.c: compiled into the module and
+ * into the cmocka unit tests. The caller owns the array and grows it
+ * before each change (see the capacity each function needs).
+ */
+#ifndef TT_HINT_H
+#define TT_HINT_H
+
+/*
+ * struct tt_hint_iv - one hinted interval
+ * @start: first byte (page aligned by the caller).
+ * @end:   end (exclusive), > @start.
+ * @flags: TT_HINT_PIN_FAST or TT_HINT_ARCHIVE.
+ */
+struct tt_hint_iv {
+	unsigned long long start;
+	unsigned long long end;
+	unsigned int flags;
+};
+
+/*
+ * struct tt_hint_set - the intervals, sorted by @start, disjoint
+ * @iv:  the array (owned by the caller).
+ * @n:   intervals in it.
+ * @cap: its size.
+ */
+struct tt_hint_set {
+	struct tt_hint_iv *iv;
+	unsigned int n;
+	unsigned int cap;
+};
+
+/*
+ * tt_hint_clear() - no interval covers [@start, @end) any more; one that
+ * straddles it is cut in two. Needs @h->cap >= @h->n + 1.
+ */
+void tt_hint_clear(struct tt_hint_set *h, unsigned long long start,
+		   unsigned long long end);
+
+/*
+ * tt_hint_set() - [@start, @end) gets @flags, replacing what covered it.
+ * Needs @h->cap >= @h->n + 2.
+ */
+void tt_hint_set(struct tt_hint_set *h, unsigned long long start,
+		 unsigned long long end, unsigned int flags);
+
+/*
+ * tt_hint_next() - the first interval that overlaps [@start, @end), or
+ * (void *)0.
+ */
+const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
+				      unsigned long long start,
+				      unsigned long long end);
+
+/*
+ * tt_hint_cut() - walk the pieces of [@start, @end) outside every interval
+ * of @h, in address order, at most *@left bytes in all (*@left goes down by
+ * what is walked), each cut into pieces of at most @batch bytes (> 0):
+ * @emit(@arg, a, b) for each piece [a, b). Returns the number of pieces.
+ */
+unsigned int tt_hint_cut(const struct tt_hint_set *h,
+			 unsigned long long start, unsigned long long end,
+			 unsigned long long *left, unsigned long long batch,
+			 void (*emit)(void *arg, unsigned long long a,
+				      unsigned long long b),
+			 void *arg);
+
+#endif /* TT_HINT_H */

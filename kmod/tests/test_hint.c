@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Unit tests of the hinted-interval set (kmod/hint.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../hint.h"
+
+#define CAP 16
+
+static struct tt_hint_iv buf[CAP];
+
+/* The set is sorted, disjoint, non-empty intervals, within capacity. */
+static void check_sorted(const struct tt_hint_set *h)
+{
+	unsigned int i;
+
+	assert_true(h->n <= h->cap);
+	for (i = 0; i < h->n; i++) {
+		assert_true(h->iv[i].start < h->iv[i].end);
+		if (i)
+			assert_true(h->iv[i - 1].end <= h->iv[i].start);
+	}
+}
+
+static void expect(const struct tt_hint_set *h, unsigned int i,
+		   unsigned long long start, unsigned long long end,
+		   unsigned int flags)
+{
+	assert_true(i < h->n);
+	assert_int_equal(h->iv[i].start, start);
+	assert_int_equal(h->iv[i].end, end);
+	assert_int_equal(h->iv[i].flags, flags);
+}
+
+static void test_set_and_replace(void **state)
+{
+	struct tt_hint_set h = { buf, 0, CAP };
+
+	(void)state;
+	tt_hint_set(&h, 100, 200, 1);
+	tt_hint_set(&h, 300, 400, 1);
+	tt_hint_set(&h, 0, 50, 2);
+	check_sorted(&h);
+	assert_int_equal(h.n, 3);
+	expect(&h, 0, 0, 50, 2);
+	expect(&h, 1, 100, 200, 1);
+	expect(&h, 2, 300, 400, 1);
+
+	/* inside one: split in three, the middle replaced */
+	tt_hint_set(&h, 120, 130, 2);
+	check_sorted(&h);
+	assert_int_equal(h.n, 5);
+	expect(&h, 1, 100, 120, 1);
+	expect(&h, 2, 120, 130, 2);
+	expect(&h, 3, 130, 200, 1);
+
+	/* across several: both ends cut, the ones inside gone */
+	tt_hint_set(&h, 110, 350, 4);
+	check_sorted(&h);
+	assert_int_equal(h.n, 4);
+	expect(&h, 0, 0, 50, 2);
+	expect(&h, 1, 100, 110, 1);
+	expect(&h, 2, 110, 350, 4);
+	expect(&h, 3, 350, 400, 1);
+}
+
+static void test_clear(void **state)
+{
+	struct tt_hint_set h = { buf, 0, CAP };
+
+	(void)state;
+	tt_hint_set(&h, 100, 200, 1);
+	tt_hint_set(&h, 300, 400, 2);
+	tt_hint_clear(&h, 150, 160);		/* straddled */
+	check_sorted(&h);
+	assert_int_equal(h.n, 3);
+	expect(&h, 0, 100, 150, 1);
+	expect(&h, 1, 160, 200, 1);
+	tt_hint_clear(&h, 0, 1000);		/* everything */
+	assert_int_equal(h.n, 0);
+	tt_hint_clear(&h, 0, 1000);		/* nothing to do */
+	assert_int_equal(h.n, 0);
+	tt_hint_set(&h, 100, 200, 1);
+	tt_hint_clear(&h, 200, 300);		/* adjacent: untouched */
+	tt_hint_clear(&h, 50, 100);
+	assert_int_equal(h.n, 1);
+	expect(&h, 0, 100, 200, 1);
+	tt_hint_clear(&h, 50, 150);		/* front cut */
+	tt_hint_clear(&h, 180, 250);		/* back cut */
+	expect(&h, 0, 150, 180, 1);
+}
+
+static void test_next(void **state)
+{
+	struct tt_hint_set h = { buf, 0, CAP };
+	const struct tt_hint_iv *v;
+
+	(void)state;
+	assert_null(tt_hint_next(&h, 0, 1000));
+	tt_hint_set(&h, 100, 200, 1);
+	tt_hint_set(&h, 300, 400, 2);
+	assert_null(tt_hint_next(&h, 0, 100));
+	assert_null(tt_hint_next(&h, 200, 300));
+	v = tt_hint_next(&h, 0, 101);
+	assert_non_null(v);
+	assert_int_equal(v->start, 100);
+	v = tt_hint_next(&h, 150, 1000);
+	assert_int_equal(v->start, 100);
+	v = tt_hint_next(&h, 200, 1000);
+	assert_int_equal(v->start, 300);
+	assert_null(tt_hint_next(&h, 400, 1000));
+}
+
+/* Many random changes against a byte map: the set always matches it. */
+static void test_against_map(void **state)
+{
+	static struct tt_hint_iv big[512];
+	struct tt_hint_set h = { big, 0, 512 };
+	unsigned char map[256] = { 0 };
+	unsigned int seed = 12345, k, i;
+
+	(void)state;
+	for (k = 0; k < 2000; k++) {
+		unsigned int a, b, f;
+
+		seed = seed * 1103515245 + 12345;
+		a = (seed >> 8) % 256;
+		seed = seed * 1103515245 + 12345;
+		b = (seed >> 8) % 256;
+		seed = seed * 1103515245 + 12345;
+		f = (seed >> 8) % 3;
+		if (a == b)
+			continue;
+		if (a > b) {
+			unsigned int t = a;
+
+			a = b;
+			b = t;
+		}
+		if (h.n + 2 > h.cap)
+			break;
+		if (f)
+			tt_hint_set(&h, a, b, f);
+		else
+			tt_hint_clear(&h, a, b);
+		for (i = a; i < b; i++)
+			map[i] = (unsigned char)f;
+		check_sorted(&h);
+		for (i = 0; i < 256; i++) {
+			const struct tt_hint_iv *v = tt_hint_next(&h, i, i + 1);
+
+			assert_int_equal(v ? v->flags : 0, map[i]);
+		}
+	}
+	assert_true(k > 100);
+}
+
+struct pieces {
+	unsigned long long a[16], b[16];
+	unsigned int n;
+};
+
+static void emit(void *arg, unsigned long long a, unsigned long long b)
+{
+	struct pieces *p = arg;
+
+	assert_true(p->n < 16);
+	p->a[p->n] = a;
+	p->b[p->n++] = b;
+}
+
+/* Pieces outside the hints, cut into batches, limited by *left. */
+static void test_cut(void **state)
+{
+	struct tt_hint_set h = { buf, 0, CAP };
+	struct pieces p = { .n = 0 };
+	unsigned long long left = 1000;
+
+	(void)state;
+	/* no hints: [0, 250) in batches of 100 */
+	assert_int_equal(tt_hint_cut(&h, 0, 250, &left, 100, emit, &p), 3);
+	assert_int_equal(left, 750);
+	assert_int_equal(p.a[2], 200);
+	assert_int_equal(p.b[2], 250);
+
+	/* hints at [100, 150) and [200, 300): [0,100) [150,200) [300,350) */
+	tt_hint_set(&h, 100, 150, 1);
+	tt_hint_set(&h, 200, 300, 2);
+	p.n = 0;
+	left = 1000;
+	assert_int_equal(tt_hint_cut(&h, 0, 350, &left, 100, emit, &p), 3);
+	assert_int_equal(left, 1000 - 200);
+	assert_int_equal(p.a[0], 0);
+	assert_int_equal(p.b[0], 100);
+	assert_int_equal(p.a[1], 150);
+	assert_int_equal(p.b[1], 200);
+	assert_int_equal(p.a[2], 300);
+	assert_int_equal(p.b[2], 350);
+
+	/* starting inside a hint; left runs out in the second piece */
+	p.n = 0;
+	left = 70;
+	assert_int_equal(tt_hint_cut(&h, 120, 350, &left, 100, emit, &p), 2);
+	assert_int_equal(left, 0);
+	assert_int_equal(p.a[0], 150);
+	assert_int_equal(p.b[0], 200);
+	assert_int_equal(p.a[1], 300);
+	assert_int_equal(p.b[1], 320);
+
+	/* all hinted: nothing */
+	p.n = 0;
+	left = 1000;
+	assert_int_equal(tt_hint_cut(&h, 210, 290, &left, 100, emit, &p), 0);
+	assert_int_equal(left, 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_set_and_replace),
+		cmocka_unit_test(test_clear),
+		cmocka_unit_test(test_next),
+		cmocka_unit_test(test_against_map),
+		cmocka_unit_test(test_cut),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
