@@ -500,6 +500,77 @@ static void run_sync(struct trainer *tr, unsigned int iters)
 	tr->s = NULL;
 }
 
+/*
+ * Hints on the userspace scheduler: layer 2 pinned is never evicted while
+ * the others are; WILL_USE brings an evicted tensor back at once; RETIRE
+ * ends the pin.
+ */
+static void run_hints(struct trainer *tr, unsigned int iters)
+{
+	uint64_t fast = 0, other = 0, end;
+	unsigned int tries, l;
+	int ok;
+
+	open_session(tr, 0);
+	warm_up(tr, iters);
+	call(tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_PIN_FAST), "tt_hint(PIN_FAST)");
+	for (tries = 0; tries < 5; tries++) {
+		iteration(tr, 1);
+		if (nr_evicted(tr))
+			break;
+	}
+	check(nr_evicted(tr) > 0 && !tr->slow_seen[1], "hint_pin",
+	      "layer 2 pinned: %llu bytes seen slow; %u layers evicted",
+	      (unsigned long long)tr->slow_seen[1], nr_evicted(tr));
+
+	/* WILL_USE on an evicted tensor: back on the fast node at once */
+	for (tries = 0; tries < 5; tries++) {
+		tr->watch = 1;
+		memset(tr->slow_seen, 0, sizeof(tr->slow_seen));
+		call(tt_iter_begin(tr->s), "tt_iter_begin");
+		for (l = 1; l <= tr->nl; l++)
+			forward(tr, l);
+		if (tr->slow_seen[0])
+			break;
+		for (l = tr->nl; l >= 1; l--)
+			backward(tr, l);
+		tr->iter++;
+	}
+	ok = tr->slow_seen[0] > 0;
+	if (ok) {
+		call(tt_hint(tr->s, tr->t[0], tr->sz, TT_HINT_WILL_USE),
+		     "tt_hint(WILL_USE)");
+		end = now_ns() + 2000 * MS;
+		do {
+			where(tr, tr->t[0], tr->sz, &fast, &other);
+			if (fast == tr->sz)
+				break;
+			usleep(1000);
+		} while (now_ns() < end);
+		busy_ms(tr->compute_ms);
+		for (l = tr->nl; l >= 1; l--)
+			backward(tr, l);
+		tr->iter++;
+	}
+	check(ok && fast == tr->sz, "hint_will_use",
+	      "layer 1 evicted (%d), then %llu of %zu bytes back after WILL_USE",
+	      ok, (unsigned long long)fast, tr->sz);
+
+	call(tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_RETIRE), "tt_hint(RETIRE)");
+	for (tries = 0; tries < 5; tries++) {
+		iteration(tr, 1);
+		if (tr->slow_seen[1])
+			break;
+	}
+	ok = all_fast(tr, &other);
+	check(tr->slow_seen[1] > 0 && tr->bad_data == 0 && ok, "hint_retire",
+	      "layer 2 evicted again after RETIRE: %llu bytes; %u tensors changed, %llu bytes off the fast node",
+	      (unsigned long long)tr->slow_seen[1], tr->bad_data,
+	      (unsigned long long)other);
+	tt_close(tr->s);
+	tr->s = NULL;
+}
+
 static void run_close(struct trainer *tr, unsigned int iters)
 {
 	uint64_t other, out = 0, fast;
@@ -611,6 +682,7 @@ int main(int argc, char **argv)
 	       tr.nl, tr.sz >> 20, tr.compute_ms, tr.fast, iters);
 	run_async(&tr, iters);
 	run_sync(&tr, iters);
+	run_hints(&tr, iters);
 	run_close(&tr, iters);
 	/* The summary line scripts/check reads (kselftest's format). */
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
