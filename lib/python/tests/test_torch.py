@@ -251,6 +251,13 @@ def test_session_api():
               st["events"] == 4, "stats %s", st)
         lay = s.layers()
         check(len(lay) == 1 and lay[0]["layer"] == 7, "layers %s", lay)
+        s.hint(t.data_ptr(), t.numel() * 4, tiertrain.TT_HINT_PIN_FAST)
+        s.hint(t.data_ptr(), t.numel() * 4, tiertrain.TT_HINT_RETIRE)
+        try:
+            s.hint(t.data_ptr(), 4096, tiertrain.TT_HINT_ALL + 1)
+            raise AssertionError("unknown hint bit accepted")
+        except tiertrain.TiertrainError as e:
+            check(e.errno == 95 and "tt_hint" in str(e), "%s", e)
         check(torch.equal(t, torch.ones(1 << 18)), "data changed")
 
 
@@ -617,6 +624,12 @@ def test_options():
     h.detach()
     h = ttt.attach(m, sched_flags=tiertrain.TT_SCHED_ALAP)
     check(h.session.sched_get()["flags"] == tiertrain.TT_SCHED_ALAP, "alap")
+    h.detach()
+    h = ttt.attach(m, defer_late=True)
+    check(h.session.sched_get()["flags"] == tiertrain.TT_SCHED_DEFER_LATE,
+          "defer_late")
+    p = next(m.parameters())
+    h.hint(p, tiertrain.TT_HINT_PIN_FAST)
     h.detach()
     for kw, exc, text in (
             ({"sched_flags": 1 << 20}, ValueError, "0x100000"),

@@ -144,6 +144,7 @@ def _declare(lib):
         "tt_sched_get": (_c.c_int, [vp, vp]),
         "tt_sched_set": (_c.c_int, [vp, vp]),
         "tt_layers": (_c.c_int, [vp, vp, _c.c_uint]),
+        "tt_hint": (_c.c_int, [vp, vp, _c.c_size_t, _c.c_uint]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -323,6 +324,11 @@ class Session:
                                                  length, flags),
                     "tt_tensor_saved(layer %d, %#x, %d)" %
                     (layer, addr, length))
+
+    def hint(self, addr, length, hint):
+        """tt_hint(): TT_HINT_* bits on [addr, addr + length)."""
+        self._check(self._lib.tt_hint(self._s, addr, length, hint),
+                    "tt_hint(%#x, %d, %#x)" % (addr, length, hint))
 
     def events(self, address, n):
         """Submit @n struct tt_event at @address (an int): tt_events()."""

@@ -60,7 +60,8 @@ def _warn_once(key, msg):
 
 
 def attach(model, *, layers=None, sched_flags=0, sync_late=False,
-           anchor=False, alap=False, off=False, profile_iters=None,
+           anchor=False, alap=False, defer_late=False, off=False,
+           profile_iters=None,
            stay_us=None, slow_node=None, fast_node=None, train_only=True,
            params=False, warmup=1, strict=False):
     """Tier the saved tensors of every training iteration of @model.
@@ -73,7 +74,8 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     Scheduler settings (tt_sched_set(); the reference semantics when all
     are left alone): @sched_flags, TT_SCHED_* bits, or the keywords
     @sync_late (TT_SCHED_SYNC_LATE), @anchor (TT_SCHED_ANCHOR), @alap
-    (TT_SCHED_ALAP), @off (TT_SCHED_OFF: events, no migration);
+    (TT_SCHED_ALAP), @defer_late (TT_SCHED_DEFER_LATE), @off
+    (TT_SCHED_OFF: events, no migration);
     @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic).
 
     @train_only: forward passes of a model in eval mode make no events
@@ -92,7 +94,8 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     Bad arguments raise ValueError/TypeError.
     """
     return Handle(model, layers=layers, sched_flags=sched_flags,
-                  sync_late=sync_late, anchor=anchor, alap=alap, off=off,
+                  sync_late=sync_late, anchor=anchor, alap=alap,
+                  defer_late=defer_late, off=off,
                   profile_iters=profile_iters, stay_us=stay_us,
                   slow_node=slow_node, fast_node=fast_node,
                   train_only=train_only, params=params, warmup=warmup,
@@ -240,12 +243,13 @@ class Handle:
     """
 
     def __init__(self, model, *, layers, sched_flags, sync_late, anchor,
-                 alap, off, profile_iters, stay_us, slow_node, fast_node,
-                 train_only, params, warmup, strict):
+                 alap, defer_late, off, profile_iters, stay_us, slow_node,
+                 fast_node, train_only, params, warmup, strict):
         if not isinstance(model, _torch.nn.Module):
             raise TypeError("tiertrain.torch.attach: expected a "
                             "torch.nn.Module, got %s" % type(model).__name__)
-        flags = self._flags(sched_flags, sync_late, anchor, alap, off)
+        flags = self._flags(sched_flags, sync_late, anchor, alap,
+                            defer_late, off)
         sched = self._sched_fields(flags, profile_iters, stay_us, slow_node,
                                    fast_node)
         if not isinstance(warmup, int) or warmup < 0:
@@ -333,7 +337,7 @@ class Handle:
 
     # ---- set-up ---------------------------------------------------------------
     @staticmethod
-    def _flags(sched_flags, sync_late, anchor, alap, off):
+    def _flags(sched_flags, sync_late, anchor, alap, defer_late, off):
         if not isinstance(sched_flags, int) or sched_flags < 0:
             raise TypeError("tiertrain.torch.attach: sched_flags=%r: expected "
                             "TT_SCHED_* bits (a non-negative int)" %
@@ -347,6 +351,7 @@ class Handle:
         for on, bit in ((sync_late, _uapi.TT_SCHED_SYNC_LATE),
                         (anchor, _uapi.TT_SCHED_ANCHOR),
                         (alap, _uapi.TT_SCHED_ALAP),
+                        (defer_late, _uapi.TT_SCHED_DEFER_LATE),
                         (off, _uapi.TT_SCHED_OFF)):
             if on:
                 flags |= bit
@@ -752,6 +757,16 @@ class Handle:
     def session(self):
         """The underlying tiertrain.Session (None when inactive)."""
         return self._session
+
+    def hint(self, tensor, hint):
+        """tt_hint() on @tensor's storage: TT_HINT_WILL_USE (bring it back
+        now), TT_HINT_PIN_FAST (never evict it), TT_HINT_ARCHIVE (evict
+        only under fast-tier pressure) or TT_HINT_RETIRE (done with it:
+        back, forgotten). Does nothing while the handle is inactive."""
+        if self._session is None:
+            return
+        st = tensor.storage()
+        self._session.hint(st.data_ptr(), st.nbytes(), hint)
 
     # ---- undo -------------------------------------------------------------------
     def detach(self):
