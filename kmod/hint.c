@@ -111,6 +111,19 @@ unsigned int tt_hint_cut(const struct tt_hint_set *h,
 	return n;
 }
 
+void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b)
+{
+	struct tt_chunk_cut *x = arg;
+
+	if (x->c) {
+		x->c[x->n].start = a;
+		x->c[x->n].end = b;
+		x->c[x->n].range_id = x->range_id;
+		x->c[x->n].moved = 0;
+	}
+	x->n++;
+}
+
 const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
 				      unsigned long long start,
 				      unsigned long long end)

@@ -69,4 +69,34 @@ unsigned int tt_hint_cut(const struct tt_hint_set *h,
 				      unsigned long long b),
 			 void *arg);
 
+/*
+ * struct tt_chunk - a piece of an eviction (at most one migration batch)
+ * @start:    first address.
+ * @end:      end address.
+ * @range_id: the saved range it was cut from.
+ * @moved:    bytes the eviction moved to the slow node.
+ */
+struct tt_chunk {
+	unsigned long long start;
+	unsigned long long end;
+	unsigned long long range_id;
+	unsigned long long moved;
+};
+
+/*
+ * struct tt_chunk_cut - tt_chunk_emit()'s state: the chunks of a layer's
+ * eviction as tt_hint_cut() walks its ranges
+ * @c:        the chunk array, or (void *)0 to count only.
+ * @n:        chunks so far.
+ * @range_id: the range being walked (set by the caller per range).
+ */
+struct tt_chunk_cut {
+	struct tt_chunk *c;
+	unsigned int n;
+	unsigned long long range_id;
+};
+
+/* tt_hint_cut()'s @emit for a struct tt_chunk_cut @arg. */
+void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b);
+
 #endif /* TT_HINT_H */

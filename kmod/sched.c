@@ -110,20 +110,6 @@ struct tt_srange {
 	bool persistent;
 };
 
-/**
- * struct tt_schunk - a piece of an eviction (at most batch_pages pages)
- * @start:    first address.
- * @end:      end address.
- * @range_id: the range it was cut from.
- * @moved:    bytes the eviction moved to the slow node.
- */
-struct tt_schunk {
-	unsigned long start;
-	unsigned long end;
-	u64 range_id;
-	u64 moved;
-};
-
 enum tt_ep_state {
 	TT_EP_IDLE,
 	TT_EP_EVICT_QUEUED,
@@ -176,7 +162,7 @@ struct tt_slayer {
 	u64 target;
 	int cpu_nid;
 	int fast_nid;
-	struct tt_schunk *chunks;
+	struct tt_chunk *chunks;
 	unsigned int nr_chunks;
 	unsigned int next_chunk;
 	u64 evicted;
@@ -441,32 +427,6 @@ static int tt_sched_slow_node(struct tt_sched *sc, struct tt_slayer *sl)
 	return nid;
 }
 
-/**
- * struct tt_cut_ctx - where tt_sched_cut() writes its chunks
- * @c:        the chunk array, or NULL to count only.
- * @n:        chunks so far.
- * @range_id: the range being cut.
- */
-struct tt_cut_ctx {
-	struct tt_schunk *c;
-	unsigned int n;
-	u64 range_id;
-};
-
-static void tt_sched_cut_emit(void *arg, unsigned long long a,
-			      unsigned long long b)
-{
-	struct tt_cut_ctx *x = arg;
-
-	if (x->c) {
-		x->c[x->n].start = a;
-		x->c[x->n].end = b;
-		x->c[x->n].range_id = x->range_id;
-		x->c[x->n].moved = 0;
-	}
-	x->n++;
-}
-
 /*
  * Cut the first @sl->target bytes (page granular) of the layer's ranges, in
  * report order, leaving out the hinted pages (PIN_FAST, ARCHIVE), into
@@ -474,10 +434,10 @@ static void tt_sched_cut_emit(void *arg, unsigned long long a,
  * held).
  */
 static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
-				 unsigned long batch, struct tt_schunk *c)
+				 unsigned long batch, struct tt_chunk *c)
 {
 	unsigned long long left = PAGE_ALIGN(sl->target);
-	struct tt_cut_ctx x = { .c = c };
+	struct tt_chunk_cut x = { .c = c };
 	struct tt_srange *r;
 
 	/* the first bytes of the ranges, in report order, outside hints */
@@ -486,7 +446,7 @@ static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
 			break;
 		x.range_id = r->id;
 		tt_hint_cut(&sc->hints, r->start, r->end, &left, batch,
-			    tt_sched_cut_emit, &x);
+			    tt_chunk_emit, &x);
 	}
 	return x.n;
 }
@@ -576,7 +536,7 @@ static int tt_sched_majority_fast(const u64 *bytes, int fallback)
  * checks as not present / unsupported, and returns that error.
  */
 static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
-				struct tt_schunk *c, int nid,
+				struct tt_chunk *c, int nid,
 				struct tt_migrate_result *res)
 {
 	unsigned long pages = (c->end - c->start) >> PAGE_SHIFT;
@@ -626,7 +586,7 @@ static void tt_sched_evict_work(struct work_struct *work)
 	if (have_mm && fast < 0)
 		bytes = kcalloc(2 * nr_node_ids, sizeof(*bytes), GFP_KERNEL);
 	for (i = 0; have_mm && i < sl->nr_chunks; i++) {
-		struct tt_schunk *c = &sl->chunks[i];
+		struct tt_chunk *c = &sl->chunks[i];
 		struct tt_migrate_result res = {};
 		int ret;
 
@@ -697,7 +657,7 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 
 	*elapsed = 0;
 	for (i = sl->next_chunk; i < sl->nr_chunks; i++) {
-		struct tt_schunk *c = &sl->chunks[i];
+		struct tt_chunk *c = &sl->chunks[i];
 		struct tt_migrate_result res = {};
 		int ret = 0;
 

@@ -128,20 +128,6 @@ struct tt_us_range {
 };
 
 /**
- * struct tt_us_chunk - a piece of an eviction (at most TT_US_CHUNK_PAGES)
- * @start:    first address.
- * @end:      end address.
- * @range_id: the range it was cut from.
- * @moved:    bytes the eviction moved to the slow node.
- */
-struct tt_us_chunk {
-	uint64_t start;
-	uint64_t end;
-	uint64_t range_id;
-	uint64_t moved;
-};
-
-/**
  * struct tt_us_layer - the executor's side of one layer (the timeline's
  * entry points to it); lives until the session closes
  * @id:          layer id.
@@ -180,7 +166,7 @@ struct tt_us_layer {
 	int fast_nid;
 	bool slow_cpu;
 	bool fast_cpu;
-	struct tt_us_chunk *chunks;
+	struct tt_chunk *chunks;
 	unsigned int nr_chunks;
 	unsigned int next_chunk;
 	uint64_t evicted;
@@ -554,46 +540,20 @@ static void tt_us_episode_end(struct tt_us_layer *sl)
  * report order, into chunks of at most @batch bytes; with @c NULL only
  * count them.
  */
-/**
- * struct tt_us_cut_ctx - where tt_us_cut() writes its chunks
- * @c:        the chunk array, or NULL to count only.
- * @n:        chunks so far.
- * @range_id: the range being cut.
- */
-struct tt_us_cut_ctx {
-	struct tt_us_chunk *c;
-	unsigned int n;
-	uint64_t range_id;
-};
-
-static void tt_us_cut_emit(void *arg, unsigned long long a,
-			   unsigned long long b)
-{
-	struct tt_us_cut_ctx *x = arg;
-
-	if (x->c) {
-		x->c[x->n].start = a;
-		x->c[x->n].end = b;
-		x->c[x->n].range_id = x->range_id;
-		x->c[x->n].moved = 0;
-	}
-	x->n++;
-}
-
 static unsigned int tt_us_cut(const struct tt_us *us,
 			      const struct tt_us_layer *sl, uint64_t batch,
-			      struct tt_us_chunk *c)
+			      struct tt_chunk *c)
 {
 	uint64_t ps = tt_page_size();
 	unsigned long long left = (sl->target + ps - 1) & ~(ps - 1);
-	struct tt_us_cut_ctx x = { .c = c };
+	struct tt_chunk_cut x = { .c = c };
 	unsigned int i;
 
 	/* the first bytes of the ranges, in report order, outside hints */
 	for (i = 0; i < sl->nr_ranges && left; i++) {
 		x.range_id = sl->ranges[i].id;
 		tt_hint_cut(&us->hints, sl->ranges[i].start, sl->ranges[i].end,
-			    &left, batch, tt_us_cut_emit, &x);
+			    &left, batch, tt_chunk_emit, &x);
 	}
 	return x.n;
 }
@@ -669,7 +629,7 @@ static void tt_us_kick_locked(struct tt_us *us)
  * Check and move one chunk to @slow; a chunk whose range fails the checks
  * is counted as not present / unsupported, and that error returned.
  */
-static int tt_us_evict_chunk(struct tt_us *us, const struct tt_us_chunk *c,
+static int tt_us_evict_chunk(struct tt_us *us, const struct tt_chunk *c,
 			     int slow, struct tt_migrate_result *res,
 			     uint64_t *from, void **cache)
 {
@@ -752,7 +712,7 @@ static void tt_us_evict_work(struct tt_session *s, struct tt_us_layer *sl)
 	if (fast < 0)
 		from = calloc(TT_MAX_NODES, sizeof(*from));
 	for (i = 0; i < sl->nr_chunks; i++) {
-		struct tt_us_chunk *c = &sl->chunks[i];
+		struct tt_chunk *c = &sl->chunks[i];
 		struct tt_migrate_result res = { 0 };
 		int ret;
 
@@ -815,7 +775,7 @@ static uint64_t tt_us_fetch(struct tt_session *s, struct tt_us_layer *sl,
 
 	*elapsed = 0;
 	for (i = sl->next_chunk; i < sl->nr_chunks; i++) {
-		struct tt_us_chunk *c = &sl->chunks[i];
+		struct tt_chunk *c = &sl->chunks[i];
 		struct tt_migrate_result res = { 0 };
 		int ret = 0;
 
