@@ -95,6 +95,9 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  * @alap:          set TT_SCHED_ALAP (as-late-as-possible prefetch plan).
  * @defer_late:    set TT_SCHED_DEFER_LATE (late bytes read from the slow
  *                 node, brought back after the backward pass).
+ * @merge:         set TT_SCHED_MERGE (touching tensors in joined batches).
+ * @pieces:        tensors each activation is reported as (contiguous
+ *                 pieces of it, one tt_tensor_saved() each).
  * @rows:          rows of the ASCII timeline.
  * @timeline:      print the ASCII timeline and the moves.
  * @run:           modes to run.
@@ -115,6 +118,8 @@ struct tt_cfg {
 	int anchor;
 	int alap;
 	int defer_late;
+	int merge;
+	unsigned int pieces;
 	unsigned int rows;
 	int timeline;
 	int run[TT_MODE_NR];
@@ -626,6 +631,25 @@ static void tt_call(struct tt_train *t, int ret, const char *what,
 		       tt_backend(t->s), what, layer, it, strerror(-ret));
 }
 
+/*
+ * Report layer @l's activation as --tensors-per-layer contiguous tensors
+ * (a framework saves many tensors per layer), page aligned pieces.
+ */
+static void tt_saved_pieces(struct tt_train *t, unsigned int l,
+			    unsigned int it, uint64_t *a, size_t len)
+{
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE), off = 0, piece;
+	unsigned int k, n = t->cfg.pieces;
+
+	piece = (len / n + ps - 1) / ps * ps;
+	for (k = 0; k < n && off < len; k++, off += piece) {
+		size_t sz = len - off < piece ? len - off : piece;
+
+		tt_call(t, tt_tensor_saved(t->s, l, (char *)a + off, sz),
+			"tt_tensor_saved", l, it);
+	}
+}
+
 static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 {
 	struct tt_lrec *r = tt_rec(t, it, l);
@@ -651,8 +675,7 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	tt_live_add(t, l, a, len);
 	t->act[l] = a;
 	if (t->s)
-		tt_call(t, tt_tensor_saved(t->s, l, a, len), "tt_tensor_saved",
-			l, it);
+		tt_saved_pieces(t, l, it, a, len);
 	r->fwd_end = tt_now();
 	if (t->s)
 		tt_call(t, tt_layer_end(t->s, l, TT_FWD), "tt_layer_end(TT_FWD)",
@@ -963,7 +986,8 @@ static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 	cfg.flags = (t->cfg.sync_late ? TT_SCHED_SYNC_LATE : 0) |
 		    (t->cfg.anchor ? TT_SCHED_ANCHOR : 0) |
 		    (t->cfg.alap ? TT_SCHED_ALAP : 0) |
-		    (t->cfg.defer_late ? TT_SCHED_DEFER_LATE : 0);
+		    (t->cfg.defer_late ? TT_SCHED_DEFER_LATE : 0) |
+		    (t->cfg.merge ? TT_SCHED_MERGE : 0);
 	ret = tt_sched_set(s, &cfg);
 	if (ret)
 		tt_die("%s: tt_sched_set(profile_iters %u, flags %#x): %s", want,
@@ -1288,12 +1312,15 @@ static void tt_print_table(const struct tt_train *t)
 	printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
 	       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
 	       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
-	printf("modes take turns iteration by iteration; scheduler extensions: %s%s%s%s%s\n",
+	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s\n",
+	       t->cfg.pieces, t->cfg.pieces == 1 ? "" : "s",
 	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
 	       t->cfg.defer_late ? "defer-late " : "",
+	       t->cfg.merge ? "merge " : "",
 	       t->cfg.sync_late ? "sync-late " : "",
 	       t->cfg.anchor || t->cfg.alap || t->cfg.sync_late ||
-	       t->cfg.defer_late ? "" : "none (the paper's reference)");
+	       t->cfg.defer_late || t->cfg.merge ? "" :
+	       "none (the paper's reference)");
 	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
 	       ref ? "" : " (not run: against this run's untiered model)");
 	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s\n",
@@ -1818,14 +1845,15 @@ static void tt_write_json(const struct tt_train *t)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
 	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"tensors_per_layer\": %u, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
 		t->cfg.sync_late ? "true" : "false",
 		t->cfg.anchor ? "true" : "false",
 		t->cfg.alap ? "true" : "false",
-		t->cfg.defer_late ? "true" : "false");
+		t->cfg.defer_late ? "true" : "false",
+		t->cfg.merge ? "true" : "false", t->cfg.pieces);
 	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
 		TT_GOAL_STEP_PCT);
@@ -1873,6 +1901,10 @@ static void tt_usage(FILE *f)
 		"                     the profile (TT_SCHED_ANCHOR, an extension)\n"
 		"  --alap             plan prefetches as late as possible (TT_SCHED_ALAP,\n"
 		"                     an extension)\n"
+		"  --merge            join touching tensors into one migration batch\n"
+		"                     (TT_SCHED_MERGE, an extension)\n"
+		"  --tensors-per-layer N  report each activation as N contiguous tensors,\n"
+		"                     1..4096 (default 1)\n"
 		"  --defer-late       late bytes stay slow while the backward pass reads\n"
 		"                     them (TT_SCHED_DEFER_LATE, an extension); these\n"
 		"                     flags apply to tiertrain and userspace alike\n"
@@ -2050,6 +2082,8 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "anchor", no_argument, NULL, 'A' },
 		{ "alap", no_argument, NULL, 'Q' },
 		{ "defer-late", no_argument, NULL, 'D' },
+		{ "merge", no_argument, NULL, 'G' },
+		{ "tensors-per-layer", required_argument, NULL, 'K' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "no-timeline", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -2067,6 +2101,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	c->iters = 8;
 	c->profile_iters = 1;
 	c->sample_ns = 10000000;
+	c->pieces = 1;
 	c->rows = 40;
 	c->timeline = 1;
 	for (m = 0; m < TT_MODE_NR; m++)
@@ -2139,6 +2174,12 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'D':
 			c->defer_late = 1;
+			break;
+		case 'G':
+			c->merge = 1;
+			break;
+		case 'K':
+			c->pieces = tt_num("--tensors-per-layer", optarg, 1, 4096);
 			break;
 		case 'R':
 			c->rows = tt_num("--rows", optarg, 4, 10000);

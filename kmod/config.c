@@ -80,6 +80,9 @@
 #define TT_DEFER_LATE_DEF 0
 #define TT_DEFER_LATE_DESC \
 	"1: new sessions start with TT_SCHED_DEFER_LATE (late bytes read from the slow node, back after the backward pass), 0..1 (default 0)"
+#define TT_MERGE_DEF 0
+#define TT_MERGE_DESC \
+	"1: new sessions start with TT_SCHED_MERGE (touching tensors of a layer move in joined batches), 0..1 (default 0)"
 #define TT_EVENT_RING_DEF 4096
 #define TT_EVENT_RING_DESC \
 	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"
@@ -170,6 +173,11 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
 		.desc = TT_DEFER_LATE_DESC,
 	},
+	[TT_CFG_MERGE] = {
+		.name = "merge", .def = TT_MERGE_DEF, .min = 0, .max = 1,
+		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_MERGE_DESC,
+	},
 };
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
@@ -191,6 +199,7 @@ static u32 tt_cfg_values[TT_CFG_NR] = {
 	[TT_CFG_ANCHOR] = TT_ANCHOR_DEF,
 	[TT_CFG_ALAP] = TT_ALAP_DEF,
 	[TT_CFG_DEFER_LATE] = TT_DEFER_LATE_DEF,
+	[TT_CFG_MERGE] = TT_MERGE_DEF,
 };
 
 /**
@@ -368,6 +377,9 @@ MODULE_PARM_DESC(alap, TT_ALAP_DESC);
 module_param_cb(defer_late, &tt_config_param_ops, &tt_cfg_values[TT_CFG_DEFER_LATE],
 		0644);
 MODULE_PARM_DESC(defer_late, TT_DEFER_LATE_DESC);
+module_param_cb(merge, &tt_config_param_ops, &tt_cfg_values[TT_CFG_MERGE],
+		0644);
+MODULE_PARM_DESC(merge, TT_MERGE_DESC);
 
 /**
  * tt_config_init() - check that every key has its module parameter

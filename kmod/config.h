@@ -32,6 +32,7 @@ enum tt_cfg_key {
 	TT_CFG_ANCHOR,
 	TT_CFG_ALAP,
 	TT_CFG_DEFER_LATE,
+	TT_CFG_MERGE,
 	TT_CFG_NR,
 };
 

@@ -124,6 +124,75 @@ void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b)
 	x->n++;
 }
 
+static int chunk_before(const struct tt_chunk *a, const struct tt_chunk *b)
+{
+	return a->start < b->start;
+}
+
+static void chunk_sift(struct tt_chunk *c, unsigned int root, unsigned int n)
+{
+	for (;;) {
+		unsigned int child = 2 * root + 1;
+		struct tt_chunk tmp;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && chunk_before(&c[child], &c[child + 1]))
+			child++;
+		if (!chunk_before(&c[root], &c[child]))
+			return;
+		tmp = c[root];
+		c[root] = c[child];
+		c[child] = tmp;
+		root = child;
+	}
+}
+
+unsigned int tt_chunk_merge(struct tt_chunk *c, unsigned int n,
+			    unsigned long long batch)
+{
+	unsigned int i, out = 0;
+	struct tt_chunk tmp;
+
+	if (n < 2)
+		return n;
+	for (i = n / 2; i-- > 0;)		/* heapsort by start */
+		chunk_sift(c, i, n);
+	for (i = n; i-- > 1;) {
+		tmp = c[0];
+		c[0] = c[i];
+		c[i] = tmp;
+		chunk_sift(c, 0, i);
+	}
+	/*
+	 * One pass: c[out] is the chunk being filled; a touching chunk's
+	 * bytes move into it up to @batch, the rest starts the next one. The
+	 * output never overtakes the input: each input chunk yields at most
+	 * one output chunk beyond what the earlier ones did.
+	 */
+	for (i = 1; i < n; i++) {
+		struct tt_chunk *o = &c[out], in = c[i];
+
+		if (in.start == o->end) {
+			unsigned long long room = batch - (o->end - o->start);
+			unsigned long long take = in.end - in.start;
+
+			if (take > room)
+				take = room;
+			if (take) {
+				o->end += take;
+				if (o->range_id != in.range_id)
+					o->range_id = 0;
+				in.start += take;
+			}
+			if (in.start == in.end)
+				continue;
+		}
+		c[++out] = in;
+	}
+	return out + 1;
+}
+
 const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
 				      unsigned long long start,
 				      unsigned long long end)

@@ -99,4 +99,14 @@ struct tt_chunk_cut {
 /* tt_hint_cut()'s @emit for a struct tt_chunk_cut @arg. */
 void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b);
 
+/*
+ * tt_chunk_merge() - contiguous batching (after DeepTM's aggregation):
+ * sort the @n chunks by address, join those that touch (one's end is the
+ * next one's start) into runs and cut the runs again into chunks of at
+ * most @batch bytes, in place. A chunk made of several ranges gets
+ * range_id 0. Returns the new count (<= @n). O(n log n), no allocation.
+ */
+unsigned int tt_chunk_merge(struct tt_chunk *c, unsigned int n,
+			    unsigned long long batch);
+
 #endif /* TT_HINT_H */

@@ -465,6 +465,8 @@ static int tt_sched_select(struct tt_sched *sc, struct tt_slayer *sl)
 	if (!sl->chunks)
 		return -ENOMEM;
 	sl->nr_chunks = tt_sched_cut(sc, sl, batch, sl->chunks);
+	if (sc->cfg.flags & TT_SCHED_MERGE)
+		sl->nr_chunks = tt_chunk_merge(sl->chunks, sl->nr_chunks, batch);
 	return 0;
 }
 
@@ -1396,7 +1398,8 @@ void tt_sched_init(struct tt_session *s)
 	sc->cfg.flags = (tt_config_get(TT_CFG_SYNC_LATE) ? TT_SCHED_SYNC_LATE : 0) |
 			(tt_config_get(TT_CFG_ANCHOR) ? TT_SCHED_ANCHOR : 0) |
 			(tt_config_get(TT_CFG_ALAP) ? TT_SCHED_ALAP : 0) |
-			(tt_config_get(TT_CFG_DEFER_LATE) ? TT_SCHED_DEFER_LATE : 0);
+			(tt_config_get(TT_CFG_DEFER_LATE) ? TT_SCHED_DEFER_LATE : 0) |
+			(tt_config_get(TT_CFG_MERGE) ? TT_SCHED_MERGE : 0);
 	sc->cfg.profile_iters = tt_config_get(TT_CFG_PROFILE_ITERS);
 	sc->cfg.stay_ns = (u64)tt_config_get(TT_CFG_STAY_TIME_US) * NSEC_PER_USEC;
 	sc->cfg.slow_node = -1;

@@ -215,6 +215,7 @@ struct tt_us_thread {
  * @timer_seq:  the @kick_seq the timer thread has seen.
  * @hints:      the ranges hinted TT_HINT_PIN_FAST or TT_HINT_ARCHIVE
  *              (whole pages): evictions skip them.
+ * @merge:      TT_SCHED_MERGE: join touching chunks (tt_chunk_merge()).
  */
 struct tt_us {
 	const struct tt_us_ops *ops;
@@ -237,6 +238,7 @@ struct tt_us {
 	uint64_t kick_seq;
 	uint64_t timer_seq;
 	struct tt_hint_set hints;
+	bool merge;
 };
 
 /* ---- the real world ----------------------------------------------------- */
@@ -572,6 +574,8 @@ static int tt_us_select(const struct tt_us *us, struct tt_us_layer *sl)
 	if (!sl->chunks)
 		return -ENOMEM;
 	sl->nr_chunks = tt_us_cut(us, sl, batch, sl->chunks);
+	if (us->merge)
+		sl->nr_chunks = tt_chunk_merge(sl->chunks, sl->nr_chunks, batch);
 	return 0;
 }
 
@@ -1295,10 +1299,12 @@ void tt_us_sched_apply(struct tt_session *s, const struct tt_ioc_sched *req)
 {
 	struct tt_tl *tl = &s->us->tl;
 
-	if (req->valid & TT_SCHED_SET_FLAGS)
+	if (req->valid & TT_SCHED_SET_FLAGS) {
 		tt_tl_set_modes(tl, req->flags & TT_SCHED_OFF,
 				req->flags & TT_SCHED_ALAP,
 				req->flags & TT_SCHED_ANCHOR);
+		s->us->merge = req->flags & TT_SCHED_MERGE;
+	}
 	if (req->valid & TT_SCHED_SET_PROFILE)
 		tl->profile_iters = req->profile_iters;
 	if (req->valid & TT_SCHED_SET_STAY)

@@ -1313,7 +1313,7 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.valid = 0;
-	cfg.flags = 1U << 5;	/* the first bit after TT_SCHED_DEFER_LATE */
+	cfg.flags = 1U << 6;	/* the first bit after TT_SCHED_MERGE */
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.flags = 1U << 7;

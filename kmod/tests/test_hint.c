@@ -219,6 +219,58 @@ static void test_cut(void **state)
 	assert_int_equal(left, 1000);
 }
 
+static struct tt_chunk CH(unsigned long long a, unsigned long long b,
+			  unsigned long long id)
+{
+	struct tt_chunk c = { a, b, id, 0 };
+
+	return c;
+}
+
+/* Contiguous batching: sorted, touching chunks joined up to a batch. */
+static void test_merge(void **state)
+{
+	struct tt_chunk c[8];
+	unsigned int n;
+
+	(void)state;
+	c[0] = CH(0, 100, 1);
+	c[1] = CH(300, 400, 3);
+	c[2] = CH(100, 150, 2);
+	c[3] = CH(150, 180, 2);
+	n = tt_chunk_merge(c, 4, 128);
+	assert_int_equal(n, 3);
+	assert_int_equal(c[0].start, 0);
+	assert_int_equal(c[0].end, 128);
+	assert_int_equal(c[0].range_id, 0);	/* ranges 1 and 2 */
+	assert_int_equal(c[1].start, 128);
+	assert_int_equal(c[1].end, 180);
+	assert_int_equal(c[1].range_id, 2);
+	assert_int_equal(c[2].start, 300);
+	assert_int_equal(c[2].end, 400);
+	assert_int_equal(c[2].range_id, 3);
+
+	/* many small touching pieces of one range: whole batches */
+	for (n = 0; n < 8; n++)
+		c[n] = CH(1000 + 16 * (7 - n), 1016 + 16 * (7 - n), 5);
+	n = tt_chunk_merge(c, 8, 64);
+	assert_int_equal(n, 2);
+	assert_int_equal(c[0].start, 1000);
+	assert_int_equal(c[0].end, 1064);
+	assert_int_equal(c[1].start, 1064);
+	assert_int_equal(c[1].end, 1128);
+	assert_int_equal(c[1].range_id, 5);
+
+	/* nothing touches: only sorted */
+	c[0] = CH(500, 600, 1);
+	c[1] = CH(0, 10, 2);
+	assert_int_equal(tt_chunk_merge(c, 2, 64), 2);
+	assert_int_equal(c[0].start, 0);
+	assert_int_equal(c[1].start, 500);
+	assert_int_equal(tt_chunk_merge(c, 1, 64), 1);
+	assert_int_equal(tt_chunk_merge(c, 0, 64), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_next),
 		cmocka_unit_test(test_against_map),
 		cmocka_unit_test(test_cut),
+		cmocka_unit_test(test_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -523,9 +523,20 @@ struct tt_ioc_sched {
  * fetches them at once instead, takes precedence when both are set.
  */
 #define TT_SCHED_DEFER_LATE	(1U << 4)
+/*
+ * TT_SCHED_MERGE (extension after DeepTM's aggregation, default off):
+ * contiguous batching. The pieces an eviction takes from the layer's
+ * tensors are sorted by address and those that touch (one tensor ending
+ * where the next begins) are joined into one migration batch (up to the
+ * batch_pages parameter), so many small adjacent tensors move in a few
+ * large batches instead of one small batch each. A joined batch whose
+ * check fails (memory unmapped, a mapping the engine cannot move) is
+ * skipped whole and forgets none of its tensors.
+ */
+#define TT_SCHED_MERGE		(1U << 5)
 #define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF | \
 				 TT_SCHED_ANCHOR | TT_SCHED_ALAP | \
-				 TT_SCHED_DEFER_LATE)
+				 TT_SCHED_DEFER_LATE | TT_SCHED_MERGE)
 
 /*
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
@@ -820,6 +831,8 @@ struct tt_ioc_hint {
  *                     New sessions.
  *   defer_late        1: new sessions start with TT_SCHED_DEFER_LATE, 0..1
  *                     (0). New sessions.
+ *   merge             1: new sessions start with TT_SCHED_MERGE, 0..1 (0).
+ *                     New sessions.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
  * its own with TT_IOC_SET_SCHED).
