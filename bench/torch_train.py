@@ -1,0 +1,528 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench/torch_train.py: a torchvision model trained without and with
+tiering in one process (bench/run-torch runs it in the QEMU guest).
+
+Modes, each on a fresh model from the same seed and the same batch,
+interleaved round by round (iteration i of every mode, then i + 1) so a
+noisy host slows them alike:
+
+  none       no tiertrain at all: the step time reference;
+  off        attached with TT_SCHED_OFF: every hook and event, nothing
+             moves; the fast-tier footprint reference (its saved tensors are
+             tracked, so their residency can be sampled) and the hooks' cost;
+  tiertrain  attached, kernel backend (TIERTRAIN_BACKEND=kernel);
+  userspace  attached, move_pages backend (libtiertrain's userspace
+             scheduler, TIERTRAIN_BACKEND=move_pages).
+
+A sampler thread (nice 10) reads every --sample-ms where the saved
+tensors autograd holds are (Handle.footprint(): tt_residency() over their
+whole pages; fast = nodes with CPUs). attach()'s warm-up iteration, the
+profile iterations and one more are excluded from the figures. Printed
+per mode, as bench/train does: median step time and its change against
+none (the median over the measured rounds of the ratio of the mode's step
+to none's step of the same round); time-weighted average and peak
+fast-tier bytes of the saved tensors and their change against off; the
+oracle (every layer's tensors off the fast tier exactly while the layer
+is idle, from the same samples); on time (ontime_bytes / (ontime_bytes +
+late_bytes) of the measured iterations); late and moved MiB;
+layer-iterations accepted, modified, dropped. Losses and final parameters
+must be bit-identical in every mode (exit status 2 otherwise).
+
+--overhead adds the cost of the Python layer per event: a model of many
+tiny layers (compute negligible) timed without hooks, with the hooks but
+tt_events() replaced by a no-op, and with the real submissions
+(TT_SCHED_OFF), and the growth of Python's allocated blocks over those
+iterations. JSON: build/bench/torch_train.json (-o elsewhere).
+"""
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+
+MIB = 1024.0 * 1024.0
+GOAL_AVG, GOAL_PEAK, GOAL_ONTIME, GOAL_STEP = -80.0, -60.0, 99.0, 3.0
+
+
+def parse():
+    p = argparse.ArgumentParser(
+        description="Train a torchvision model without and with tiertrain "
+        "in one process; print footprint, on-time and step-time figures.")
+    p.add_argument("--model", default="resnet18",
+                   help="torchvision.models constructor (default resnet18)")
+    p.add_argument("--batch", type=int, default=16, help="batch size (16)")
+    p.add_argument("--size", type=int, default=32,
+                   help="input height and width in pixels (32)")
+    p.add_argument("--iters", type=int, default=8,
+                   help="iterations per mode, warm-up included (8)")
+    p.add_argument("--modes", default="none,off,tiertrain,userspace",
+                   help="comma-separated modes (default: all four)")
+    p.add_argument("--anchor", action="store_true",
+                   help="TT_SCHED_ANCHOR in the tiering modes")
+    p.add_argument("--alap", action="store_true",
+                   help="TT_SCHED_ALAP in the tiering modes")
+    p.add_argument("--sync-late", action="store_true",
+                   help="TT_SCHED_SYNC_LATE in the tiering modes")
+    p.add_argument("--profile-iters", type=int, default=None,
+                   help="scheduler profile iterations (the module's default)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch intra-op threads (1: the other vCPU is left "
+                   "to the migration workers)")
+    p.add_argument("--sample-ms", type=float, default=5.0,
+                   help="footprint sampling period (5 ms)")
+    p.add_argument("--overhead", action="store_true",
+                   help="also measure the Python layer's cost per event")
+    p.add_argument("-o", dest="out", default=None,
+                   help="JSON output (default build/bench/torch_train.json)")
+    a = p.parse_args()
+    for m in a.modes.split(","):
+        if m not in ("none", "off", "tiertrain", "userspace"):
+            p.error("--modes: unknown mode %r (none, off, tiertrain, "
+                    "userspace)" % m)
+    for k in ("batch", "size", "iters", "threads"):
+        if getattr(a, k) < 1:
+            p.error("--%s must be at least 1" % k)
+    if a.sample_ms <= 0:
+        p.error("--sample-ms must be > 0")
+    return a
+
+
+class Sampler(threading.Thread):
+    """Footprint samples (t, fast, slow, needed) from a nice 10 thread (a
+    SCHED_IDLE one, as bench/train's, starves: PyTorch keeps the CPU)."""
+
+    def __init__(self, h, period):
+        super().__init__(daemon=True)
+        self.h, self.period = h, period
+        self.samples = []
+        self.on = False
+        self.passes = []
+        self.halt = threading.Event()
+
+    def run(self):
+        try:                    # below the training thread, still sampling
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        except (OSError, AttributeError):
+            pass
+        while not self.halt.wait(self.period):
+            if not self.on:
+                continue
+            t0 = time.monotonic()
+            f, s, n = self.h.footprint()
+            t1 = time.monotonic()
+            self.samples.append((t1, f, s, n))
+            self.passes.append(t1 - t0)
+
+
+def weighted(samples, idx):
+    """Time-weighted average and peak of column @idx."""
+    if len(samples) < 2:
+        v = samples[0][idx] if samples else 0
+        return float(v), float(v)
+    tot = area = 0.0
+    for a, b in zip(samples, samples[1:]):
+        dt = b[0] - a[0]
+        area += a[idx] * dt
+        tot += dt
+    return area / tot if tot else 0.0, float(max(s[idx] for s in samples))
+
+
+class Mode:
+    """One mode's model, optimizer, handle and figures."""
+
+    def __init__(self, mode, a, torch, tv, ttt):
+        if mode == "tiertrain":
+            os.environ["TIERTRAIN_BACKEND"] = "kernel"
+        elif mode == "userspace":
+            os.environ["TIERTRAIN_BACKEND"] = "move_pages"
+        else:
+            os.environ.pop("TIERTRAIN_BACKEND", None)
+        torch.manual_seed(0)
+        self.model = getattr(tv, a.model)(num_classes=10)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01,
+                                   momentum=0.9)
+        self.res = {"mode": mode, "ok": True, "iter_ms": [], "losses": []}
+        self.h = self.sampler = None
+        self.st0 = None
+        self.warm = 2
+        if mode != "none":
+            kw = {"anchor": a.anchor, "alap": a.alap,
+                  "sync_late": a.sync_late, "off": mode == "off",
+                  "strict": True}
+            if a.profile_iters:
+                kw["profile_iters"] = a.profile_iters
+            try:
+                self.h = ttt.attach(self.model, **kw)
+            except Exception as e:         # noqa: BLE001 - reported as n/a
+                self.res = {"mode": mode, "ok": False, "reason": str(e)}
+                return
+            self.res["backend"] = self.h.backend
+            # the attach() warm-up iteration, the profile, one more
+            self.warm = self.h.warmup + \
+                self.h.session.sched_get()["profile_iters"] + 1
+            self.sampler = Sampler(self.h, a.sample_ms / 1e3)
+            self.sampler.start()
+        self.warm = min(self.warm, a.iters - 1)
+        self.res["warmup"] = self.warm
+        os.environ.pop("TIERTRAIN_BACKEND", None)
+
+    def step(self, i, data, F):
+        r = self.res
+        if not r["ok"]:
+            return
+        if i == self.warm and self.h:
+            self.st0 = self.h.stats()
+        if self.sampler:
+            self.sampler.on = i >= self.warm
+        t0 = time.monotonic()
+        self.opt.zero_grad()
+        loss = F.cross_entropy(self.model(data[0]), data[1])
+        loss.backward()
+        self.opt.step()
+        r["iter_ms"].append((time.monotonic() - t0) * 1e3)
+        if self.sampler:
+            self.sampler.on = False
+        r["losses"].append(loss.item())
+        print("torch_train: %s iteration %d: %.0f ms, loss %.6f" %
+              (r["mode"], i, r["iter_ms"][-1], r["losses"][-1]),
+              file=sys.stderr, flush=True)
+
+    def finish(self, a):
+        r, h = self.res, self.h
+        if not r["ok"]:
+            return r
+        if self.sampler:
+            self.sampler.halt.set()
+            self.sampler.join()
+        r["step_ms"] = statistics.median(r["iter_ms"][self.warm:])
+        r["params"] = [p.detach().clone() for p in self.model.parameters()] \
+            + [b.detach().clone() for b in self.model.buffers()]
+        if h:
+            st, st0 = h.stats(), self.st0
+            d = {k: st[k] - st0[k] for k in (
+                "ontime_bytes", "late_bytes", "late_count", "evicted_bytes",
+                "prefetched_bytes", "accepted", "modified", "dropped",
+                "events", "submits", "saved_tensors", "saved_bytes",
+                "sync_fetched_bytes")}
+            r["measured"] = d
+            r["stats"] = {k: v for k, v in st.items() if k != "session"}
+            r["session"] = st["session"]
+            r["layers"] = h.layers()
+            due = d["ontime_bytes"] + d["late_bytes"]
+            r["ontime_pct"] = 100.0 * d["ontime_bytes"] / due if due \
+                else None
+            smp = self.sampler.samples
+            r["nsamples"] = len(smp)
+            r["fast_avg"], r["fast_peak"] = weighted(smp, 1)
+            r["slow_avg"], r["slow_peak"] = weighted(smp, 2)
+            r["oracle_avg"], r["oracle_peak"] = weighted(smp, 3)
+            r["max_pass_ms"] = max(self.sampler.passes) * 1e3 \
+                if self.sampler.passes else 0.0
+            r["events_per_iter"] = d["events"] / max(1, a.iters - self.warm)
+            h.detach()
+        self.model = self.opt = None
+        return r
+
+
+def run_modes(a, torch, tv, ttt, data):
+    """Every mode's iteration i, then every mode's i + 1: the modes see
+    the same host load, round by round."""
+    import torch.nn.functional as F
+    modes = [Mode(m, a, torch, tv, ttt) for m in a.modes.split(",")]
+    w = max([m.warm for m in modes if m.res["ok"]] or [0])
+    for m in modes:                 # the same measured rounds for all
+        if m.res["ok"]:
+            m.warm = m.res["warmup"] = w
+    for i in range(a.iters):
+        for m in modes:
+            m.step(i, data, F)
+    res = [m.finish(a) for m in modes]
+    # step time against none: the median over the measured rounds of the
+    # ratio of the two steps of the same round
+    none = next((r for r in res if r["mode"] == "none" and r["ok"]), None)
+    for r in res:
+        if r["ok"] and none and r is not none:
+            w = r["warmup"]
+            r["step_vs_none_pct"] = 100.0 * (statistics.median(
+                x / y for x, y in zip(r["iter_ms"][w:],
+                                      none["iter_ms"][w:])) - 1)
+    gc.collect()
+    return res
+
+
+def pct(v, ref):
+    return 100.0 * (v - ref) / ref if ref else 0.0
+
+
+def verdict(ok):
+    return "met" if ok else "MISSED"
+
+
+def table(a, results):
+    by = {r["mode"]: r for r in results if r["ok"]}
+    none, off = by.get("none"), by.get("off")
+    print("\nbench/torch_train: torchvision %s, batch %d, %dx%d input, %d "
+          "iterations per mode (%s warm-up), %d torch thread(s), sample "
+          "every %.1f ms%s" % (
+              a.model, a.batch, a.size, a.size, a.iters,
+              "/".join(str(r.get("warmup", "-")) for r in results
+                       if r["ok"])[:1] or "-", a.threads, a.sample_ms,
+              "".join(", " + f for f, on in (("anchor", a.anchor),
+                                             ("alap", a.alap),
+                                             ("sync-late", a.sync_late))
+                      if on)))
+    print("fast-tier bytes of the saved tensors autograd holds (measured); "
+          "\"vs off\" against the off run (same hooks, nothing moved)\n")
+    print("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s" % (
+        "mode", "step ms", "vs none", "avg MiB", "vs off", "peak MiB",
+        "vs off", "oracle avg/pk", "on time", "late MiB", "moved MiB",
+        "acc/mod/dr"))
+    for r in results:
+        if not r["ok"]:
+            print("%-10s n/a: %s" % (r["mode"], r["reason"]))
+            continue
+        step = "%+.1f%%" % r["step_vs_none_pct"] \
+            if "step_vs_none_pct" in r else "-"
+        if "fast_avg" not in r:
+            print("%-10s %9.1f %8s" % (r["mode"], r["step_ms"], step))
+            continue
+        ref = off if off and r["mode"] != "off" else None
+        avg = "%+.1f%%" % pct(r["fast_avg"], ref["fast_avg"]) if ref else "-"
+        peak = "%+.1f%%" % pct(r["fast_peak"], ref["fast_peak"]) if ref \
+            else "-"
+        d = r["measured"]
+        ot = "-" if r["ontime_pct"] is None or r["mode"] == "off" else \
+            "%.2f%%" % r["ontime_pct"]
+        print("%-10s %9.1f %8s %9.1f %8s %9.1f %8s %6.1f/%6.1f %8s %8.1f "
+              "%9.0f %11s" % (
+                  r["mode"], r["step_ms"], step, r["fast_avg"] / MIB, avg,
+                  r["fast_peak"] / MIB, peak, r["oracle_avg"] / MIB,
+                  r["oracle_peak"] / MIB, ot, d["late_bytes"] / MIB,
+                  (d["evicted_bytes"] + d["prefetched_bytes"]) / MIB,
+                  "%d/%d/%d" % (d["accepted"], d["modified"], d["dropped"])))
+    print("%-10s %9s %8s %9s %8s %9s %8s %13s %8s" % (
+        "goal", "", "<=+%.0f%%" % GOAL_STEP, "", "<=%.0f%%" % GOAL_AVG, "",
+        "<=%.0f%%" % GOAL_PEAK, "", ">=%.0f%%" % GOAL_ONTIME))
+    print()
+    for m in ("tiertrain", "userspace"):
+        r = by.get(m)
+        if not r:
+            continue
+        if off:
+            av, pk = pct(r["fast_avg"], off["fast_avg"]), \
+                pct(r["fast_peak"], off["fast_peak"])
+            print("%s: avg fast %+.1f%% (goal %.0f%%: %s; oracle %+.1f%%), "
+                  "peak fast %+.1f%% (goal %.0f%%: %s; oracle %+.1f%%)" % (
+                      m, av, GOAL_AVG, verdict(av <= GOAL_AVG),
+                      pct(r["oracle_avg"], off["fast_avg"]), pk, GOAL_PEAK,
+                      verdict(pk <= GOAL_PEAK),
+                      pct(r["oracle_peak"], off["fast_peak"])))
+        d = r["measured"]
+        if r["ontime_pct"] is not None:
+            print("%s: on time %.2f%% of %.1f MiB due (goal >= %.0f%%: %s), "
+                  "late %.1f MiB in %d layer-iterations, sync-fetched %.1f "
+                  "MiB" % (m, r["ontime_pct"],
+                           (d["ontime_bytes"] + d["late_bytes"]) / MIB,
+                           GOAL_ONTIME, verdict(r["ontime_pct"] >= GOAL_ONTIME),
+                           d["late_bytes"] / MIB, d["late_count"],
+                           d["sync_fetched_bytes"] / MIB))
+        else:
+            print("%s: on time: nothing was evicted in the measured "
+                  "iterations (goal >= %.0f%%: MISSED)" % (m, GOAL_ONTIME))
+        if "step_vs_none_pct" in r:
+            s = r["step_vs_none_pct"]
+            print("%s: step %.1f ms (median; %.1f..%.1f) vs %.1f ms without "
+                  "tiertrain: %+.1f%% round by round (goal <= +%.0f%%: %s)" % (
+                      m, r["step_ms"], min(r["iter_ms"][r["warmup"]:]),
+                      max(r["iter_ms"][r["warmup"]:]), none["step_ms"], s,
+                      GOAL_STEP, verdict(s <= GOAL_STEP)))
+        st = r["stats"]
+        print("%s: %d layers, %.1f events and %.1f MiB of saved tensors "
+              "(%d of them) registered per iteration; ER %.0f MB/s, PR %.0f "
+              "MB/s; sampler %d samples, longest pass %.1f ms" % (
+                  m, st["layers"], r["events_per_iter"],
+                  d["saved_bytes"] / MIB / max(1, a.iters - r["warmup"]),
+                  d["saved_tensors"] // max(1, a.iters - r["warmup"]),
+                  st["er_bps"] / 1e6, st["pr_bps"] / 1e6, r["nsamples"],
+                  r["max_pass_ms"]))
+    if off and "step_vs_none_pct" in off:
+        print("off: hooks and events cost %+.1f%% step time, round by round "
+              "(%.1f events per iteration)" % (off["step_vs_none_pct"],
+                                               off["events_per_iter"]))
+
+
+def layer_table(r):
+    if "layers" not in r:
+        return
+    ms = 1e6
+    print("\n%s, last iteration: what moved and when (ms from the "
+          "iteration's start, per the scheduler)" % r["mode"])
+    print("%-24s %-9s %8s %8s %15s %15s %8s %s" % (
+        "layer", "plan", "KiB", "fwd end", "evict", "prefetch", "bwd",
+        "arrival"))
+    for l in r["layers"]:
+        st = {0: "profile", 1: "accepted", 2: "modified", 3: "dropped"}.get(
+            l["status"], "?")
+        ev = l["last_evicted_bytes"]
+        if not ev:
+            arr = "stayed fast"
+        elif l["last_late_bytes"]:
+            arr = "LATE %.0f KiB" % (l["last_late_bytes"] / 1024)
+        else:
+            arr = "on time, %.1f ms early" % (
+                (l["last_bwd_start_ns"] - l["last_prefetch_end_ns"]) / ms)
+        print("%-24s %-9s %8.0f %8.1f %7.1f-%-7.1f %7.1f-%-7.1f %8.1f %s" % (
+            l["name"][:24], st, l["saved_bytes"] / 1024,
+            l["last_fwd_end_ns"] / ms, l["last_evict_start_ns"] / ms,
+            l["last_evict_end_ns"] / ms, l["last_prefetch_start_ns"] / ms,
+            l["last_prefetch_end_ns"] / ms, l["last_bwd_start_ns"] / ms, arr))
+
+
+def overhead(torch, ttt, tiertrain):
+    """Cost of the Python layer per event on a model of many tiny layers."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+    nl, iters = 64, 40
+    torch.manual_seed(0)
+    layers = []
+    for _ in range(nl):
+        layers += [nn.Linear(16, 16), nn.Tanh()]
+    model = nn.Sequential(*layers)
+    x = torch.randn(4, 16)
+    y = torch.randn(4, 16)
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        F.mse_loss(model(x), y).backward()
+
+    def timed(n):
+        ts = []
+        for _ in range(n):
+            t0 = time.perf_counter_ns()
+            step()
+            ts.append(time.perf_counter_ns() - t0)
+        return statistics.median(ts)
+    os.environ.pop("TIERTRAIN_BACKEND", None)
+    out = {}
+    for _ in range(3):
+        step()
+    rounds = []
+    for r in range(5):                       # interleaved: noise hits all
+        none = timed(iters)
+        h = ttt.attach(model, off=True)
+        real = h._tt_events
+        h._tt_events = lambda sp, addr, n: n  # the hooks without the C call
+        for _ in range(2):
+            step()
+        ev0 = h.counts["events"]
+        sub0 = h.counts["submits"]
+        nop = timed(iters)
+        evs = (h.counts["events"] - ev0) / iters
+        subs = (h.counts["submits"] - sub0) / iters
+        h._tt_events = real
+        sub = timed(iters)
+        blocks0 = sys.getallocatedblocks()
+        for _ in range(iters):
+            step()
+        gc.collect()
+        blocks = sys.getallocatedblocks() - blocks0
+        h.detach()
+        rounds.append((none, nop, sub, evs, subs, blocks))
+    none = statistics.median(r[0] for r in rounds)
+    nop = statistics.median(r[1] for r in rounds)
+    sub = statistics.median(r[2] for r in rounds)
+    evs = rounds[-1][3]
+    subs = rounds[-1][4]
+    # a null system call through Python, for scale
+    t0 = time.perf_counter_ns()
+    for _ in range(20000):
+        os.getppid()
+    null = (time.perf_counter_ns() - t0) / 20000
+    out = {"layers": 2 * nl, "events_per_iter": evs,
+           "submits_per_iter": subs, "step_ns_none": none,
+           "step_ns_hooks": nop, "step_ns_submit": sub,
+           "hook_ns_per_event": (nop - none) / evs,
+           "submit_ns_per_call": (sub - nop) / subs,
+           "total_ns_per_event": (sub - none) / evs,
+           "getppid_ns": null,
+           "allocated_blocks_growth": [r[5] for r in rounds]}
+    print("\noverhead: %d tiny layers, %.0f events in %.0f tt_events() calls "
+          "per iteration; step %.2f ms without tiertrain, %.2f ms with the "
+          "hooks (no submission), %.2f ms with submissions (TT_SCHED_OFF)" % (
+              out["layers"], evs, subs, none / 1e6, nop / 1e6, sub / 1e6))
+    print("overhead: per event %.1f us in the Python hooks, per tt_events() "
+          "call %.1f us; %.1f us per event in all (os.getppid() through "
+          "Python: %.2f us); Python blocks allocated and kept over %d "
+          "iterations, per round: %s" % (
+              out["hook_ns_per_event"] / 1e3,
+              out["submit_ns_per_call"] / 1e3,
+              out["total_ns_per_event"] / 1e3, null / 1e3, iters,
+              out["allocated_blocks_growth"]))
+    return out
+
+
+def main():
+    a = parse()
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = a.out or os.path.join(repo, "build", "bench", "torch_train.json")
+    sys.path.insert(0, os.path.join(repo, "lib", "python"))
+    t0 = time.monotonic()
+    import torch
+    import torchvision.models as tv
+    import tiertrain
+    import tiertrain.torch as ttt
+    print("torch_train: torch %s imported in %.1f s; tiertrain %s from %s; "
+          "nodes %s" % (torch.__version__, time.monotonic() - t0,
+                        tiertrain.version(), tiertrain.library_path(),
+                        tiertrain.node_roles()), file=sys.stderr, flush=True)
+    torch.set_num_threads(a.threads)
+    if not hasattr(tv, a.model):
+        print("torch_train: --model %s: torchvision.models has no such "
+              "model" % a.model, file=sys.stderr)
+        return 2
+    g = torch.Generator().manual_seed(1)
+    data = (torch.randn(a.batch, 3, a.size, a.size, generator=g),
+            torch.randint(0, 10, (a.batch,), generator=g))
+    results = run_modes(a, torch, tv, ttt, data)
+    table(a, results)
+    for r in results:
+        if r["ok"] and r["mode"] in ("tiertrain", "userspace"):
+            layer_table(r)
+    same = True
+    ok = [r for r in results if r["ok"]]
+    for r in ok[1:]:
+        if r["losses"] != ok[0]["losses"] or not all(
+                torch.equal(p, q) for p, q in zip(r["params"],
+                                                  ok[0]["params"])):
+            same = False
+            print("torch_train: %s: losses or parameters differ from %s" % (
+                r["mode"], ok[0]["mode"]))
+    print("\nlosses and final parameters bit-identical in every mode: %s" %
+          ("yes" if same else "NO"))
+    ov = overhead(torch, ttt, tiertrain) if a.overhead else None
+    for r in results:
+        r.pop("params", None)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump({"bench": "torch_train", "config": vars(a),
+                   "kernel": os.uname().release, "results": results,
+                   "bit_identical": same, "overhead": ov,
+                   "goals": {"fast_avg_vs_off_pct": GOAL_AVG,
+                             "fast_peak_vs_off_pct": GOAL_PEAK,
+                             "ontime_pct": GOAL_ONTIME,
+                             "step_vs_none_pct": GOAL_STEP}},
+                  f, indent=1)
+    print("\nJSON: %s" % out)
+    if not same:
+        return 2
+    if any(not r["ok"] for r in results if r["mode"] == "tiertrain"):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
