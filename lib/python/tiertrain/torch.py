@@ -678,12 +678,8 @@ class Handle:
         nn = len(fast_role)
         fn = s._lib.tt_residency_ex
         sp = s.handle
-        for i in range(0, len(r) - 1, 2):
-            a = (r[i] + page - 1) // page * page
-            e = (r[i] + r[i + 1]) // page * page
-            if e <= a:
-                continue
-            if fn(sp, a, e - a, res, nn, None, None) < 0:
+        for a, n in _whole_pages(r, page):
+            if fn(sp, a, n, res, nn, None, None) < 0:
                 continue                # freed meanwhile
             for node in range(nn):
                 b = res[node]
@@ -820,21 +816,17 @@ class Handle:
         try:
             nn = len(self._fast)
             for c in self._iter_calls:
-                r = c.ranges
-                for i in range(0, len(r) - 1, 2):
-                    a = (r[i] + page - 1) // page * page
-                    e = (r[i] + r[i + 1]) // page * page
-                    if e <= a:
-                        continue
+                for a, n in _whole_pages(c.ranges, page):
                     try:
-                        per, _, _ = s.residency(a, e - a)
+                        per, _, _ = s.residency(a, n)
                     except TiertrainError:
                         continue        # freed meanwhile
-                    if not any(per[n] for n in range(nn) if not self._fast[n]):
+                    if not any(per[node] for node in range(nn)
+                               if not self._fast[node]):
                         continue
-                    dest = max(fast, key=lambda n: per[n])
+                    dest = max(fast, key=lambda node: per[node])
                     try:
-                        s.migrate(a, e - a, dest)
+                        s.migrate(a, n, dest)
                     except TiertrainError:
                         pass
         finally:
@@ -848,3 +840,13 @@ class Handle:
 
 def _unpack(t):
     return t
+
+
+def _whole_pages(r, page):
+    """(addr, len) of the whole pages of each range in @r (addr, len, ...):
+    what the scheduler can move of it; ranges under a page are left out."""
+    for i in range(0, len(r) - 1, 2):
+        a = (r[i] + page - 1) // page * page
+        e = (r[i] + r[i + 1]) // page * page
+        if e > a:
+            yield a, e - a
