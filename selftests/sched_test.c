@@ -23,6 +23,8 @@
  *                       tensor from being evicted, WILL_USE and RETIRE
  *                       bring an evicted one back at once, RETIRE ends
  *                       the pin and the archive.
+ *   merge               TT_SCHED_MERGE with tensors reported in 64
+ *                       pieces: evicted, back, data intact.
  *   missing_layer       a layer missing from an iteration: reprofile, the
  *                       next iteration evicts nothing.
  *   new_layer           an unknown layer id is never evicted
@@ -99,6 +101,8 @@
  * @fast_at_bwd: TR_PROBE_BWD: fast bytes right after the backward begin.
  * @slow_at_bwd: TR_PROBE_BWD: slow bytes then.
  * @slow_at_end: TR_PROBE_BWD_END: slow bytes right before the backward end.
+ * @pieces:      report each tensor as this many contiguous ones (0 or 1:
+ *               one).
  * @hint:        per layer: tt_hint() on its tensor right after its forward
  *               end (and the TR_WAIT_EVICT wait), for the next iteration.
  * @fast_after_hint: fast bytes of the tensor once a WILL_USE or RETIRE
@@ -122,6 +126,7 @@ struct trainer {
 	uint64_t fast_at_bwd[TR_MAXL];
 	uint64_t slow_at_bwd[TR_MAXL];
 	uint64_t slow_at_end[TR_MAXL];
+	unsigned int pieces;
 	unsigned int hint[TR_MAXL];
 	uint64_t fast_after_hint[TR_MAXL];
 	char err[256];
@@ -278,10 +283,18 @@ static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 	if (ret)
 		return tr_fail(tr, "layer %u forward begin: %s", id, strerror(-ret));
 	tt_st_fill(buf, tr->sz, seed_of(tr->iter, id));
-	ret = f & TR_NO_SAVE ? 0 :
-	      tr_ev(tr, TT_EV_TENSOR_SAVED, 0, id, buf, tr->sz);
-	if (ret)
-		return tr_fail(tr, "layer %u tensor: %s", id, strerror(-ret));
+	if (!(f & TR_NO_SAVE)) {
+		unsigned int k, n = tr->pieces > 1 ? tr->pieces : 1;
+		size_t piece = tr->sz / n;
+
+		for (k = 0; k < n; k++) {
+			ret = tr_ev(tr, TT_EV_TENSOR_SAVED, 0, id, buf + k * piece,
+				    k + 1 < n ? piece : tr->sz - k * piece);
+			if (ret)
+				return tr_fail(tr, "layer %u tensor %u: %s", id, k,
+					       strerror(-ret));
+		}
+	}
 	compute(buf, tr->sz, tr->compute_ms);
 	ret = tr_ev(tr, TT_EV_LAYER_END, TT_FWD, id, NULL, 0);
 	if (ret)
@@ -856,6 +869,40 @@ TEST_F_TIMEOUT(sched, hints, 300)
 	ASSERT_LT(0, tr->slow_seen[1] + tr->slow_seen[2]);
 	ASSERT_EQ(0, tr_all_fast(tr)) TH_LOG("%s", tr->err);
 	ASSERT_EQ(0, tr_data_ok(tr, tr->iter - 1)) TH_LOG("%s", tr->err);
+}
+
+/*
+ * TT_SCHED_MERGE with each tensor reported as 64 pieces (16 pages each):
+ * evictions still happen after forward ends, everything comes back, data
+ * intact; the same without the flag.
+ */
+TEST_F_TIMEOUT(sched, merge, 300)
+{
+	struct trainer *tr = &self->tr;
+	struct tt_ioc_stats st;
+	uint64_t seen;
+	int pass;
+
+	if (!tr_selected(_metadata))
+		return;
+	tr->pieces = 64;
+	for (pass = 0; pass < 2; pass++) {
+		ASSERT_EQ(0, tr_set(tr, TT_SCHED_SET_FLAGS,
+				    pass ? 0 : TT_SCHED_MERGE, 0, 0));
+		TR_RUN(tr);
+		TR_RUN(tr);
+		TR_RUN_PLANNED(tr);
+		seen = tr->slow_seen[0] + tr->slow_seen[1] + tr->slow_seen[2] +
+		       tr->slow_seen[3];
+		TR_STATS(tr, &st);
+		TH_LOG("%s: %llu bytes seen slow after forward ends, %llu evicted in all",
+		       pass ? "without merge" : "merge",
+		       (unsigned long long)seen,
+		       (unsigned long long)st.bytes_evicted);
+		ASSERT_LT(0, seen);
+		ASSERT_EQ(0, tr_all_fast(tr)) TH_LOG("%s", tr->err);
+		ASSERT_EQ(0, tr_data_ok(tr, tr->iter - 1)) TH_LOG("%s", tr->err);
+	}
 }
 
 TEST_F_TIMEOUT(sched, missing_layer, 300)
