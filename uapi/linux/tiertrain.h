@@ -18,6 +18,11 @@
  *              every node with memory and no CPUs (CXL expanders, NVMM,
  *              emulated memory-only nodes). The module parameters fast_nodes=
  *              and slow_nodes= override the automatic choice.
+ * eviction     the slow nodes a fast node evicts to, nearest first: by the
+ *   order      kernel's memory tier (the dax/kmem tier of NVDIMM and CXL
+ *              memory comes after a RAM-only node), then HMAT latency or
+ *              NUMA distance (TT_NODE_A_EVICT_ORDER). A full node spills to
+ *              the next one.
  * page         PAGE_SIZE bytes of the caller's address space (4096 on x86-64).
  *              Ranges are page granular: addr and len of a range given to
  *              TT_IOC_REGISTER, TT_IOC_UNREGISTER or TT_IOC_MIGRATE must both
@@ -451,8 +456,10 @@ struct tt_ioc_events {
  * @er_bps:        eviction rate to assume now (bytes/s, > 0); the measured
  *                 average continues from it.
  * @pr_bps:        prefetch rate to assume now (bytes/s, > 0).
- * @slow_node:     node to evict to, or -1 for automatic (the nearest slow
- *                 node of the fast node the process runs on).
+ * @slow_node:     node to evict to (only that node: pages it has no room
+ *                 for stay in place), or -1 for automatic (the eviction
+ *                 order of the fast node the layer ran on: the nearest slow
+ *                 node with room, see "eviction order").
  * @fast_node:     node to prefetch to, or -1 for automatic (the node the
  *                 tensor was on before eviction).
  */
@@ -924,8 +931,39 @@ enum tt_attr {
  * @TT_NODE_A_TOTAL_BYTES: u64, memory managed by the kernel on the node.
  * @TT_NODE_A_FREE_BYTES:  u64, free memory on the node.
  * @TT_NODE_A_SLOW_TARGET: u32, only for a fast node: the slow node its
- *                         evictions go to (the nearest by NUMA distance);
- *                         absent when there is no slow node.
+ *                         evictions go to first (the first node of
+ *                         TT_NODE_A_EVICT_ORDER); absent when there is no
+ *                         slow node.
+ * @TT_NODE_A_MEMORY_TIER: u32, the kernel's memory tier of the node: N of
+ *                         /sys/devices/virtual/memory_tiering/memory_tierN,
+ *                         its abstract distance divided by 128 (lower is
+ *                         faster; on 6.1, 4 is RAM and 22 memory onlined
+ *                         by dax/kmem). Absent when the node is in no tier
+ *                         (or the module could not read them).
+ * @TT_NODE_A_ADIST_SOURCE: u32, enum tt_adist_source: what gave the node
+ *                         its abstract distance, hence its memory tier.
+ * @TT_NODE_A_DISTANCE:    u32, how far the node's memory is from the CPUs,
+ *                         which orders the slow nodes of one memory tier:
+ *                         the HMAT read latency in ns from the node's best
+ *                         CPU initiators when the firmware describes it,
+ *                         else the SLIT distance (10 = local) from the
+ *                         nearest fast node (from the node itself when
+ *                         there is no fast node).
+ * @TT_NODE_A_DISTANCE_SOURCE: u32, enum tt_dist_source: which of the two
+ *                         TT_NODE_A_DISTANCE is.
+ * @TT_NODE_A_READ_BANDWIDTH: u32, HMAT read bandwidth from the same
+ *                         initiators in MB/s; absent without HMAT data.
+ * @TT_NODE_A_EVICT_ORDER: binary, only for a fast node with slow nodes: an
+ *                         array of __u32 node ids, the slow nodes evictions
+ *                         from this node go to, in order. A page goes to the
+ *                         first one that has a free page for it (a full
+ *                         node spills to the next); when all are full the
+ *                         page stays where it is (counted in
+ *                         skipped_no_memory). The order: memory tier
+ *                         (highest first, unknown last), then within a tier
+ *                         HMAT read latency when both nodes have it, else
+ *                         SLIT distance from this node, then node id. A
+ *                         node whose memory is being offlined is left out.
  */
 enum tt_node_attr {
 	TT_NODE_A_UNSPEC,
@@ -937,6 +975,12 @@ enum tt_node_attr {
 	TT_NODE_A_TOTAL_BYTES,
 	TT_NODE_A_FREE_BYTES,
 	TT_NODE_A_SLOW_TARGET,
+	TT_NODE_A_MEMORY_TIER,
+	TT_NODE_A_ADIST_SOURCE,
+	TT_NODE_A_DISTANCE,
+	TT_NODE_A_DISTANCE_SOURCE,
+	TT_NODE_A_READ_BANDWIDTH,
+	TT_NODE_A_EVICT_ORDER,
 	__TT_NODE_A_MAX,
 };
 
@@ -964,6 +1008,33 @@ enum tt_node_role {
 enum tt_role_source {
 	TT_ROLE_SRC_CPUS,
 	TT_ROLE_SRC_PARAM,
+};
+
+/*
+ * enum tt_adist_source - what set a node's abstract distance (its memory
+ * tier) in the kernel
+ * @TT_ADIST_SRC_NONE: the node is in no memory tier (no memory, or the
+ *                     module could not read the tiers).
+ * @TT_ADIST_SRC_DRAM: the kernel's default for RAM: memory present at boot
+ *                     and RAM hot-added as such.
+ * @TT_ADIST_SRC_KMEM: the dax/kmem driver, which onlined device memory
+ *                     (NVDIMM, CXL memory) as system RAM and gave it its
+ *                     own, larger abstract distance.
+ */
+enum tt_adist_source {
+	TT_ADIST_SRC_NONE,
+	TT_ADIST_SRC_DRAM,
+	TT_ADIST_SRC_KMEM,
+};
+
+/*
+ * enum tt_dist_source - what TT_NODE_A_DISTANCE measures
+ * @TT_DIST_SRC_SLIT: the firmware's NUMA distance (SLIT, numactl -H).
+ * @TT_DIST_SRC_HMAT: the firmware's HMAT read latency, in ns.
+ */
+enum tt_dist_source {
+	TT_DIST_SRC_SLIT,
+	TT_DIST_SRC_HMAT,
 };
 
 /*
