@@ -18,6 +18,7 @@
 
 #include "chardev.h"
 #include "config.h"
+#include "memtiers.h"
 #include "migrate.h"
 #include "netlink.h"
 #include "sched.h"
@@ -33,13 +34,17 @@ static int __init tt_init(void)
 	if (ret)
 		return ret;
 
-	ret = tt_tiers_init();
+	ret = tt_memtiers_init();
 	if (ret)
 		return ret;
 
+	ret = tt_tiers_init();
+	if (ret)
+		goto err_tiers;
+
 	ret = tt_session_init();
 	if (ret)
-		return ret;
+		goto err_session;
 
 	ret = tt_migrate_init();
 	if (ret)
@@ -70,6 +75,9 @@ err_sched:
 	tt_migrate_exit();
 err_migrate:
 	tt_session_exit();
+err_session:
+err_tiers:
+	tt_memtiers_exit();
 	return ret;
 }
 
@@ -80,6 +88,7 @@ static void __exit tt_exit(void)
 	tt_sched_module_exit();
 	tt_migrate_exit();
 	tt_session_exit();
+	tt_memtiers_exit();
 	pr_info("unloaded\n");
 }
 

@@ -10,10 +10,16 @@
  * evaluated on every call, so memory or CPUs hot-added later get their
  * automatic role at once.
  *
- * The kernel's own memory tiers (memory-tiers: node_is_toptier(),
- * next_demotion_node(), node_get_memory_tier()) are not exported to modules
- * in 6.1, so they cannot inform the roles here; tierctl reads them from
- * /sys/devices/virtual/memory_tiering/ and shows them next to ours.
+ * Eviction order. A fast node evicts to its slow nodes nearest first:
+ * ordered by the kernel's memory tier (memtiers.c reads it: on 6.1 RAM is
+ * tier 4 and NVDIMM or CXL memory onlined by dax/kmem tier 22, so a RAM
+ * node without CPUs comes before them), then, inside a tier, by HMAT read
+ * latency when the firmware describes both nodes, else by NUMA distance
+ * (SLIT), then by node id. The migration engine takes the first node of
+ * that order with a free page for each page, so a full node spills to the
+ * next one. A node whose memory is being offlined leaves the order at once;
+ * the order is computed on each call from the current node states and the
+ * latest memory tier view, so hotplug needs no further step here.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +33,7 @@
 #include <linux/topology.h>
 #include <linux/vmstat.h>
 
+#include "memtiers.h"
 #include "tiers.h"
 
 static char *tt_fast_nodes;
@@ -240,30 +247,104 @@ const char *tt_tier_role_name(enum tt_node_role role)
 	}
 }
 
+/* Is @a before @b in the eviction order of @fast_nid? */
+static bool tt_tier_before(int fast_nid, int a, int b)
+{
+	struct tt_memtier_node ma, mb;
+	int ta, tb, da, db;
+
+	tt_memtiers_node(a, &ma);
+	tt_memtiers_node(b, &mb);
+	ta = ma.tier < 0 ? INT_MAX : ma.tier;
+	tb = mb.tier < 0 ? INT_MAX : mb.tier;
+	if (ta != tb)
+		return ta < tb;
+	if (ma.read_latency_ns && mb.read_latency_ns &&
+	    ma.read_latency_ns != mb.read_latency_ns)
+		return ma.read_latency_ns < mb.read_latency_ns;
+	da = node_distance(fast_nid, a);
+	db = node_distance(fast_nid, b);
+	if (da != db)
+		return da < db;
+	return a < b;
+}
+
 /**
- * tt_tier_nearest_slow() - the slow node closest to a fast node
- * @fast_nid: the fast node (any valid node id).
+ * tt_tier_evict_order() - the slow nodes a fast node evicts to, in order
+ * @fast_nid: the node the data is on, or the CPUs' node (any valid id).
+ * @nids:     out: node ids, nearest first.
+ * @max:      room in @nids.
  *
- * Distance is the firmware's NUMA distance (SLIT); ties go to the lowest id.
+ * Only slow nodes with memory that is not being offlined are listed; see
+ * the comment at the top for the order.
+ *
+ * Return: the number of nodes written, 0 when there is no slow node.
+ */
+int tt_tier_evict_order(int fast_nid, int *nids, int max)
+{
+	nodemask_t left = NODE_MASK_NONE;
+	int n = 0, nid, best;
+
+	if (fast_nid < 0 || fast_nid >= nr_node_ids)
+		return 0;
+	for_each_node_state(nid, N_MEMORY) {
+		if (nid != fast_nid && !tt_memtiers_leaving(nid) &&
+		    tt_tier_role(nid, NULL) == TT_ROLE_SLOW)
+			node_set(nid, left);
+	}
+	while (n < max && !nodes_empty(left)) {
+		best = NUMA_NO_NODE;
+		for_each_node_mask(nid, left)
+			if (best == NUMA_NO_NODE ||
+			    tt_tier_before(fast_nid, nid, best))
+				best = nid;
+		node_clear(best, left);
+		nids[n++] = best;
+	}
+	return n;
+}
+
+/**
+ * tt_tier_nearest_slow() - the first node of a fast node's eviction order
+ * @fast_nid: the fast node (any valid node id).
  *
  * Return: a node id, or NUMA_NO_NODE when there is no slow node with memory.
  */
 int tt_tier_nearest_slow(int fast_nid)
 {
-	int best = NUMA_NO_NODE, best_dist = INT_MAX, nid, dist;
+	int nid;
 
-	if (fast_nid < 0 || fast_nid >= nr_node_ids)
-		return NUMA_NO_NODE;
-	for_each_node_state(nid, N_MEMORY) {
-		if (tt_tier_role(nid, NULL) != TT_ROLE_SLOW)
-			continue;
-		dist = node_distance(fast_nid, nid);
-		if (dist < best_dist) {
-			best = nid;
-			best_dist = dist;
-		}
+	return tt_tier_evict_order(fast_nid, &nid, 1) ? nid : NUMA_NO_NODE;
+}
+
+/**
+ * tt_tier_node_perf() - a node's memory tier and distance, for tierctl
+ * @nid:  an online node.
+ * @perf: out.
+ */
+void tt_tier_node_perf(int nid, struct tt_node_perf *perf)
+{
+	struct tt_memtier_node m;
+	int f, d, best = INT_MAX;
+
+	tt_memtiers_node(nid, &m);
+	perf->memory_tier = m.tier;
+	perf->adist_src = m.adist_src;
+	perf->read_bw_mbps = m.read_bw_mbps;
+	if (m.read_latency_ns) {
+		perf->distance = m.read_latency_ns;
+		perf->dist_src = TT_DIST_SRC_HMAT;
+		return;
 	}
-	return best;
+	for_each_node_state(f, N_MEMORY) {
+		if (tt_tier_role(f, NULL) != TT_ROLE_FAST)
+			continue;
+		d = node_distance(f, nid);
+		if (d < best)
+			best = d;
+	}
+	perf->distance = best == INT_MAX ? node_distance(nid, nid) : best;
+	perf->dist_src = TT_DIST_SRC_SLIT;
 }
 
 /**
@@ -308,7 +389,8 @@ void tt_tier_node_info(int nid, struct tt_node_info *info)
 /**
  * tt_tiers_init() - parse fast_nodes= and slow_nodes=, log the roles
  *
- * Nothing is allocated, so there is no tt_tiers_exit().
+ * Nothing is allocated, so there is no tt_tiers_exit(). Needs the memory
+ * tier view (tt_memtiers_init()) for the order it logs.
  *
  * Return: 0, or -EINVAL (with a message naming the bad text) for a bad list.
  */
@@ -316,6 +398,7 @@ int tt_tiers_init(void)
 {
 	enum tt_role_source src;
 	struct tt_node_info info;
+	struct tt_node_perf perf;
 	int nid, ret;
 
 	ret = tt_tiers_parse("fast_nodes", tt_fast_nodes, &tt_fast_mask,
@@ -336,12 +419,23 @@ int tt_tiers_init(void)
 
 	for_each_node_state(nid, N_MEMORY) {
 		enum tt_node_role role = tt_tier_role(nid, &src);
+		int order[TT_TIER_ORDER_MAX], n, i;
+		char list[64];
+		size_t len = 0;
 
 		tt_tier_node_info(nid, &info);
-		pr_info("node %d: %s (%s), %u cpus, %llu MiB\n", nid,
-			tt_tier_role_name(role),
+		tt_tier_node_perf(nid, &perf);
+		list[0] = '\0';
+		n = role == TT_ROLE_FAST ?
+		    tt_tier_evict_order(nid, order, ARRAY_SIZE(order)) : 0;
+		for (i = 0; i < n; i++)
+			len += scnprintf(list + len, sizeof(list) - len, "%s%d",
+					 i ? "," : ", evicts to ", order[i]);
+		pr_info("node %d: %s (%s), %u cpus, %llu MiB, memory tier %d%s\n",
+			nid, tt_tier_role_name(role),
 			src == TT_ROLE_SRC_PARAM ? "parameter" : "cpus",
-			info.nr_cpus, info.total_bytes >> 20);
+			info.nr_cpus, info.total_bytes >> 20, perf.memory_tier,
+			list);
 	}
 	return 0;
 }
