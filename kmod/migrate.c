@@ -261,7 +261,9 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
 /**
  * struct tt_mig - one tt_mig_slots() call
  * @mm:   the mm.
- * @nid:  target node.
+ * @nids: target nodes, in order of preference: a page goes to the first
+ *        one with a free page for it (tt_migrate_range_to()).
+ * @nr_nids: entries of @nids, 1..TT_MIG_TARGETS.
  * @end:  end of the slot being migrated.
  * @cap:  batch size in pages: batch_pages when the call started, or the
  *        slot size when that is smaller.
@@ -270,22 +272,24 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
  * @hpfn: scan results, @cap entries.
  * @pages: @cap entries: destination pages from the bulk allocator, then
  *        the source pages released after migrate_vma_finalize().
- * @gfp:  flags for destination pages; direct reclaim is dropped after the
- *        first failure, so a full node costs one reclaim attempt per call,
- *        not one per page (kswapd is still woken).
+ * @gfp:  flags for destination pages on each of @nids; direct reclaim
+ *        is dropped after the first failure on a node, so a full node costs
+ *        one reclaim attempt per call, not one per page (kswapd is still
+ *        woken).
  * @scan: the page-table scanner over the slot.
  * @res:  result being accumulated.
  */
 struct tt_mig {
 	struct mm_struct *mm;
-	int nid;
+	int nids[TT_MIG_TARGETS];
+	unsigned int nr_nids;
 	unsigned long end;
 	unsigned long cap;
 	unsigned long *src;
 	unsigned long *dst;
 	unsigned long *hpfn;
 	struct page **pages;
-	gfp_t gfp;
+	gfp_t gfp[TT_MIG_TARGETS];
 	struct tt_pagescan scan;
 	struct tt_migrate_result *res;
 };
@@ -298,6 +302,17 @@ enum tt_mig_class {
 	TT_MIG_UNSUPPORTED,
 };
 
+/* Is @nid one of the targets (the page needs no move)? */
+static bool tt_mig_on_target(const struct tt_mig *m, int nid)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_nids; i++)
+		if (m->nids[i] == nid)
+			return true;
+	return false;
+}
+
 static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 					 struct vm_area_struct *vma,
 					 unsigned long hpfn)
@@ -308,7 +323,7 @@ static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 	page = tt_pagescan_page(vma, hpfn, &kind);
 	if (!page)
 		return TT_MIG_ABSENT;
-	if (page_to_nid(page) == m->nid)
+	if (tt_mig_on_target(m, page_to_nid(page)))
 		return TT_MIG_ON_NODE;
 	if (is_zone_device_page(page) || PageKsm(page))
 		return TT_MIG_UNSUPPORTED;
@@ -332,27 +347,35 @@ static void tt_copy_page(struct page *dst, struct page *src)
 }
 
 /*
- * Fill @m->pages[0..n) with pages of the target node, in bulk: one per-cpu
- * list lock per call instead of one __alloc_pages() per page. Direct reclaim
- * is dropped from @m->gfp after the first call that makes no progress.
- * Return how many pages were allocated.
+ * Fill @m->pages[0..n) with pages of the target nodes, in bulk (one per-cpu
+ * list lock per call instead of one __alloc_pages() per page): from the
+ * first target while it has free pages, then from the next. Direct reclaim
+ * is dropped from a target's flags after its first call that makes no
+ * progress. Return how many pages were allocated (a prefix of @m->pages:
+ * alloc_pages_bulk_array_node() fills the NULL entries in order and stops
+ * at the first failure).
  */
 static unsigned long tt_mig_alloc(struct tt_mig *m, unsigned long n)
 {
 	unsigned long got = 0, prev;
+	unsigned int t;
 
 	memset(m->pages, 0, n * sizeof(*m->pages));
-	for (;;) {
-		prev = got;
-		got = alloc_pages_bulk_array_node(m->gfp, m->nid, n, m->pages);
-		if (got >= n)
-			return n;
-		if (got > prev)
-			continue;
-		if (!(m->gfp & __GFP_DIRECT_RECLAIM))
-			return got;
-		m->gfp &= ~__GFP_DIRECT_RECLAIM;
+	for (t = 0; t < m->nr_nids; t++) {
+		for (;;) {
+			prev = got;
+			got = alloc_pages_bulk_array_node(m->gfp[t], m->nids[t],
+							  n, m->pages);
+			if (got >= n)
+				return n;
+			if (got > prev)
+				continue;
+			if (!(m->gfp[t] & __GFP_DIRECT_RECLAIM))
+				break;
+			m->gfp[t] &= ~__GFP_DIRECT_RECLAIM;
+		}
 	}
+	return got;
 }
 
 /* A dst[] entry that is to receive a page: neither 0 nor MIGRATE_PFN_VALID. */
@@ -400,7 +423,7 @@ static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
 			res->skipped_not_present++;
 			continue;
 		}
-		if (page_to_nid(spage) == m->nid) {
+		if (tt_mig_on_target(m, page_to_nid(spage))) {
 			res->already_on_node++;
 			continue;
 		}
@@ -582,7 +605,8 @@ static bool tt_slots_take(struct tt_slots *sl, unsigned long *start,
  * slot, or one of the workers of tt_migrate_sync(), which share the slots
  * so that a worker that runs slower (or starts later) simply takes fewer.
  */
-static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl, int nid,
+static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
+			const int *nids, unsigned int nr_nids,
 			unsigned int flags, const atomic_t *stop,
 			struct tt_migrate_result *res)
 {
@@ -590,12 +614,17 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl, int nid,
 	u64 t0 = ktime_get_ns(), moved = res->moved;
 	struct tt_mig m = {
 		.mm = mm,
-		.nid = nid,
-		.gfp = TT_GFP_DST,
+		.nr_nids = min_t(unsigned int, nr_nids, TT_MIG_TARGETS),
 		.res = res,
 	};
 	unsigned long addr, start;
+	unsigned int t;
 	int ret = 0;
+
+	for (t = 0; t < m.nr_nids; t++) {
+		m.nids[t] = nids[t];
+		m.gfp[t] = TT_GFP_DST;
+	}
 
 	if (remote && !mmget_not_zero(mm))
 		return -ESRCH;
@@ -649,11 +678,18 @@ out_free:
 }
 
 /**
- * tt_migrate_range() - move the pages of a range to a node
+ * tt_migrate_range_to() - move the pages of a range to the first of several
+ * nodes that has room
  * @mm:    the mm; with TT_MIG_REMOTE any mm the caller holds with mmgrab().
  * @start: page-aligned start.
  * @end:   page-aligned end, > @start.
- * @nid:   target node, checked by tt_tier_node_check().
+ * @nids:  target nodes, checked by tt_tier_node_check(), in order of
+ *         preference: each page goes to the first node with a free page
+ *         for it; pages already on any of them stay (already_on_node); a
+ *         page none of them has room for stays in place
+ *         (skipped_no_memory). Nodes after the first TT_MIG_TARGETS are
+ *         ignored.
+ * @nr_nids: entries of @nids, > 0.
  * @flags: TT_MIG_* bits.
  * @stop:  optional: when it becomes non-zero, stop at the next batch.
  * @res:   out: counts are added to it, elapsed_ns too.
@@ -666,14 +702,34 @@ out_free:
  * @stop or a fatal signal (@res covers the pages processed); -ESRCH when
  * the mm has exited (TT_MIG_REMOTE); -ENOMEM.
  */
-int tt_migrate_range(struct mm_struct *mm, unsigned long start,
-		     unsigned long end, int nid, unsigned int flags,
-		     const atomic_t *stop, struct tt_migrate_result *res)
+int tt_migrate_range_to(struct mm_struct *mm, unsigned long start,
+			unsigned long end, const int *nids,
+			unsigned int nr_nids, unsigned int flags,
+			const atomic_t *stop, struct tt_migrate_result *res)
 {
 	struct tt_slots sl;
 
 	tt_slots_init(&sl, start, end, end - start);
-	return tt_mig_slots(mm, &sl, nid, flags, stop, res);
+	return tt_mig_slots(mm, &sl, nids, nr_nids, flags, stop, res);
+}
+
+/**
+ * tt_migrate_range() - move the pages of a range to a node
+ * @mm:    as tt_migrate_range_to().
+ * @start: page-aligned start.
+ * @end:   page-aligned end, > @start.
+ * @nid:   target node, checked by tt_tier_node_check().
+ * @flags: TT_MIG_* bits.
+ * @stop:  optional: when it becomes non-zero, stop at the next batch.
+ * @res:   out: counts are added to it, elapsed_ns too.
+ *
+ * Return: as tt_migrate_range_to() with the single node @nid.
+ */
+int tt_migrate_range(struct mm_struct *mm, unsigned long start,
+		     unsigned long end, int nid, unsigned int flags,
+		     const atomic_t *stop, struct tt_migrate_result *res)
+{
+	return tt_migrate_range_to(mm, start, end, &nid, 1, flags, stop, res);
 }
 
 /**
@@ -716,7 +772,7 @@ static void tt_chunk_work(struct work_struct *work)
 	struct tt_chunk_set *set = c->set;
 
 	c->ran = true;
-	c->ret = tt_mig_slots(set->mm, &set->slots, set->nid, TT_MIG_REMOTE,
+	c->ret = tt_mig_slots(set->mm, &set->slots, &set->nid, 1, TT_MIG_REMOTE,
 			      &set->stop, &c->res);
 	/* The caller may free @c and @set as soon as this is done. */
 	if (atomic_dec_and_test(&set->pending))

@@ -19,6 +19,9 @@
  */
 #define TT_MIG_REMOTE	BIT(0)
 
+/* Target nodes of one tt_migrate_range_to() call, at most. */
+#define TT_MIG_TARGETS	8
+
 int tt_migrate_init(void);
 void tt_migrate_exit(void);
 
@@ -30,6 +33,10 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
 int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 		     unsigned long end, int nid, unsigned int flags,
 		     const atomic_t *stop, struct tt_migrate_result *res);
+int tt_migrate_range_to(struct mm_struct *mm, unsigned long start,
+			unsigned long end, const int *nids,
+			unsigned int nr_nids, unsigned int flags,
+			const atomic_t *stop, struct tt_migrate_result *res);
 int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 		    unsigned long end, int nid, struct tt_migrate_result *res);
 void tt_migrate_queue(struct work_struct *work);
