@@ -414,17 +414,25 @@ static void tt_sched_timer_work(struct work_struct *work)
 	mutex_unlock(&sc->lock);
 }
 
-/* The node evicted pages go to, or NUMA_NO_NODE (lock held). */
-static int tt_sched_slow_node(struct tt_sched *sc, struct tt_slayer *sl)
+/*
+ * The nodes evicted pages go to, in order (lock held): the session's
+ * slow_node alone, or the eviction order of the layer's fast node (a full
+ * node spills to the next). Return: how many were written to @nids
+ * (TT_MIG_TARGETS entries), 0 for none.
+ */
+static int tt_sched_slow_nodes(struct tt_sched *sc, struct tt_slayer *sl,
+			       int *nids)
 {
 	int nid = sc->cfg.slow_node;
 
-	if (nid < 0)
-		nid = tt_tier_nearest_slow(sl->cpu_nid >= 0 ? sl->cpu_nid :
-					   numa_node_id());
-	if (nid == NUMA_NO_NODE || tt_tier_node_check(nid))
-		return NUMA_NO_NODE;
-	return nid;
+	if (nid >= 0) {
+		if (tt_tier_node_check(nid))
+			return 0;
+		nids[0] = nid;
+		return 1;
+	}
+	return tt_tier_evict_order(sl->cpu_nid >= 0 ? sl->cpu_nid :
+				   numa_node_id(), nids, TT_MIG_TARGETS);
 }
 
 /*
@@ -538,7 +546,7 @@ static int tt_sched_majority_fast(const u64 *bytes, int fallback)
  * checks as not present / unsupported, and returns that error.
  */
 static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
-				struct tt_chunk *c, int nid,
+				struct tt_chunk *c, const int *nids, int nr,
 				struct tt_migrate_result *res)
 {
 	unsigned long pages = (c->end - c->start) >> PAGE_SHIFT;
@@ -553,8 +561,8 @@ static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
 			res->skipped_unsupported += pages;
 		return ret;
 	}
-	tt_migrate_range(s->mm, c->start, c->end, nid, TT_MIG_REMOTE,
-			 &sl->abort, res);
+	tt_migrate_range_to(s->mm, c->start, c->end, nids, nr, TT_MIG_REMOTE,
+			    &sl->abort, res);
 	return 0;
 }
 
@@ -565,15 +573,15 @@ static void tt_sched_evict_work(struct work_struct *work)
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 *bytes = NULL, elapsed = 0, iter;
 	unsigned int i, done = 0;
-	int idx, slow, fast;
+	int idx, slow[TT_MIG_TARGETS], nr_slow, fast;
 	bool have_mm;
 
 	mutex_lock(&sc->lock);
 	if (sl->state != TT_EP_EVICT_QUEUED || sc->closing)
 		goto out_unlock;
 	fast = sc->cfg.fast_node;
-	slow = tt_sched_slow_node(sc, sl);
-	if (slow == NUMA_NO_NODE || tt_sched_select(sc, sl) || !sl->nr_chunks) {
+	nr_slow = tt_sched_slow_nodes(sc, sl, slow);
+	if (!nr_slow || tt_sched_select(sc, sl) || !sl->nr_chunks) {
 		tt_sched_episode_end(sl);
 		goto out_unlock;
 	}
@@ -597,10 +605,10 @@ static void tt_sched_evict_work(struct work_struct *work)
 		if (bytes)
 			tt_sched_residency(s->mm, c->start, c->end, bytes,
 					   bytes + nr_node_ids);
-		ret = tt_sched_evict_chunk(s, sl, c, slow, &res);
+		ret = tt_sched_evict_chunk(s, sl, c, slow, nr_slow, &res);
 		c->moved = res.moved << PAGE_SHIFT;
 		elapsed += res.elapsed_ns;
-		tt_sched_account(s, &res, slow);
+		tt_sched_account(s, &res, slow[0]);
 
 		mutex_lock(&sc->lock);
 		if (ret)
@@ -623,8 +631,9 @@ static void tt_sched_evict_work(struct work_struct *work)
 	kfree(bytes);
 
 	mutex_lock(&sc->lock);
+	/* the first node of the order: a full one spills to the next */
 	tt_evlog_migration(s, TT_TRACE_EVICT, sl->id, iter, sl->evicted,
-			   sl->mig_start, slow,
+			   sl->mig_start, slow[0],
 			   done < sl->nr_chunks ? TT_TRACE_F_STOPPED : 0);
 	sl->nr_chunks = done;
 	sl->fast_nid = fast;
