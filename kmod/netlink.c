@@ -36,6 +36,7 @@
 
 #include "config.h"
 #include "evlog.h"
+#include "memtiers.h"
 #include "migrate.h"
 #include "netlink.h"
 #include "sched.h"
@@ -132,9 +133,42 @@ static size_t tt_nl_nodes_size(void)
 {
 	size_t node = nla_total_size(0) +			/* TT_A_NODE */
 		      5 * nla_total_size(sizeof(u32)) +		/* id..target */
-		      2 * nla_total_size_64bit(sizeof(u64));	/* bytes */
+		      2 * nla_total_size_64bit(sizeof(u64)) +	/* bytes */
+		      5 * nla_total_size(sizeof(u32)) +		/* tier..bw */
+		      nla_total_size(TT_TIER_ORDER_MAX * sizeof(u32));
 
 	return nla_total_size(0) + nr_node_ids * node;
+}
+
+/*
+ * The memory tier, distance and eviction order attributes of a node, and
+ * for a fast node its slow target (the first of its eviction order).
+ */
+static int tt_nl_put_node_tier(struct sk_buff *msg, int nid,
+			       enum tt_node_role role)
+{
+	u32 order[TT_TIER_ORDER_MAX];
+	int nids[TT_TIER_ORDER_MAX];
+	struct tt_node_perf perf;
+	int i, n = 0;
+
+	tt_tier_node_perf(nid, &perf);
+	if (role == TT_ROLE_FAST)
+		n = tt_tier_evict_order(nid, nids, ARRAY_SIZE(nids));
+	for (i = 0; i < n; i++)
+		order[i] = nids[i];
+	if ((n && nla_put_u32(msg, TT_NODE_A_SLOW_TARGET, order[0])) ||
+	    (perf.memory_tier >= 0 &&
+	     nla_put_u32(msg, TT_NODE_A_MEMORY_TIER, perf.memory_tier)) ||
+	    nla_put_u32(msg, TT_NODE_A_ADIST_SOURCE, perf.adist_src) ||
+	    nla_put_u32(msg, TT_NODE_A_DISTANCE, perf.distance) ||
+	    nla_put_u32(msg, TT_NODE_A_DISTANCE_SOURCE, perf.dist_src) ||
+	    (perf.read_bw_mbps &&
+	     nla_put_u32(msg, TT_NODE_A_READ_BANDWIDTH, perf.read_bw_mbps)) ||
+	    (n && nla_put(msg, TT_NODE_A_EVICT_ORDER, n * sizeof(order[0]),
+			  order)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 static int tt_nl_put_node(struct sk_buff *msg, int nid)
@@ -143,7 +177,6 @@ static int tt_nl_put_node(struct sk_buff *msg, int nid)
 	enum tt_node_role role = tt_tier_role(nid, &source);
 	struct tt_node_info info;
 	struct nlattr *nest;
-	int target;
 
 	tt_tier_node_info(nid, &info);
 	nest = nla_nest_start(msg, TT_A_NODE);
@@ -156,14 +189,9 @@ static int tt_nl_put_node(struct sk_buff *msg, int nid)
 	    nla_put_u64_64bit(msg, TT_NODE_A_TOTAL_BYTES, info.total_bytes,
 			      TT_NODE_A_PAD) ||
 	    nla_put_u64_64bit(msg, TT_NODE_A_FREE_BYTES, info.free_bytes,
-			      TT_NODE_A_PAD))
+			      TT_NODE_A_PAD) ||
+	    tt_nl_put_node_tier(msg, nid, role))
 		goto cancel;
-	if (role == TT_ROLE_FAST) {
-		target = tt_tier_nearest_slow(nid);
-		if (target != NUMA_NO_NODE &&
-		    nla_put_u32(msg, TT_NODE_A_SLOW_TARGET, target))
-			goto cancel;
-	}
 	nla_nest_end(msg, nest);
 	return 0;
 cancel:
@@ -176,6 +204,8 @@ static int tt_nl_put_nodes(struct sk_buff *msg)
 	struct nlattr *nodes;
 	int nid;
 
+	/* a memory online or offline that completed is in the reply */
+	tt_memtiers_sync();
 	nodes = nla_nest_start(msg, TT_A_NODES);
 	if (!nodes)
 		return -EMSGSIZE;
