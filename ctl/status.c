@@ -53,6 +53,12 @@ static const char *const tt_node_attr_names[TT_NODE_A_MAX + 1] = {
 	[TT_NODE_A_TOTAL_BYTES] = "TT_NODE_A_TOTAL_BYTES",
 	[TT_NODE_A_FREE_BYTES] = "TT_NODE_A_FREE_BYTES",
 	[TT_NODE_A_SLOW_TARGET] = "TT_NODE_A_SLOW_TARGET",
+	[TT_NODE_A_MEMORY_TIER] = "TT_NODE_A_MEMORY_TIER",
+	[TT_NODE_A_ADIST_SOURCE] = "TT_NODE_A_ADIST_SOURCE",
+	[TT_NODE_A_DISTANCE] = "TT_NODE_A_DISTANCE",
+	[TT_NODE_A_DISTANCE_SOURCE] = "TT_NODE_A_DISTANCE_SOURCE",
+	[TT_NODE_A_READ_BANDWIDTH] = "TT_NODE_A_READ_BANDWIDTH",
+	[TT_NODE_A_EVICT_ORDER] = "TT_NODE_A_EVICT_ORDER",
 };
 
 /**
@@ -112,16 +118,35 @@ static int tt_status_parse_node(const struct nlattr *nest, struct tt_status *st)
 		[TT_NODE_A_NR_CPUS] = MNL_TYPE_U32,
 		[TT_NODE_A_TOTAL_BYTES] = MNL_TYPE_U64,
 		[TT_NODE_A_FREE_BYTES] = MNL_TYPE_U64,
+		[TT_NODE_A_MEMORY_TIER] = MNL_TYPE_U32,
+		[TT_NODE_A_ADIST_SOURCE] = MNL_TYPE_U32,
+		[TT_NODE_A_DISTANCE] = MNL_TYPE_U32,
+		[TT_NODE_A_DISTANCE_SOURCE] = MNL_TYPE_U32,
+		[TT_NODE_A_READ_BANDWIDTH] = MNL_TYPE_U32,
+		[TT_NODE_A_EVICT_ORDER] = MNL_TYPE_BINARY,
 	};
 	struct tt_status_node *nodes, *n;
+	const struct nlattr *order;
 	char where[48];
-	unsigned int t;
+	unsigned int t, len;
 
 	snprintf(where, sizeof(where), " in node entry %zu", st->nr_nodes);
 	mnl_attr_parse_nested(nest, tt_parse_attr_cb, &p);
 	for (t = TT_NODE_A_ID; t <= TT_NODE_A_FREE_BYTES; t++)
 		if (!tt_parse_need(&p, t, kinds[t], where))
 			return -EPROTO;
+	/* the memory tier attributes are optional, checked when present */
+	for (t = TT_NODE_A_MEMORY_TIER; t <= TT_NODE_A_MAX; t++)
+		if (p.tb[t] && !tt_parse_need(&p, t, kinds[t], where))
+			return -EPROTO;
+	order = p.tb[TT_NODE_A_EVICT_ORDER];
+	len = order ? mnl_attr_get_payload_len(order) : 0;
+	if (len % sizeof(uint32_t)) {
+		snprintf(st->err, sizeof(st->err),
+			 "the module's reply has a malformed TT_NODE_A_EVICT_ORDER attribute (%u bytes of payload)%s",
+			 len, where);
+		return -EPROTO;
+	}
 	nodes = realloc(st->nodes, (st->nr_nodes + 1) * sizeof(*nodes));
 	if (!nodes) {
 		snprintf(st->err, sizeof(st->err), "%s", strerror(ENOMEM));
@@ -145,6 +170,26 @@ static int tt_status_parse_node(const struct nlattr *nest, struct tt_status *st)
 			return -EPROTO;
 		}
 		n->slow_target = mnl_attr_get_u32(p.tb[TT_NODE_A_SLOW_TARGET]);
+	}
+	n->memory_tier = p.tb[TT_NODE_A_MEMORY_TIER] ?
+		(int64_t)mnl_attr_get_u32(p.tb[TT_NODE_A_MEMORY_TIER]) : -1;
+	n->adist_source = p.tb[TT_NODE_A_ADIST_SOURCE] ?
+		(int64_t)mnl_attr_get_u32(p.tb[TT_NODE_A_ADIST_SOURCE]) : -1;
+	n->distance = p.tb[TT_NODE_A_DISTANCE] ?
+		mnl_attr_get_u32(p.tb[TT_NODE_A_DISTANCE]) : 0;
+	n->dist_source = p.tb[TT_NODE_A_DISTANCE] &&
+			 p.tb[TT_NODE_A_DISTANCE_SOURCE] ?
+		(int64_t)mnl_attr_get_u32(p.tb[TT_NODE_A_DISTANCE_SOURCE]) : -1;
+	n->read_bw_mbps = p.tb[TT_NODE_A_READ_BANDWIDTH] ?
+		mnl_attr_get_u32(p.tb[TT_NODE_A_READ_BANDWIDTH]) : 0;
+	n->nr_evict_order = 0;
+	if (order) {
+		const uint32_t *ids = mnl_attr_get_payload(order);
+
+		for (t = 0; t < len / sizeof(*ids) &&
+			    t < TT_STATUS_ORDER_MAX; t++)
+			memcpy(&n->evict_order[t], &ids[t], sizeof(*ids));
+		n->nr_evict_order = t;
 	}
 	return 0;
 }
@@ -269,10 +314,69 @@ const char *tt_status_source_name(uint32_t source, char *buf, size_t len)
 	return buf;
 }
 
-static int tt_status_tier(const struct tt_status_node *n, const int *tier_of,
-			  int nr_tier_of)
+/* tt_status_adist_name() - "none", "dram", "kmem" or "unknown(N)". */
+const char *tt_status_adist_name(int64_t source, char *buf, size_t len)
 {
+	switch (source) {
+	case TT_ADIST_SRC_NONE:
+		return "none";
+	case TT_ADIST_SRC_DRAM:
+		return "dram";
+	case TT_ADIST_SRC_KMEM:
+		return "kmem";
+	}
+	snprintf(buf, len, "unknown(%lld)", (long long)source);
+	return buf;
+}
+
+/**
+ * tt_status_node_tier() - a node's memory tier, -1 for none
+ * @n:          the node.
+ * @tier_of:    memory tier per node id read from sysfs, -1 for none.
+ * @nr_tier_of: entries in @tier_of.
+ *
+ * Return: the module's TT_NODE_A_MEMORY_TIER, or @tier_of's entry for a
+ * module that does not send the memory tier attributes.
+ */
+int tt_status_node_tier(const struct tt_status_node *n, const int *tier_of,
+			int nr_tier_of)
+{
+	if (n->memory_tier >= 0 || n->adist_source >= 0)
+		return n->memory_tier;
 	return n->id < (uint32_t)nr_tier_of ? tier_of[n->id] : -1;
+}
+
+/* "150ns" (HMAT), "20" (SLIT) or "-". */
+static const char *tt_status_dist_text(const struct tt_status_node *n,
+				       char *buf, size_t len)
+{
+	if (n->dist_source == TT_DIST_SRC_HMAT)
+		snprintf(buf, len, "%uns", n->distance);
+	else if (n->dist_source == TT_DIST_SRC_SLIT)
+		snprintf(buf, len, "%u", n->distance);
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/*
+ * The eviction order ("1,2"), the slow target of a module that does not
+ * send the order, or "-".
+ */
+static const char *tt_status_order_text(const struct tt_status_node *n,
+					char *buf, size_t len)
+{
+	size_t off = 0;
+	unsigned int i;
+
+	if (!n->nr_evict_order && n->slow_target >= 0)
+		snprintf(buf, len, "%d", n->slow_target);
+	else
+		snprintf(buf, len, "-");
+	for (i = 0; i < n->nr_evict_order && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%u", i ? "," : "",
+				n->evict_order[i]);
+	return buf;
 }
 
 /**
@@ -285,6 +389,7 @@ void tt_status_node_json(struct tt_json *j, const struct tt_status_node *n,
 			 int tier)
 {
 	char b1[32], b2[32];
+	unsigned int i;
 
 	tt_json_object_open(j, NULL);
 	tt_json_u64(j, "node", n->id);
@@ -302,6 +407,30 @@ void tt_status_node_json(struct tt_json *j, const struct tt_status_node *n,
 		tt_json_i64(j, "slow_target", n->slow_target);
 	else
 		tt_json_null(j, "slow_target");
+	if (n->adist_source >= 0)
+		tt_json_string(j, "adist_source",
+			       tt_status_adist_name(n->adist_source, b1,
+						    sizeof(b1)));
+	else
+		tt_json_null(j, "adist_source");
+	if (n->dist_source >= 0) {
+		tt_json_u64(j, "distance", n->distance);
+		tt_json_string(j, "distance_source",
+			       n->dist_source == TT_DIST_SRC_HMAT ? "hmat" :
+			       n->dist_source == TT_DIST_SRC_SLIT ? "slit" :
+			       "unknown");
+	} else {
+		tt_json_null(j, "distance");
+		tt_json_null(j, "distance_source");
+	}
+	if (n->read_bw_mbps)
+		tt_json_u64(j, "read_bandwidth_mbps", n->read_bw_mbps);
+	else
+		tt_json_null(j, "read_bandwidth_mbps");
+	tt_json_array_open(j, "evict_order");
+	for (i = 0; i < n->nr_evict_order; i++)
+		tt_json_u64(j, NULL, n->evict_order[i]);
+	tt_json_array_close(j);
 	tt_json_object_close(j);
 }
 
@@ -310,25 +439,33 @@ void tt_status_node_json(struct tt_json *j, const struct tt_status_node *n,
  * @out:    the stream.
  * @n:      the node.
  * @tier:   its memory tier, -1 for none.
- * @target: add the "evicts to" column.
+ * @target: the row of tierctl tiers: with the adist, dist and evicts
+ *          columns.
  */
 void tt_status_node_text(FILE *out, const struct tt_status_node *n, int tier,
 			 bool target)
 {
-	char b1[32], b2[32], total[32], free_b[32], tier_s[16], tgt[16];
+	char b1[32], b2[32], b3[32], total[32], free_b[32], tier_s[16];
+	char dist[16], order[64];
 
 	snprintf(tier_s, sizeof(tier_s), tier >= 0 ? "%d" : "-", tier);
-	snprintf(tgt, sizeof(tgt), n->slow_target >= 0 ? "%d" : "-",
-		 n->slow_target);
 	tt_fmt_bytes(n->total_bytes, total, sizeof(total));
 	tt_fmt_bytes(n->free_bytes, free_b, sizeof(free_b));
-	fprintf(out, "%-5u %-11s %-11s %4u %4s %10s %10s", n->id,
-		tt_status_role_name(n->role, b1, sizeof(b1)),
+	if (!target) {
+		fprintf(out, "%-5u %-11s %-11s %4u %4s %10s %10s\n", n->id,
+			tt_status_role_name(n->role, b1, sizeof(b1)),
+			tt_status_source_name(n->role_source, b2, sizeof(b2)),
+			n->nr_cpus, tier_s, total, free_b);
+		return;
+	}
+	fprintf(out, "%-5u %-11s %-11s %4u %4s %-5s %6s %10s %10s  %s\n",
+		n->id, tt_status_role_name(n->role, b1, sizeof(b1)),
 		tt_status_source_name(n->role_source, b2, sizeof(b2)),
-		n->nr_cpus, tier_s, total, free_b);
-	if (target)
-		fprintf(out, " %9s", tgt);
-	fputc('\n', out);
+		n->nr_cpus, tier_s,
+		n->adist_source >= 0 ?
+		tt_status_adist_name(n->adist_source, b3, sizeof(b3)) : "-",
+		tt_status_dist_text(n, dist, sizeof(dist)), total, free_b,
+		tt_status_order_text(n, order, sizeof(order)));
 }
 
 static int tt_status_print_json(const struct tt_ctl *ctl,
@@ -349,8 +486,8 @@ static int tt_status_print_json(const struct tt_ctl *ctl,
 	tt_json_array_open(j, "nodes");
 	for (i = 0; i < st->nr_nodes; i++)
 		tt_status_node_json(j, &st->nodes[i],
-				    tt_status_tier(&st->nodes[i], tier_of,
-						   nr_tier_of));
+				    tt_status_node_tier(&st->nodes[i], tier_of,
+							nr_tier_of));
 	tt_json_array_close(j);
 	tt_json_object_close(j);
 	return tt_json_end(j);
@@ -375,8 +512,8 @@ static void tt_status_print_text(const struct tt_ctl *ctl,
 		"role", "source", "cpus", "tier", "total", "free");
 	for (i = 0; i < st->nr_nodes; i++)
 		tt_status_node_text(ctl->out, &st->nodes[i],
-				    tt_status_tier(&st->nodes[i], tier_of,
-						   nr_tier_of), false);
+				    tt_status_node_tier(&st->nodes[i], tier_of,
+							nr_tier_of), false);
 }
 
 /**

@@ -9,6 +9,9 @@
 
 #include "tierctl.h"
 
+/* Eviction order entries kept per node (the module sends at most 8). */
+#define TT_STATUS_ORDER_MAX	16
+
 /**
  * struct tt_status_node - one TT_A_NODE of the reply
  * @id:          TT_NODE_A_ID.
@@ -18,6 +21,15 @@
  * @total_bytes: TT_NODE_A_TOTAL_BYTES.
  * @free_bytes:  TT_NODE_A_FREE_BYTES.
  * @slow_target: TT_NODE_A_SLOW_TARGET, -1 when absent.
+ * The attributes below are optional too (a module before them sends none):
+ * @memory_tier: TT_NODE_A_MEMORY_TIER, -1 when absent.
+ * @adist_source: TT_NODE_A_ADIST_SOURCE (enum tt_adist_source), -1 absent.
+ * @distance:    TT_NODE_A_DISTANCE.
+ * @dist_source: TT_NODE_A_DISTANCE_SOURCE (enum tt_dist_source), -1 when
+ *               it or TT_NODE_A_DISTANCE is absent.
+ * @read_bw_mbps: TT_NODE_A_READ_BANDWIDTH, 0 when absent.
+ * @evict_order: TT_NODE_A_EVICT_ORDER, the first @nr_evict_order entries.
+ * @nr_evict_order: entries of @evict_order (0: absent).
  */
 struct tt_status_node {
 	uint32_t id;
@@ -27,6 +39,13 @@ struct tt_status_node {
 	uint64_t total_bytes;
 	uint64_t free_bytes;
 	int32_t slow_target;
+	int64_t memory_tier;
+	int64_t adist_source;
+	uint32_t distance;
+	int64_t dist_source;
+	uint32_t read_bw_mbps;
+	uint32_t evict_order[TT_STATUS_ORDER_MAX];
+	unsigned int nr_evict_order;
 };
 
 /**
@@ -59,6 +78,9 @@ int tt_status_parse_nodes(const struct nlattr *nodes, struct tt_status *st);
 void tt_status_free(struct tt_status *st);
 const char *tt_status_role_name(uint32_t role, char *buf, size_t len);
 const char *tt_status_source_name(uint32_t source, char *buf, size_t len);
+const char *tt_status_adist_name(int64_t source, char *buf, size_t len);
+int tt_status_node_tier(const struct tt_status_node *n, const int *tier_of,
+			int nr_tier_of);
 int tt_status_print(const struct tt_ctl *ctl, const struct tt_status *st,
 		    const int *tier_of, int nr_tier_of);
 void tt_status_node_json(struct tt_json *j, const struct tt_status_node *n,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tierctl tiers [set --fast LIST --slow LIST]: the node roles
- * (TT_CMD_GET_TIERS, TT_CMD_SET_TIERS), with the kernel's memory tier of
- * each node read from sysfs.
+ * (TT_CMD_GET_TIERS, TT_CMD_SET_TIERS), with each node's memory tier,
+ * abstract distance source, distance and eviction order as the module
+ * reports them (the memory tier read from sysfs for a module that does not
+ * send it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,9 +25,19 @@ const char tt_tiers_usage[] =
 	"Without 'set': which nodes are fast memory (tensors in use live there)\n"
 	"and which are slow (idle tensors are evicted there), whether that was\n"
 	"set or is automatic (fast: nodes with CPUs; slow: memory-only nodes),\n"
-	"and per node with memory: role, where it comes from (cpus or param),\n"
-	"CPUs, the kernel's memory tier, total and free memory, and for a fast\n"
-	"node the slow node its evictions go to (the nearest).\n"
+	"and per node with memory:\n"
+	"  role    fast, slow or none\n"
+	"  source  where the role comes from: cpus (automatic) or param (set)\n"
+	"  cpus    online CPUs on the node\n"
+	"  tier    the kernel's memory tier (lower is faster: 4 is RAM, 22\n"
+	"          NVDIMM or CXL memory onlined by dax/kmem), '-' if none\n"
+	"  adist   what gave the node its tier (its abstract distance): dram\n"
+	"          (the kernel's default for RAM) or kmem (the dax/kmem driver)\n"
+	"  dist    how far the node is from the CPUs: HMAT read latency ('ns')\n"
+	"          when the firmware describes it, else the NUMA distance\n"
+	"  total, free  the node's memory\n"
+	"  evicts  for a fast node: the slow nodes it evicts to, in order: by\n"
+	"          memory tier, then distance; a full node spills to the next\n"
 	"\n"
 	"'set' changes the roles at once (needs CAP_SYS_ADMIN). LIST is a node\n"
 	"list such as 1, 1,3 or 2-3, or 'auto' for the automatic choice. A list\n"
@@ -97,14 +109,15 @@ static void tt_tiers_print_text(const struct tt_ctl *ctl,
 	fprintf(ctl->out, "fast nodes: %s\nslow nodes: %s\n\n",
 		t->fast[0] ? t->fast : "automatic (nodes with CPUs)",
 		t->slow[0] ? t->slow : "automatic (memory-only nodes)");
-	fprintf(ctl->out, "%-5s %-11s %-11s %4s %4s %10s %10s %9s\n", "node",
-		"role", "source", "cpus", "tier", "total", "free",
-		"evicts to");
+	fprintf(ctl->out, "%-5s %-11s %-11s %4s %4s %-5s %6s %10s %10s  %s\n",
+		"node", "role", "source", "cpus", "tier", "adist", "dist",
+		"total", "free", "evicts");
 	for (i = 0; i < t->st.nr_nodes; i++) {
 		const struct tt_status_node *n = &t->st.nodes[i];
 
 		tt_status_node_text(ctl->out, n,
-				    n->id < TT_MAX_NODES ? tier_of[n->id] : -1,
+				    tt_status_node_tier(n, tier_of,
+							TT_MAX_NODES),
 				    true);
 	}
 }
@@ -125,7 +138,8 @@ static int tt_tiers_print_json(const struct tt_ctl *ctl,
 		const struct tt_status_node *n = &t->st.nodes[i];
 
 		tt_status_node_json(j, n,
-				    n->id < TT_MAX_NODES ? tier_of[n->id] : -1);
+				    tt_status_node_tier(n, tier_of,
+							TT_MAX_NODES));
 	}
 	tt_json_array_close(j);
 	tt_json_object_close(j);

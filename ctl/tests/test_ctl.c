@@ -675,6 +675,45 @@ static void put_node(struct nlmsghdr *nlh, uint32_t id, uint32_t role,
 }
 
 /*
+ * A node with the memory tier attributes, which are optional (nodes 0-2
+ * of make_status() go without, as from an older module); @bad sends one
+ * of them malformed.
+ */
+static void put_node_tier(struct nlmsghdr *nlh, uint32_t id, uint32_t role,
+			  uint32_t cpus, uint32_t tier, uint32_t adist,
+			  uint32_t dist, uint32_t dist_src, uint32_t bw,
+			  const uint32_t *order, unsigned int nr_order,
+			  int bad)
+{
+	struct nlattr *n = mnl_attr_nest_start(nlh, TT_A_NODE);
+
+	mnl_attr_put_u32(nlh, TT_NODE_A_ID, id);
+	mnl_attr_put_u32(nlh, TT_NODE_A_ROLE, role);
+	mnl_attr_put_u32(nlh, TT_NODE_A_ROLE_SOURCE, TT_ROLE_SRC_CPUS);
+	mnl_attr_put_u32(nlh, TT_NODE_A_NR_CPUS, cpus);
+	mnl_attr_put(nlh, TT_NODE_A_PAD, 0, NULL);
+	mnl_attr_put_u64(nlh, TT_NODE_A_TOTAL_BYTES, 2147483648ULL);
+	mnl_attr_put_u64(nlh, TT_NODE_A_FREE_BYTES, 1717986918ULL);
+	if (nr_order)
+		mnl_attr_put_u32(nlh, TT_NODE_A_SLOW_TARGET, order[0]);
+	mnl_attr_put_u32(nlh, TT_NODE_A_MEMORY_TIER, tier);
+	mnl_attr_put_u32(nlh, TT_NODE_A_ADIST_SOURCE, adist);
+	mnl_attr_put_u32(nlh, TT_NODE_A_DISTANCE, dist);
+	if (bad == TT_NODE_A_DISTANCE_SOURCE)
+		mnl_attr_put_u16(nlh, TT_NODE_A_DISTANCE_SOURCE, dist_src);
+	else
+		mnl_attr_put_u32(nlh, TT_NODE_A_DISTANCE_SOURCE, dist_src);
+	if (bw)
+		mnl_attr_put_u32(nlh, TT_NODE_A_READ_BANDWIDTH, bw);
+	if (bad == TT_NODE_A_EVICT_ORDER)
+		mnl_attr_put(nlh, TT_NODE_A_EVICT_ORDER, 6, order);
+	else if (nr_order)
+		mnl_attr_put(nlh, TT_NODE_A_EVICT_ORDER,
+			     nr_order * sizeof(*order), order);
+	mnl_attr_nest_end(nlh, n);
+}
+
+/*
  * A reply as the module sends it for the VM's layout; @skip leaves one
  * top-level attribute out, @skip_node one attribute of node 1, and
  * @short_workers makes TT_A_WORKERS a 2-byte attribute.
@@ -705,12 +744,24 @@ static struct nlmsghdr *make_status(char *buf, int skip, int skip_node,
 	/* An attribute from a newer module: skipped. */
 	mnl_attr_put_u32(nlh, TT_A_MAX + 5, 77);
 	if (skip != TT_A_NODES) {
+		static const uint32_t order[] = { 1, 3 };
+
 		nodes = mnl_attr_nest_start(nlh, TT_A_NODES);
 		put_node(nlh, 0, TT_ROLE_FAST, TT_ROLE_SRC_CPUS, 2,
 			 2147483648ULL, 1717986918ULL, -1);
 		put_node(nlh, 1, TT_ROLE_SLOW, TT_ROLE_SRC_CPUS, 0,
-			 2147483648ULL, 2147483648ULL - 4096, skip_node);
+			 2147483648ULL, 2147483648ULL - 4096,
+			 skip_node < TT_NODE_A_MEMORY_TIER ? skip_node : -1);
 		put_node(nlh, 2, 7, 9, 0, 512ULL << 20, 0, -1);
+		/* three tiers: DRAM with the CPUs, then CXL memory (tier 22) */
+		put_node_tier(nlh, 4, TT_ROLE_FAST, 2, 4, TT_ADIST_SRC_DRAM,
+			      80, TT_DIST_SRC_HMAT, 20480, order, 2,
+			      skip_node == TT_NODE_A_EVICT_ORDER ? skip_node :
+			      -1);
+		put_node_tier(nlh, 3, TT_ROLE_SLOW, 0, 22, TT_ADIST_SRC_KMEM,
+			      20, TT_DIST_SRC_SLIT, 0, NULL, 0,
+			      skip_node == TT_NODE_A_DISTANCE_SOURCE ?
+			      skip_node : -1);
 		mnl_attr_nest_end(nlh, nodes);
 	}
 	return nlh;
@@ -731,7 +782,7 @@ static void test_status_parse(void **state)
 	assert_int_equal(st.batch_pages, 512);
 	assert_int_equal(st.sessions, 3);
 	assert_int_equal(st.replies, 1);
-	assert_int_equal(st.nr_nodes, 3);
+	assert_int_equal(st.nr_nodes, 5);
 	assert_int_equal(st.nodes[0].id, 0);
 	assert_int_equal(st.nodes[0].role, TT_ROLE_FAST);
 	assert_int_equal(st.nodes[0].nr_cpus, 2);
@@ -739,6 +790,27 @@ static void test_status_parse(void **state)
 	assert_int_equal(st.nodes[1].role, TT_ROLE_SLOW);
 	assert_int_equal(st.nodes[1].free_bytes, 2147483648ULL - 4096);
 	assert_int_equal(st.nodes[2].role, 7);
+	/* without the memory tier attributes */
+	assert_int_equal(st.nodes[1].memory_tier, -1);
+	assert_int_equal(st.nodes[1].adist_source, -1);
+	assert_int_equal(st.nodes[1].dist_source, -1);
+	assert_int_equal(st.nodes[1].nr_evict_order, 0);
+	/* with them */
+	assert_int_equal(st.nodes[3].id, 4);
+	assert_int_equal(st.nodes[3].slow_target, 1);
+	assert_int_equal(st.nodes[3].memory_tier, 4);
+	assert_int_equal(st.nodes[3].adist_source, TT_ADIST_SRC_DRAM);
+	assert_int_equal(st.nodes[3].distance, 80);
+	assert_int_equal(st.nodes[3].dist_source, TT_DIST_SRC_HMAT);
+	assert_int_equal(st.nodes[3].read_bw_mbps, 20480);
+	assert_int_equal(st.nodes[3].nr_evict_order, 2);
+	assert_int_equal(st.nodes[3].evict_order[0], 1);
+	assert_int_equal(st.nodes[3].evict_order[1], 3);
+	assert_int_equal(st.nodes[4].memory_tier, 22);
+	assert_int_equal(st.nodes[4].adist_source, TT_ADIST_SRC_KMEM);
+	assert_int_equal(st.nodes[4].dist_source, TT_DIST_SRC_SLIT);
+	assert_int_equal(st.nodes[4].read_bw_mbps, 0);
+	assert_int_equal(st.nodes[4].nr_evict_order, 0);
 	tt_status_free(&st);
 }
 
@@ -781,11 +853,30 @@ static void test_status_parse_errors(void **state)
 	assert_string_equal(st.err,
 			    "the module's reply has no TT_NODE_A_FREE_BYTES attribute in node entry 1");
 	tt_status_free(&st);
+
+	/* the optional attributes are checked when present */
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(tt_status_parse(make_status(buf, -1,
+						     TT_NODE_A_DISTANCE_SOURCE,
+						     false), &st),
+			 MNL_CB_ERROR);
+	assert_string_equal(st.err,
+			    "the module's reply has a malformed TT_NODE_A_DISTANCE_SOURCE attribute (2 bytes of payload) in node entry 4");
+	tt_status_free(&st);
+
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(tt_status_parse(make_status(buf, -1,
+						     TT_NODE_A_EVICT_ORDER,
+						     false), &st),
+			 MNL_CB_ERROR);
+	assert_string_equal(st.err,
+			    "the module's reply has a malformed TT_NODE_A_EVICT_ORDER attribute (6 bytes of payload) in node entry 3");
+	tt_status_free(&st);
 }
 
 static void test_status_print(void **state)
 {
-	int tier_of[4] = { 4, 4, -1, -1 };
+	int tier_of[5] = { 4, 4, -1, 7, 7 };
 	struct tt_status st = { 0 };
 	struct capture out;
 	struct tt_ctl ctl = { 0 };
@@ -797,7 +888,7 @@ static void test_status_print(void **state)
 
 	capture_open(&out);
 	ctl.out = out.f;
-	assert_int_equal(tt_status_print(&ctl, &st, tier_of, 4), 0);
+	assert_int_equal(tt_status_print(&ctl, &st, tier_of, 5), 0);
 	assert_string_equal(capture_text(&out),
 			    "module version: 0.1.0\n"
 			    "abi version:    1\n"
@@ -808,15 +899,17 @@ static void test_status_print(void **state)
 			    "node  role        source      cpus tier      total       free\n"
 			    "0     fast        cpus           2    4    2.0 GiB    1.6 GiB\n"
 			    "1     slow        cpus           0    4    2.0 GiB    2.0 GiB\n"
-			    "2     unknown(7)  unknown(9)     0    -  512.0 MiB        0 B\n");
+			    "2     unknown(7)  unknown(9)     0    -  512.0 MiB        0 B\n"
+			    "4     fast        cpus           2    4    2.0 GiB    1.6 GiB\n"
+			    "3     slow        cpus           0   22    2.0 GiB    1.6 GiB\n");
 	capture_close(&out);
 
 	capture_open(&out);
 	ctl.out = out.f;
 	ctl.json = true;
-	assert_int_equal(tt_status_print(&ctl, &st, tier_of, 4), 0);
+	assert_int_equal(tt_status_print(&ctl, &st, tier_of, 5), 0);
 	assert_string_equal(capture_text(&out),
-			    "{\"version\":\"0.1.0\",\"abi\":1,\"workers\":2,\"batch_pages\":512,\"sessions\":3,\"nodes\":[{\"node\":0,\"role\":\"fast\",\"role_source\":\"cpus\",\"cpus\":2,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":1717986918,\"slow_target\":null},{\"node\":1,\"role\":\"slow\",\"role_source\":\"cpus\",\"cpus\":0,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":2147479552,\"slow_target\":null},{\"node\":2,\"role\":\"unknown(7)\",\"role_source\":\"unknown(9)\",\"cpus\":0,\"memory_tier\":null,\"total_bytes\":536870912,\"free_bytes\":0,\"slow_target\":null}]}\n");
+			    "{\"version\":\"0.1.0\",\"abi\":1,\"workers\":2,\"batch_pages\":512,\"sessions\":3,\"nodes\":[{\"node\":0,\"role\":\"fast\",\"role_source\":\"cpus\",\"cpus\":2,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":1717986918,\"slow_target\":null,\"adist_source\":null,\"distance\":null,\"distance_source\":null,\"read_bandwidth_mbps\":null,\"evict_order\":[]},{\"node\":1,\"role\":\"slow\",\"role_source\":\"cpus\",\"cpus\":0,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":2147479552,\"slow_target\":null,\"adist_source\":null,\"distance\":null,\"distance_source\":null,\"read_bandwidth_mbps\":null,\"evict_order\":[]},{\"node\":2,\"role\":\"unknown(7)\",\"role_source\":\"unknown(9)\",\"cpus\":0,\"memory_tier\":null,\"total_bytes\":536870912,\"free_bytes\":0,\"slow_target\":null,\"adist_source\":null,\"distance\":null,\"distance_source\":null,\"read_bandwidth_mbps\":null,\"evict_order\":[]},{\"node\":4,\"role\":\"fast\",\"role_source\":\"cpus\",\"cpus\":2,\"memory_tier\":4,\"total_bytes\":2147483648,\"free_bytes\":1717986918,\"slow_target\":1,\"adist_source\":\"dram\",\"distance\":80,\"distance_source\":\"hmat\",\"read_bandwidth_mbps\":20480,\"evict_order\":[1,3]},{\"node\":3,\"role\":\"slow\",\"role_source\":\"cpus\",\"cpus\":0,\"memory_tier\":22,\"total_bytes\":2147483648,\"free_bytes\":1717986918,\"slow_target\":null,\"adist_source\":\"kmem\",\"distance\":20,\"distance_source\":\"slit\",\"read_bandwidth_mbps\":null,\"evict_order\":[]}]}\n");
 	capture_close(&out);
 	tt_status_free(&st);
 
