@@ -193,6 +193,18 @@ unsigned int tt_chunk_merge(struct tt_chunk *c, unsigned int n,
 	return out + 1;
 }
 
+unsigned long long tt_hint_bytes(const struct tt_hint_set *h,
+				 unsigned int flags)
+{
+	unsigned long long sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < h->n; i++)
+		if (h->iv[i].flags & flags)
+			sum += h->iv[i].end - h->iv[i].start;
+	return sum;
+}
+
 const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
 				      unsigned long long start,
 				      unsigned long long end)

@@ -69,6 +69,10 @@ unsigned int tt_hint_cut(const struct tt_hint_set *h,
 				      unsigned long long b),
 			 void *arg);
 
+/* tt_hint_bytes() - bytes of the intervals whose flags include @flags. */
+unsigned long long tt_hint_bytes(const struct tt_hint_set *h,
+				 unsigned int flags);
+
 /*
  * struct tt_chunk - a piece of an eviction (at most one migration batch)
  * @start:    first address.

@@ -1306,6 +1306,8 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 	out->reprofiles = tc->reprofiles;
 	out->er_bps = sc->tl.er_bps;
 	out->pr_bps = sc->tl.pr_bps;
+	out->pinned_bytes = tt_hint_bytes(&sc->hints, TT_HINT_PIN_FAST);
+	out->archived_bytes = tt_hint_bytes(&sc->hints, TT_HINT_ARCHIVE);
 	mutex_unlock(&sc->lock);
 }
 

@@ -118,5 +118,7 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->reprofiles = sc->reprofiles;
 	out->er_bps = sc->er_bps;
 	out->pr_bps = sc->pr_bps;
+	out->pinned_bytes = sc->pinned_bytes;
+	out->archived_bytes = sc->archived_bytes;
 	return out->size;
 }

@@ -80,6 +80,8 @@ struct tt_sched_stats {
 	u64 reprofiles;
 	u64 er_bps;
 	u64 pr_bps;
+	u64 pinned_bytes;
+	u64 archived_bytes;
 };
 
 void tt_result_add(struct tt_migrate_result *acc,

@@ -1219,6 +1219,8 @@ void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st)
 	st->reprofiles = tl->counts.reprofiles;
 	st->er_bps = tl->er_bps;
 	st->pr_bps = tl->pr_bps;
+	st->pinned_bytes = tt_hint_bytes(&s->us->hints, TT_HINT_PIN_FAST);
+	st->archived_bytes = tt_hint_bytes(&s->us->hints, TT_HINT_ARCHIVE);
 }
 
 /* tt_us_sched_get() - the settings, with the timeline's current rates. */

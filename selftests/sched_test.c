@@ -815,6 +815,7 @@ TEST_F_TIMEOUT(sched, defer_late, 300)
 TEST_F_TIMEOUT(sched, hints, 300)
 {
 	struct trainer *tr = &self->tr;
+	struct tt_ioc_stats st;
 	int i;
 
 	if (!tr_selected(_metadata))
@@ -825,6 +826,9 @@ TEST_F_TIMEOUT(sched, hints, 300)
 	ASSERT_EQ(0, tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_PIN_FAST));
 	ASSERT_EQ(0, tt_hint(tr->s, tr->t[2] + 100, tr->sz - 200,
 			     TT_HINT_ARCHIVE));
+	TR_STATS(tr, &st);
+	ASSERT_EQ(tr->sz, st.pinned_bytes);
+	ASSERT_EQ(tr->sz, st.archived_bytes);
 	TR_RUN_PLANNED(tr);
 	TH_LOG("slow after the forward end: %llu %llu %llu %llu",
 	       (unsigned long long)tr->slow_seen[0],
@@ -861,6 +865,9 @@ TEST_F_TIMEOUT(sched, hints, 300)
 	/* RETIRE ends the pin and the archive: layers 2 and 3 move again */
 	ASSERT_EQ(0, tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_RETIRE));
 	ASSERT_EQ(0, tt_hint(tr->s, tr->t[2], tr->sz, TT_HINT_RETIRE));
+	TR_STATS(tr, &st);
+	ASSERT_EQ(0, st.pinned_bytes);
+	ASSERT_EQ(0, st.archived_bytes);
 	for (i = 0; i < 5; i++) {
 		TR_RUN_PLANNED(tr);
 		if (tr->slow_seen[1] || tr->slow_seen[2])

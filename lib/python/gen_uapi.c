@@ -120,6 +120,8 @@ int main(void)
 	M(tt_ioc_stats, reprofiles);
 	M(tt_ioc_stats, er_bps);
 	M(tt_ioc_stats, pr_bps);
+	M(tt_ioc_stats, pinned_bytes);
+	M(tt_ioc_stats, archived_bytes);
 	END();
 
 	BEGIN(tt_ioc_sched);

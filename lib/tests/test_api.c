@@ -1029,9 +1029,15 @@ static void test_hint(void **state)
 	assert_fails(EINVAL, tt_hint(s, p, ps, TT_HINT_ARCHIVE | TT_HINT_WILL_USE));
 	/* any alignment, memory the scheduler does not manage */
 	assert_int_equal(tt_hint(s, p + 1, 10, TT_HINT_WILL_USE), 0);
+	assert_int_equal(stats_of(s).pinned_bytes, 0);
 	assert_int_equal(tt_hint(s, p, 2 * ps, TT_HINT_PIN_FAST | TT_HINT_WILL_USE), 0);
 	assert_int_equal(tt_hint(s, p + ps, 2 * ps, TT_HINT_ARCHIVE), 0);
+	/* the archive replaced the pin on page 1 */
+	assert_int_equal(stats_of(s).pinned_bytes, ps);
+	assert_int_equal(stats_of(s).archived_bytes, 2 * ps);
 	assert_int_equal(tt_hint(s, p, 4 * ps, TT_HINT_RETIRE), 0);
+	assert_int_equal(stats_of(s).pinned_bytes, 0);
+	assert_int_equal(stats_of(s).archived_bytes, 0);
 	/* many hinted ranges: every other page, no error */
 	for (unsigned int i = 0; i < 4; i += 2)
 		assert_int_equal(tt_hint(s, p + i * ps, ps, TT_HINT_PIN_FAST), 0);

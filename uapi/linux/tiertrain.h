@@ -277,6 +277,9 @@ struct tt_ioc_residency {
  * @reprofiles:       times the profile was restarted after a deviation.
  * @er_bps:           current eviction rate estimate ER, bytes/s.
  * @pr_bps:           current prefetch rate estimate PR, bytes/s.
+ * @pinned_bytes:     bytes of memory hinted TT_HINT_PIN_FAST now (whole
+ *                    pages; appended with TT_IOC_HINT).
+ * @archived_bytes:   bytes of memory hinted TT_HINT_ARCHIVE now.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -312,6 +315,8 @@ struct tt_ioc_stats {
 	__u64 reprofiles;
 	__u64 er_bps;
 	__u64 pr_bps;
+	__u64 pinned_bytes;
+	__u64 archived_bytes;
 };
 
 /* TT_IOC_STATS - read the session counters. */
