@@ -12,6 +12,9 @@
  *                   present and stay unpopulated.
  *   thp             a THP-backed range to the slow node and back; logs
  *                   whether the huge pages were split.
+ *
+ * base_256m and thp use 1/TT_ST_SIZE_DIV of their sizes when that
+ * variable is set (tt_st_scaled(); run-vm sets it on emulated CXL memory).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -68,7 +71,7 @@ TEST_F_TIMEOUT(migrate, base_256m, 900)
 {
 	struct tt_ioc_stats st0, st1;
 	struct tt_migrate_result r;
-	size_t len = 256 * TT_ST_MIB;
+	size_t len = tt_st_scaled(256 * TT_ST_MIB);
 	uint64_t pages = len / self->ps, t0;
 	int fast = self->topo.fast, slow = self->topo.slow;
 
@@ -281,7 +284,7 @@ TEST_F_TIMEOUT(migrate, untouched_pages, 300)
 TEST_F_TIMEOUT(migrate, thp, 900)
 {
 	struct tt_migrate_result r;
-	size_t len = 64 * TT_ST_MIB, pages = len / self->ps;
+	size_t len = tt_st_scaled(64 * TT_ST_MIB), pages = len / self->ps;
 	long long huge_kb, split0, split1, split2;
 	int fast = self->topo.fast, slow = self->topo.slow;
 	char mode[128];

@@ -747,3 +747,14 @@ uint64_t tt_st_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+size_t tt_st_scaled(size_t len)
+{
+	const char *e = getenv("TT_ST_SIZE_DIV");
+	unsigned long div = e ? strtoul(e, NULL, 10) : 1;
+
+	if (div > 1)
+		len /= div;
+	len -= len % TT_ST_THP_SIZE;
+	return len ? len : TT_ST_THP_SIZE;
+}

@@ -155,4 +155,12 @@ int tt_st_khugepaged_resume(long long saved);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t tt_st_now_ns(void);
 
+/*
+ * A test buffer size scaled down by the environment variable
+ * TT_ST_SIZE_DIV (an integer >= 1, default 1; selftests/run-vm sets it
+ * where the slow tier is slow to emulate), rounded down to whole 2 MiB
+ * huge pages, at least one.
+ */
+size_t tt_st_scaled(size_t len);
+
 #endif /* TT_SELFTEST_H */
