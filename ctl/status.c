@@ -289,44 +289,36 @@ void tt_status_free(struct tt_status *st)
 /* tt_status_role_name() - "none", "fast", "slow" or "unknown(N)". */
 const char *tt_status_role_name(uint32_t role, char *buf, size_t len)
 {
-	switch (role) {
-	case TT_ROLE_NONE:
-		return "none";
-	case TT_ROLE_FAST:
-		return "fast";
-	case TT_ROLE_SLOW:
-		return "slow";
-	}
-	snprintf(buf, len, "unknown(%u)", role);
-	return buf;
+	static const char *const names[] = {
+		[TT_ROLE_NONE] = "none",
+		[TT_ROLE_FAST] = "fast",
+		[TT_ROLE_SLOW] = "slow",
+	};
+
+	return tt_enum_name(names, TT_ARRAY_SIZE(names), role, buf, len);
 }
 
 /* tt_status_source_name() - "cpus", "param" or "unknown(N)". */
 const char *tt_status_source_name(uint32_t source, char *buf, size_t len)
 {
-	switch (source) {
-	case TT_ROLE_SRC_CPUS:
-		return "cpus";
-	case TT_ROLE_SRC_PARAM:
-		return "param";
-	}
-	snprintf(buf, len, "unknown(%u)", source);
-	return buf;
+	static const char *const names[] = {
+		[TT_ROLE_SRC_CPUS] = "cpus",
+		[TT_ROLE_SRC_PARAM] = "param",
+	};
+
+	return tt_enum_name(names, TT_ARRAY_SIZE(names), source, buf, len);
 }
 
 /* tt_status_adist_name() - "none", "dram", "kmem" or "unknown(N)". */
 const char *tt_status_adist_name(int64_t source, char *buf, size_t len)
 {
-	switch (source) {
-	case TT_ADIST_SRC_NONE:
-		return "none";
-	case TT_ADIST_SRC_DRAM:
-		return "dram";
-	case TT_ADIST_SRC_KMEM:
-		return "kmem";
-	}
-	snprintf(buf, len, "unknown(%lld)", (long long)source);
-	return buf;
+	static const char *const names[] = {
+		[TT_ADIST_SRC_NONE] = "none",
+		[TT_ADIST_SRC_DRAM] = "dram",
+		[TT_ADIST_SRC_KMEM] = "kmem",
+	};
+
+	return tt_enum_name(names, TT_ARRAY_SIZE(names), source, buf, len);
 }
 
 /**

@@ -61,6 +61,8 @@ int tt_ctl_run(int argc, char **argv, FILE *out, FILE *err);
 
 /* util.c */
 void tt_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+const char *tt_enum_name(const char *const *names, size_t nr, int64_t value,
+			 char *buf, size_t len);
 int tt_memory_tiers(const char *dir, int *tier_of, int nr);
 
 /* The verbs. */

@@ -45,6 +45,26 @@ void tt_fmt_bytes(uint64_t bytes, char *buf, size_t len)
 }
 
 /**
+ * tt_enum_name() - the name of an enum value from a table.
+ * @names: names indexed by value (a NULL entry has none).
+ * @nr:    entries in @names.
+ * @value: the value.
+ * @buf:   room for "unknown(N)".
+ * @len:   its size.
+ *
+ * Return: @names[@value], or "unknown(@value)" written to @buf for a
+ * value the table does not name (from a newer module).
+ */
+const char *tt_enum_name(const char *const *names, size_t nr, int64_t value,
+			 char *buf, size_t len)
+{
+	if (value >= 0 && (uint64_t)value < nr && names[value])
+		return names[value];
+	snprintf(buf, len, "unknown(%lld)", (long long)value);
+	return buf;
+}
+
+/**
  * tt_memory_tiers() - the memory tier of each node, from sysfs.
  * @dir:     the memory tiering directory
  *           (/sys/devices/virtual/memory_tiering).
