@@ -63,7 +63,7 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
            anchor=False, alap=False, defer_late=False, merge=False,
            off=False, profile_iters=None,
            stay_us=None, slow_node=None, fast_node=None, train_only=True,
-           params=False, warmup=1, strict=False):
+           params=False, warmup=2, strict=False):
     """Tier the saved tensors of every training iteration of @model.
 
     Returns a ``Handle``. Layers are the leaf modules of @model, or, with
@@ -82,10 +82,11 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     (passes with gradients disabled never do). @params: also register
     parameters and buffers that layers save (off: they are model state,
     not activations). @warmup: training iterations after attach() that
-    are not reported (default 1: a fresh model's first iteration runs
-    about twice as long as the next ones, page faults of new memory and
-    empty allocator caches, and would make a misleading profile); 0
-    reports from the first.
+    are not reported (default 2: a fresh model's first iterations run
+    longer than the next ones, page faults of new memory, empty allocator
+    caches; measured in the guest, resnet18: 37 s, 14.7 s, then 11.6-12.7
+    s; as the profile they make every prefetch of the following
+    iterations late); 0 reports from the first.
 
     When libtiertrain or the session cannot be opened, a warning says why
     and the handle stays inactive (training runs untiered), unless
