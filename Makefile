@@ -53,6 +53,7 @@ bench: deps all bench-build
 	bench/run-migrate
 	bench/run-train
 	bench/run-events
+	bench/run-torch
 
 # The kselftest harness comes from Debian's linux-source-6.1, extracted at
 # build time (never copied into this repository).
