@@ -48,6 +48,7 @@
 #include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
+#include <linux/huge_mm.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -822,6 +823,12 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	 */
 	slot = clamp(npages / (n * TT_SLOTS_PER_WORKER), TT_SLOT_MIN_PAGES,
 		     batch);
+	/*
+	 * Whole huge pages per slot: two workers whose slots share a THP both
+	 * try to split it, and the one that loses finds its pages busy.
+	 */
+	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) && batch >= HPAGE_PMD_NR)
+		slot = round_up(slot, HPAGE_PMD_NR);
 	tt_slots_init(&set.slots, start, end, slot << PAGE_SHIFT);
 	set.nid = nid;
 	set.mm = mm;
