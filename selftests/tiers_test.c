@@ -322,6 +322,13 @@ static int kmem_node(const struct knode *k)
  * @on:      after the planned iterations: pages of the evicted tensors seen
  *           on each node (move_pages(2)) right after each eviction ended.
  * @evicted: layer-iterations whose eviction ended.
+ * @unplanned: layer-iterations the plan did not evict (profiling, 0 bytes).
+ * @unstarted: planned ones whose eviction had not started @start_ms after
+ *           the forward end.
+ * @unended: started ones not ended after 30 s.
+ * @pause_ms: the profiling iteration's pause (mini_iteration()).
+ * @start_ms: how long an eviction may take to start (when no slow node
+ *           has room, none starts at all).
  * @err:     what failed.
  */
 struct mini {
@@ -332,6 +339,11 @@ struct mini {
 	unsigned int iter;
 	uint64_t on[TT_ST_MAX_NODES];
 	unsigned int evicted;
+	unsigned int unplanned;
+	unsigned int unstarted;
+	unsigned int unended;
+	unsigned int pause_ms;
+	unsigned int start_ms;
 	char err[256];
 };
 
@@ -362,6 +374,8 @@ static int mini_open(struct mini *m, int fast, size_t sz)
 	memset(m, 0, sizeof(*m));
 	m->fast = fast;
 	m->sz = sz;
+	m->pause_ms = PROFILE_PAUSE_MS;
+	m->start_ms = 5000;
 	unsetenv("TIERTRAIN_BACKEND");
 	m->s = tt_open();
 	if (!m->s)
@@ -392,8 +406,8 @@ static void mini_close(struct mini *m)
 static int mini_where(struct mini *m, unsigned int id)
 {
 	struct tt_layer_info info[ML + 1];
-	uint64_t end = tt_st_now_ns() + 10000000000ULL;
-	uint64_t start_by = tt_st_now_ns() + 1000000000ULL;
+	uint64_t end = tt_st_now_ns() + 30000000000ULL;
+	uint64_t start_by = tt_st_now_ns() + m->start_ms * 1000000ULL;
 	struct tt_st_place *p;
 	int n, i;
 
@@ -404,13 +418,20 @@ static int mini_where(struct mini *m, unsigned int id)
 		for (i = 0; i < n && i <= ML && info[i].layer != id; i++)
 			;
 		if (i == n || i > ML || info[i].status == TT_LAYER_PROFILING ||
-		    !info[i].final_bytes)
+		    !info[i].final_bytes) {
+			m->unplanned++;
 			return 0;
+		}
 		if (info[i].last_evict_end_ns)
 			break;
-		if ((!info[i].last_evict_start_ns && tt_st_now_ns() > start_by) ||
-		    tt_st_now_ns() > end)
+		if (!info[i].last_evict_start_ns && tt_st_now_ns() > start_by) {
+			m->unstarted++;
 			return 0;
+		}
+		if (tt_st_now_ns() > end) {
+			m->unended++;
+			return 0;
+		}
 		usleep(1000);
 	}
 	p = malloc(sizeof(*p));
@@ -455,7 +476,7 @@ static int mini_iteration(struct mini *m, int profile)
 		if (mini_where(m, l))
 			return -1;
 	}
-	usleep((profile ? PROFILE_PAUSE_MS : 20) * 1000);
+	usleep((profile ? m->pause_ms : 20) * 1000);
 	for (l = ML; l >= 1; l--) {
 		if (tt_layer_begin(m->s, l, TT_BWD))
 			return mini_fail(m, "backward begin: %s", strerror(errno));
@@ -644,6 +665,7 @@ static int mini_run(struct mini *m, unsigned int n)
 		return -1;
 	memset(m->on, 0, sizeof(m->on));
 	m->evicted = 0;
+	m->unplanned = m->unstarted = m->unended = 0;
 	for (i = 0; i < n; i++)
 		if (mini_iteration(m, 0))
 			return -1;
@@ -662,9 +684,10 @@ TEST_F_TIMEOUT(tiers, evict_down, 120)
 	first = self->order[0];
 	ASSERT_EQ(0, mini_open(m, self->topo.fast, SMALL)) TH_LOG("%s", m->err);
 	ASSERT_EQ(0, mini_run(m, 2)) TH_LOG("%s", m->err);
-	TH_LOG("%u evictions; pages seen after them on node %d: %llu, fast node %d: %llu",
-	       m->evicted, first, (unsigned long long)m->on[first],
-	       m->fast, (unsigned long long)m->on[m->fast]);
+	TH_LOG("%u evictions (%u not planned, %u not started, %u not ended); pages seen after them on node %d: %llu, fast node %d: %llu",
+	       m->evicted, m->unplanned, m->unstarted, m->unended, first,
+	       (unsigned long long)m->on[first], m->fast,
+	       (unsigned long long)m->on[m->fast]);
 	ASSERT_EQ(2 * ML, m->evicted);
 	/* every evicted page on the first node of the order */
 	ASSERT_EQ(2 * pages, m->on[first]);
@@ -731,7 +754,7 @@ static int hog(FIXTURE_DATA(tiers) *self, int node)
 TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 {
 	struct mini *m = &self->mini;
-	uint64_t pages = ML * BIG / tt_page_size();
+	uint64_t pages = ML * SMALL / tt_page_size();
 	int a, b, n;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -740,12 +763,14 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 	a = self->order[0];
 	b = self->order[1];
 	ASSERT_EQ(0, hog(self, a)) TH_LOG("filling node %d failed", a);
-	ASSERT_EQ(0, mini_open(m, self->topo.fast, BIG)) TH_LOG("%s", m->err);
+	ASSERT_EQ(0, mini_open(m, self->topo.fast, SMALL)) TH_LOG("%s", m->err);
+	/* spilling to CXL memory: each eviction tries the full node first */
+	m->pause_ms = 3 * PROFILE_PAUSE_MS;
 	ASSERT_EQ(0, mini_run(m, 1)) TH_LOG("%s", m->err);
-	TH_LOG("%u evictions; pages seen after them: node %d %llu, node %d %llu, fast node %d %llu",
-	       m->evicted, a, (unsigned long long)m->on[a], b,
-	       (unsigned long long)m->on[b], m->fast,
-	       (unsigned long long)m->on[m->fast]);
+	TH_LOG("%u evictions (%u not planned, %u not started, %u not ended); pages seen after them: node %d %llu, node %d %llu, fast node %d %llu",
+	       m->evicted, m->unplanned, m->unstarted, m->unended, a,
+	       (unsigned long long)m->on[a], b, (unsigned long long)m->on[b],
+	       m->fast, (unsigned long long)m->on[m->fast]);
 	ASSERT_EQ(ML, m->evicted);
 	/* spilled: most pages on the second node, none left behind */
 	ASSERT_GT(m->on[b], m->on[a]);
@@ -877,7 +902,11 @@ static void hotplug_child(int fast, int kn, int ctl, int tick, int rep)
 	struct mini m;
 	ssize_t n;
 
-	if (mini_open(&m, fast, SMALL) || mini_iteration(&m, 1))
+	if (mini_open(&m, fast, SMALL))
+		goto out;
+	/* no eviction starts while the only slow node is offline */
+	m.start_ms = 1000;
+	if (mini_iteration(&m, 1))
 		goto out;
 	while (read(ctl, &phase, 1) == 1 && phase < 3) {
 		memset(m.on, 0, sizeof(m.on));
