@@ -69,6 +69,8 @@ def parse():
                    help="TT_SCHED_ALAP in the tiering modes")
     p.add_argument("--sync-late", action="store_true",
                    help="TT_SCHED_SYNC_LATE in the tiering modes")
+    p.add_argument("--count", action="store_true",
+                   help="TT_SCHED_COUNT in the tiering modes")
     p.add_argument("--profile-iters", type=int, default=None,
                    help="scheduler profile iterations (the module's default)")
     p.add_argument("--threads", type=int, default=1,
@@ -152,7 +154,7 @@ class Mode:
         self.st0 = None
         self.warm = 2
         if mode != "none":
-            kw = {"anchor": a.anchor, "alap": a.alap,
+            kw = {"anchor": a.anchor, "alap": a.alap, "count": a.count,
                   "sync_late": a.sync_late, "off": mode == "off",
                   "strict": True}
             if a.profile_iters:
@@ -284,7 +286,8 @@ def table(a, results):
                        if r["ok"])[:1] or "-", a.threads, a.sample_ms,
               "".join(", " + f for f, on in (("anchor", a.anchor),
                                              ("alap", a.alap),
-                                             ("sync-late", a.sync_late))
+                                             ("sync-late", a.sync_late),
+                                             ("count", a.count))
                       if on)))
     print("fast-tier bytes of the saved tensors autograd holds (measured); "
           "\"vs off\" against the off run (same hooks, nothing moved)\n")

@@ -96,6 +96,8 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  * @defer_late:    set TT_SCHED_DEFER_LATE (late bytes read from the slow
  *                 node, brought back after the backward pass).
  * @merge:         set TT_SCHED_MERGE (touching tensors in joined batches).
+ * @count:         set TT_SCHED_COUNT (prefetches released by backward
+ *                 progress too).
  * @pieces:        tensors each activation is reported as (contiguous
  *                 pieces of it, one tt_tensor_saved() each).
  * @rows:          rows of the ASCII timeline.
@@ -119,6 +121,7 @@ struct tt_cfg {
 	int alap;
 	int defer_late;
 	int merge;
+	int count;
 	unsigned int pieces;
 	unsigned int rows;
 	int timeline;
@@ -987,7 +990,8 @@ static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 		    (t->cfg.anchor ? TT_SCHED_ANCHOR : 0) |
 		    (t->cfg.alap ? TT_SCHED_ALAP : 0) |
 		    (t->cfg.defer_late ? TT_SCHED_DEFER_LATE : 0) |
-		    (t->cfg.merge ? TT_SCHED_MERGE : 0);
+		    (t->cfg.merge ? TT_SCHED_MERGE : 0) |
+		    (t->cfg.count ? TT_SCHED_COUNT : 0);
 	ret = tt_sched_set(s, &cfg);
 	if (ret)
 		tt_die("%s: tt_sched_set(profile_iters %u, flags %#x): %s", want,
@@ -1312,14 +1316,15 @@ static void tt_print_table(const struct tt_train *t)
 	printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
 	       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
 	       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
-	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s\n",
+	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s\n",
 	       t->cfg.pieces, t->cfg.pieces == 1 ? "" : "s",
 	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
 	       t->cfg.defer_late ? "defer-late " : "",
 	       t->cfg.merge ? "merge " : "",
+	       t->cfg.count ? "count " : "",
 	       t->cfg.sync_late ? "sync-late " : "",
 	       t->cfg.anchor || t->cfg.alap || t->cfg.sync_late ||
-	       t->cfg.defer_late || t->cfg.merge ? "" :
+	       t->cfg.defer_late || t->cfg.merge || t->cfg.count ? "" :
 	       "none (the paper's reference)");
 	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
 	       ref ? "" : " (not run: against this run's untiered model)");
@@ -1845,7 +1850,7 @@ static void tt_write_json(const struct tt_train *t)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
 	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"tensors_per_layer\": %u, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"tensors_per_layer\": %u, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
@@ -1853,7 +1858,8 @@ static void tt_write_json(const struct tt_train *t)
 		t->cfg.anchor ? "true" : "false",
 		t->cfg.alap ? "true" : "false",
 		t->cfg.defer_late ? "true" : "false",
-		t->cfg.merge ? "true" : "false", t->cfg.pieces);
+		t->cfg.merge ? "true" : "false",
+		t->cfg.count ? "true" : "false", t->cfg.pieces);
 	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
 		TT_GOAL_STEP_PCT);
@@ -1903,6 +1909,8 @@ static void tt_usage(FILE *f)
 		"                     an extension)\n"
 		"  --merge            join touching tensors into one migration batch\n"
 		"                     (TT_SCHED_MERGE, an extension)\n"
+		"  --count            a backward begin also releases the next k layers'\n"
+		"                     prefetches (TT_SCHED_COUNT, an extension)\n"
 		"  --tensors-per-layer N  report each activation as N contiguous tensors,\n"
 		"                     1..4096 (default 1)\n"
 		"  --defer-late       late bytes stay slow while the backward pass reads\n"
@@ -2083,6 +2091,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "alap", no_argument, NULL, 'Q' },
 		{ "defer-late", no_argument, NULL, 'D' },
 		{ "merge", no_argument, NULL, 'G' },
+		{ "count", no_argument, NULL, 'C' },
 		{ "tensors-per-layer", required_argument, NULL, 'K' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "no-timeline", no_argument, NULL, 'N' },
@@ -2177,6 +2186,9 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'G':
 			c->merge = 1;
+			break;
+		case 'C':
+			c->count = 1;
 			break;
 		case 'K':
 			c->pieces = tt_num("--tensors-per-layer", optarg, 1, 4096);

@@ -77,6 +77,8 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(pr_bps, TT_STAT_RATE),
 	TT_F(pinned_bytes, TT_STAT_BYTES),
 	TT_F(archived_bytes, TT_STAT_BYTES),
+	TT_F(count_ahead, TT_STAT_COUNT),
+	TT_F(count_released, TT_STAT_COUNT),
 	{ NULL, 0, TT_STAT_COUNT },
 };
 

@@ -83,6 +83,9 @@
 #define TT_MERGE_DEF 0
 #define TT_MERGE_DESC \
 	"1: new sessions start with TT_SCHED_MERGE (touching tensors of a layer move in joined batches), 0..1 (default 0)"
+#define TT_COUNT_DEF 0
+#define TT_COUNT_DESC \
+	"1: new sessions start with TT_SCHED_COUNT (a prefetch also fires when the backward pass is k layers before its own), 0..1 (default 0)"
 #define TT_EVENT_RING_DEF 4096
 #define TT_EVENT_RING_DESC \
 	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"
@@ -178,6 +181,11 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
 		.desc = TT_MERGE_DESC,
 	},
+	[TT_CFG_COUNT] = {
+		.name = "count", .def = TT_COUNT_DEF, .min = 0, .max = 1,
+		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_COUNT_DESC,
+	},
 };
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
@@ -200,6 +208,7 @@ static u32 tt_cfg_values[TT_CFG_NR] = {
 	[TT_CFG_ALAP] = TT_ALAP_DEF,
 	[TT_CFG_DEFER_LATE] = TT_DEFER_LATE_DEF,
 	[TT_CFG_MERGE] = TT_MERGE_DEF,
+	[TT_CFG_COUNT] = TT_COUNT_DEF,
 };
 
 /**
@@ -380,6 +389,9 @@ MODULE_PARM_DESC(defer_late, TT_DEFER_LATE_DESC);
 module_param_cb(merge, &tt_config_param_ops, &tt_cfg_values[TT_CFG_MERGE],
 		0644);
 MODULE_PARM_DESC(merge, TT_MERGE_DESC);
+module_param_cb(count, &tt_config_param_ops, &tt_cfg_values[TT_CFG_COUNT],
+		0644);
+MODULE_PARM_DESC(count, TT_COUNT_DESC);
 
 /**
  * tt_config_init() - check that every key has its module parameter

@@ -1032,8 +1032,11 @@ static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
 		break;
 	default:
 		ret = tt_sched_layer_event(s, ev, now, sync);
-		/* TT_SCHED_ANCHOR: the event moved the triggers; look again. */
-		if (!ret && sc->tl.anchor)
+		/*
+		 * TT_SCHED_ANCHOR: the event moved the triggers;
+		 * TT_SCHED_COUNT: a backward begin released some. Look again.
+		 */
+		if (!ret && (sc->tl.anchor || sc->tl.count))
 			tt_sched_dispatch(s);
 		break;
 	}
@@ -1117,7 +1120,8 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 		sc->cfg.flags = req->flags;
 		tt_tl_set_modes(&sc->tl, req->flags & TT_SCHED_OFF,
 				req->flags & TT_SCHED_ALAP,
-				req->flags & TT_SCHED_ANCHOR);
+				req->flags & TT_SCHED_ANCHOR,
+				req->flags & TT_SCHED_COUNT);
 	}
 	if (req->valid & TT_SCHED_SET_PROFILE) {
 		sc->cfg.profile_iters = req->profile_iters;
@@ -1308,6 +1312,8 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 	out->pr_bps = sc->tl.pr_bps;
 	out->pinned_bytes = tt_hint_bytes(&sc->hints, TT_HINT_PIN_FAST);
 	out->archived_bytes = tt_hint_bytes(&sc->hints, TT_HINT_ARCHIVE);
+	out->count_ahead = sc->tl.count ? sc->tl.ahead : 0;
+	out->count_released = sc->tl.counts.count_released;
 	mutex_unlock(&sc->lock);
 }
 
@@ -1410,7 +1416,8 @@ void tt_sched_init(struct tt_session *s)
 			(tt_config_get(TT_CFG_ANCHOR) ? TT_SCHED_ANCHOR : 0) |
 			(tt_config_get(TT_CFG_ALAP) ? TT_SCHED_ALAP : 0) |
 			(tt_config_get(TT_CFG_DEFER_LATE) ? TT_SCHED_DEFER_LATE : 0) |
-			(tt_config_get(TT_CFG_MERGE) ? TT_SCHED_MERGE : 0);
+			(tt_config_get(TT_CFG_MERGE) ? TT_SCHED_MERGE : 0) |
+			(tt_config_get(TT_CFG_COUNT) ? TT_SCHED_COUNT : 0);
 	sc->cfg.profile_iters = tt_config_get(TT_CFG_PROFILE_ITERS);
 	sc->cfg.stay_ns = (u64)tt_config_get(TT_CFG_STAY_TIME_US) * NSEC_PER_USEC;
 	sc->cfg.slow_node = -1;
@@ -1419,7 +1426,8 @@ void tt_sched_init(struct tt_session *s)
 		   tt_mbps(tt_config_get(TT_CFG_ER_SEED_MBPS)),
 		   tt_mbps(tt_config_get(TT_CFG_PR_SEED_MBPS)));
 	tt_tl_set_modes(&sc->tl, 0, sc->cfg.flags & TT_SCHED_ALAP,
-			sc->cfg.flags & TT_SCHED_ANCHOR);
+			sc->cfg.flags & TT_SCHED_ANCHOR,
+			sc->cfg.flags & TT_SCHED_COUNT);
 	INIT_LIST_HEAD(&sc->free);
 	hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	sc->timer.function = tt_sched_timer_fn;

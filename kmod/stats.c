@@ -120,5 +120,7 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->pr_bps = sc->pr_bps;
 	out->pinned_bytes = sc->pinned_bytes;
 	out->archived_bytes = sc->archived_bytes;
+	out->count_ahead = sc->count_ahead;
+	out->count_released = sc->count_released;
 	return out->size;
 }

@@ -61,6 +61,10 @@ struct tt_registry_counts {
  * @reprofiles:         profile restarts after a deviation.
  * @er_bps:             eviction rate estimate, bytes/s.
  * @pr_bps:             prefetch rate estimate, bytes/s.
+ * @pinned_bytes:       memory hinted TT_HINT_PIN_FAST now.
+ * @archived_bytes:     memory hinted TT_HINT_ARCHIVE now.
+ * @count_ahead:        TT_SCHED_COUNT's k (0 when off).
+ * @count_released:     prefetches released before their trigger time.
  */
 struct tt_sched_stats {
 	u64 iterations;
@@ -82,6 +86,8 @@ struct tt_sched_stats {
 	u64 pr_bps;
 	u64 pinned_bytes;
 	u64 archived_bytes;
+	u64 count_ahead;
+	u64 count_released;
 };
 
 void tt_result_add(struct tt_migrate_result *acc,

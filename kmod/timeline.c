@@ -36,6 +36,7 @@ void tt_tl_init(struct tt_tl *tl, unsigned long long page_size,
 	tl->stay_ns = stay_ns;
 	tl->er_bps = er_bps ? er_bps : 1;
 	tl->pr_bps = pr_bps ? pr_bps : 1;
+	tl->ahead = 1;
 }
 
 void tt_tl_set_storage(struct tt_tl *tl, const struct tt_tl_storage *st)
@@ -183,6 +184,22 @@ static unsigned int close_iteration(struct tt_tl *tl,
 	unsigned int i, ncomplete = 0;
 	int deviate = 0;
 
+	/*
+	 * TT_SCHED_COUNT: one layer late -> release one layer earlier; a
+	 * long run on time -> one later (less time back on the fast tier).
+	 */
+	if (tl->count && tl->planned) {
+		if (tl->late_iter) {
+			if (tl->ahead < TT_TL_AHEAD_MAX)
+				tl->ahead++;
+			tl->ontime_run = 0;
+		} else if (++tl->ontime_run >= TT_TL_AHEAD_SHRINK) {
+			if (tl->ahead > 1)
+				tl->ahead--;
+			tl->ontime_run = 0;
+		}
+	}
+	tl->late_iter = 0;
 	for (i = 0; i < tl->n; i++) {
 		struct tt_tl_layer *l = &tl->st.layers[i];
 
@@ -320,6 +337,18 @@ static int plan(struct tt_tl *tl)
 		tl->st.due[tl->ndue].id = l->id;
 		tl->ndue++;
 	}
+	/* the backward order, for TT_SCHED_COUNT: ranks from 1 */
+	for (i = 0; i < m; i++) {
+		int idx = tt_tl_find(tl, tl->st.plan[tl->st.order[i]].layer);
+
+		if (idx >= 0)
+			tl->st.layers[idx].rank = i + 1;
+	}
+	for (i = 0; i < tl->ndue; i++) {
+		int idx = tt_tl_find(tl, tl->st.due[i].id);
+
+		tl->st.due[i].rank = idx >= 0 ? tl->st.layers[idx].rank : 0;
+	}
 	due_sort(tl->st.due, tl->ndue);
 	return 1;
 }
@@ -338,6 +367,7 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->iter_start = now;
 	tl->last_rel = 0;
 	tl->drift_ns = 0;
+	tl->released = 0;
 	tl->planned = 0;
 	tl->ndue = 0;
 	tl->due_pos = 0;
@@ -352,6 +382,7 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 		l->status = TT_POLICY_DROPPED;
 		l->final_bytes = 0;
 		l->prefetch_ns = 0;
+		l->rank = 0;
 	}
 	if (tl->profiled >= tl->profile_iters && plan(tl)) {
 		tl->planned = 1;
@@ -465,6 +496,10 @@ enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
 			l->seen |= TT_TL_S_BWD_BEGIN;
 			l->cur.bwd_start = rel;
 			l->x.bwd_start = rel;
+			/* TT_SCHED_COUNT: release the next k layers' prefetches */
+			if (tl->count && tl->planned && l->rank &&
+			    l->rank + tl->ahead > tl->released)
+				tl->released = l->rank + tl->ahead;
 		}
 		return TT_TL_ACT_FETCH;
 	}
@@ -509,8 +544,12 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 	}
 	d = &tl->st.due[tl->due_pos];
 	if (tt_tl_rel(tl, now) < due_time(tl, d)) {
-		*next = tl->iter_start + due_time(tl, d);
-		return 0;
+		/* TT_SCHED_COUNT: released by the backward pass */
+		if (!tl->count || !d->rank || d->rank > tl->released) {
+			*next = tl->iter_start + due_time(tl, d);
+			return 0;
+		}
+		tl->counts.count_released++;
 	}
 	tl->due_pos++;
 	*id = d->id;
@@ -520,11 +559,17 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 	return 1;
 }
 
-void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor)
+void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor,
+		     int count)
 {
 	tl->off = !!off;
 	tl->alap = !!alap;
 	tl->anchor = !!anchor;
+	if (count && !tl->count) {
+		tl->ahead = 1;
+		tl->ontime_run = 0;
+	}
+	tl->count = !!count;
 }
 
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,
@@ -579,6 +624,7 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 	tl->counts.late_bytes += outstanding;
 	if (outstanding) {
 		tl->counts.late_count++;
+		tl->late_iter = 1;
 		l->seen |= TT_TL_S_LATE;
 	} else if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start) {
 		lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);

@@ -144,6 +144,8 @@ struct tt_tl_exec {
  * @status:      plan: enum tt_policy_status (meaningful with TT_TL_L_PLANNED).
  * @final_bytes: plan: bytes to evict and prefetch (szP).
  * @prefetch_ns: plan: prefetch trigger time (relative).
+ * @rank:        plan: place in the profiled backward order (1 = the first
+ *               backward layer; 0 = not planned).
  * @x:           execution record of the current iteration.
  * @priv:        the caller's per-layer object (moves with the entry).
  */
@@ -159,6 +161,7 @@ struct tt_tl_layer {
 	enum tt_policy_status status;
 	unsigned long long final_bytes;
 	unsigned long long prefetch_ns;
+	unsigned int rank;
 	struct tt_tl_exec x;
 	void *priv;
 };
@@ -181,12 +184,14 @@ struct tt_tl_layer {
 
 /*
  * struct tt_tl_due - one prefetch of the schedule
- * @t:  trigger time, relative ns.
- * @id: layer id.
+ * @t:    trigger time, relative ns.
+ * @id:   layer id.
+ * @rank: the layer's place in the backward order (struct tt_tl_layer.rank).
  */
 struct tt_tl_due {
 	unsigned long long t;
 	unsigned int id;
+	unsigned int rank;
 };
 
 /*
@@ -217,6 +222,8 @@ struct tt_tl_storage {
  * @late_bytes:      evicted bytes not back then.
  * @late_count:      layer-iterations with late bytes.
  * @reprofiles:      profile restarts after a deviation.
+ * @count_released:  prefetches a backward begin released before their
+ *                   trigger time (TT_SCHED_COUNT).
  */
 struct tt_tl_counts {
 	unsigned long long iterations;
@@ -228,6 +235,7 @@ struct tt_tl_counts {
 	unsigned long long late_bytes;
 	unsigned long long late_count;
 	unsigned long long reprofiles;
+	unsigned long long count_released;
 };
 
 /*
@@ -245,6 +253,14 @@ struct tt_tl_counts {
  *                 struct tt_policy_params.alap).
  * @anchor:        shift the prefetch triggers by @drift_ns
  *                 (TT_SCHED_ANCHOR).
+ * @count:         release prefetches by backward progress as well
+ *                 (TT_SCHED_COUNT).
+ * @ahead:         TT_SCHED_COUNT: k, backward layers ahead (1..TT_TL_AHEAD_MAX).
+ * @released:      TT_SCHED_COUNT: the highest rank released in the current
+ *                 iteration.
+ * @late_iter:     TT_SCHED_COUNT: a layer of the current iteration was late.
+ * @ontime_run:    TT_SCHED_COUNT: planned iterations in a row without a
+ *                 late layer.
  * @drift_ns:      how much later than its profiled time the current
  *                 iteration's latest layer event of a planned layer came
  *                 (negative: earlier); 0 at iteration begin.
@@ -271,6 +287,11 @@ struct tt_tl {
 	int off;
 	int alap;
 	int anchor;
+	int count;
+	unsigned int ahead;
+	unsigned int released;
+	int late_iter;
+	unsigned int ontime_run;
 	long long drift_ns;
 	int in_iter;
 	int planned;
@@ -358,10 +379,17 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 
 /*
  * tt_tl_set_modes() - @off: never order an eviction; @alap: plan
- * prefetches as late as possible; @anchor: triggers follow the drift.
- * Applies from the next plan (@off and @anchor at once).
+ * prefetches as late as possible; @anchor: triggers follow the drift;
+ * @count: a backward begin releases the prefetches of the next k layers
+ * (k restarts at 1 when @count is switched on).
+ * Applies from the next plan (@off, @anchor and @count at once).
  */
-void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor);
+void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor,
+		     int count);
+
+/* TT_SCHED_COUNT: k's bounds, and the on-time iterations that shrink it */
+#define TT_TL_AHEAD_MAX		8U
+#define TT_TL_AHEAD_SHRINK	16U
 
 /* Execution reports for layer @idx of the current iteration. */
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,

@@ -1128,8 +1128,11 @@ int tt_us_event(struct tt_session *s, const struct tt_event *ev,
 		break;
 	}
 	ret = tt_us_layer_event(s, ev, now, sync);
-	/* TT_SCHED_ANCHOR: the event moved the triggers; look again. */
-	if (!ret && s->us->tl.anchor) {
+	/*
+	 * TT_SCHED_ANCHOR: the event moved the triggers; TT_SCHED_COUNT: a
+	 * backward begin released some. Look again.
+	 */
+	if (!ret && (s->us->tl.anchor || s->us->tl.count)) {
 		tt_us_dispatch(s, NULL);
 		tt_us_kick_locked(s->us);
 	}
@@ -1221,6 +1224,8 @@ void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st)
 	st->pr_bps = tl->pr_bps;
 	st->pinned_bytes = tt_hint_bytes(&s->us->hints, TT_HINT_PIN_FAST);
 	st->archived_bytes = tt_hint_bytes(&s->us->hints, TT_HINT_ARCHIVE);
+	st->count_ahead = tl->count ? tl->ahead : 0;
+	st->count_released = tl->counts.count_released;
 }
 
 /* tt_us_sched_get() - the settings, with the timeline's current rates. */
@@ -1304,7 +1309,8 @@ void tt_us_sched_apply(struct tt_session *s, const struct tt_ioc_sched *req)
 	if (req->valid & TT_SCHED_SET_FLAGS) {
 		tt_tl_set_modes(tl, req->flags & TT_SCHED_OFF,
 				req->flags & TT_SCHED_ALAP,
-				req->flags & TT_SCHED_ANCHOR);
+				req->flags & TT_SCHED_ANCHOR,
+				req->flags & TT_SCHED_COUNT);
 		s->us->merge = req->flags & TT_SCHED_MERGE;
 	}
 	if (req->valid & TT_SCHED_SET_PROFILE)

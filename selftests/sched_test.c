@@ -25,6 +25,11 @@
  *                       the pin and the archive.
  *   merge               TT_SCHED_MERGE with tensors reported in 64
  *                       pieces: evicted, back, data intact.
+ *   count               TT_SCHED_COUNT: profiled with a pause before the
+ *                       backward pass, then an iteration without it: the
+ *                       planned triggers are late, the backward begins
+ *                       release the prefetches in time (late without the
+ *                       flag).
  *   missing_layer       a layer missing from an iteration: reprofile, the
  *                       next iteration evicts nothing.
  *   new_layer           an unknown layer id is never evicted
@@ -808,6 +813,88 @@ TEST_F_TIMEOUT(sched, defer_late, 300)
 	ASSERT_EQ(0, st.sync_fetched_bytes);
 }
 
+/*
+ * One pass of sched.count with scheduler flags @flags: profiled with
+ * TR_COUNT_PAUSE ms between the forward and the backward pass, then an
+ * iteration without the pause, where every planned trigger comes that much
+ * after its layer's backward begin. Returns in @ontime the layers of rank
+ * 3 and 4 (ids 2 and 1) that were evicted and back before their backward
+ * begin although their trigger time was still ahead, in @late those late.
+ */
+#define TR_COUNT_PAUSE	300
+
+static void count_pass(struct __test_metadata *_metadata, struct trainer *tr,
+		       uint32_t flags, unsigned int *ontime, unsigned int *late)
+{
+	struct tt_layer_info info[TR_MAXL];
+	int i, n;
+
+	*ontime = *late = 0;
+	ASSERT_EQ(0, tr_set(tr, TT_SCHED_SET_FLAGS, flags, 0, 0));
+	for (i = 0; i < 4; i++) {
+		tr->sleep_ms = TR_COUNT_PAUSE;
+		TR_RUN(tr);
+	}
+	TR_RUN(tr);
+	ASSERT_EQ(0, tr_all_fast(tr)) TH_LOG("%s", tr->err);
+	log_layers(_metadata, tr);
+	n = tr_layers(tr, info, TR_MAXL);
+	ASSERT_EQ(4, n);
+	for (i = 0; i < 2; i++) {
+		if (!info[i].last_evicted_bytes)
+			continue;
+		/* the planned trigger is still ahead at the backward begin */
+		ASSERT_LT(info[i].last_bwd_start_ns + TR_COUNT_PAUSE / 2 * 1000000ULL,
+			  info[i].prefetch_ns);
+		if (info[i].last_late_bytes) {
+			(*late)++;
+			continue;
+		}
+		ASSERT_LT(0, info[i].last_prefetch_end_ns);
+		ASSERT_LE(info[i].last_prefetch_end_ns, info[i].last_bwd_start_ns);
+		(*ontime)++;
+	}
+	ASSERT_EQ(0, tr_data_ok(tr, tr->iter - 1)) TH_LOG("%s", tr->err);
+}
+
+TEST_F_TIMEOUT(sched, count, 300)
+{
+	struct tt_ioc_stats st;
+	unsigned int ontime, late, tries;
+
+	if (!tr_selected(_metadata))
+		return;
+	self->tr.compute_ms = 30;
+	/* without the flag: the triggers alone are late */
+	count_pass(_metadata, &self->tr, 0, &ontime, &late);
+	TH_LOG("without TT_SCHED_COUNT: %u of layers 1-2 on time, %u late",
+	       ontime, late);
+	ASSERT_EQ(0, ontime);
+	ASSERT_LT(0, late);
+	TR_STATS(&self->tr, &st);
+	ASSERT_EQ(0, st.count_ahead);
+	ASSERT_EQ(0, st.count_released);
+
+	/*
+	 * With it, a fresh session: released by the backward begins before
+	 * theirs (again, up to 3 times, if a loaded host made one late).
+	 */
+	for (tries = 0; tries < 3; tries++) {
+		tt_close(self->tr.s);
+		TT_OPEN_KERNEL_SESSION(&self->tr.s);
+		count_pass(_metadata, &self->tr, TT_SCHED_COUNT, &ontime, &late);
+		TR_STATS(&self->tr, &st);
+		TH_LOG("TT_SCHED_COUNT: %u of layers 1-2 on time, %u late; k %llu, %llu prefetches released early",
+		       ontime, late, st.count_ahead, st.count_released);
+		ASSERT_LE(1, st.count_ahead);
+		ASSERT_GE(8, st.count_ahead);
+		ASSERT_LE(2, st.count_released);
+		if (ontime == 2)
+			break;
+	}
+	ASSERT_EQ(2, ontime);
+}
+
 /* Run iterations waiting for evictions until one was planned. */
 #define TR_RUN_PLANNED(tr) do {						\
 	int _t;								\
@@ -1376,7 +1463,7 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.valid = 0;
-	cfg.flags = 1U << 6;	/* the first bit after TT_SCHED_MERGE */
+	cfg.flags = TT_SCHED_FLAGS_ALL + 1;	/* the first unknown bit */
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.flags = 1U << 7;

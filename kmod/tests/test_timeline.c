@@ -691,7 +691,7 @@ static void test_anchor(void **state)
 	(void)state;
 	for (anchor = 0; anchor <= 1; anchor++) {
 		setup_tl(&tl, 1, CAP);
-		tt_tl_set_modes(&tl, 0, 0, anchor);
+		tt_tl_set_modes(&tl, 0, 0, anchor, 0);
 		run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
 		assert_true(tt_tl_iter_begin(&tl, t0) & TT_TL_IB_PLANNED);
 		assert_true(tl.ndue >= 1);
@@ -724,11 +724,113 @@ static void test_anchor(void **state)
 	}
 	/* a drift more negative than a trigger clamps it at the start */
 	setup_tl(&tl, 1, CAP);
-	tt_tl_set_modes(&tl, 0, 0, 1);
+	tt_tl_set_modes(&tl, 0, 0, 1, 0);
 	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
 	tt_tl_iter_begin(&tl, t0);
 	tl.drift_ns = -(long long)(10000 * MS);
 	assert_int_equal(tt_tl_next_due(&tl, t0, &id, &next), 1);
+}
+
+/*
+ * TT_SCHED_COUNT: a backward begin releases the prefetches of the next k
+ * layers of the profiled backward order before their trigger times; k
+ * grows by one after an iteration with a late layer (to at most 8) and
+ * shrinks by one after 16 planned iterations in a row without one.
+ * Times x10: forward ends 100, 200, 300, 400 ms; backward begins 450
+ * (layer 40), 550, 650, 750 (layer 10); every layer accepted, triggers
+ * 8.4 ms before each backward begin.
+ */
+static void test_count(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long t0 = 10000 * MS, next, bytes, t;
+	unsigned int id, i, k, count;
+	struct tt_tl tl;
+
+	(void)state;
+	for (count = 0; count <= 1; count++) {
+		setup_tl(&tl, 1, CAP);
+		tt_tl_set_modes(&tl, 0, 0, 0, count);
+		run_iter(&tl, &sm, 1000 * MS, 10, 0, 0);
+		assert_true(tt_tl_iter_begin(&tl, t0) & TT_TL_IB_PLANNED);
+		assert_int_equal(tl.ndue, 4);
+		assert_int_equal(L(&tl, 40)->rank, 1);
+		assert_int_equal(L(&tl, 30)->rank, 2);
+		assert_int_equal(L(&tl, 20)->rank, 3);
+		assert_int_equal(L(&tl, 10)->rank, 4);
+		for (i = 0; i < 4; i++)
+			assert_int_equal(tl.st.due[i].rank, i + 1);
+		for (k = 0; k < 4; k++) {
+			id = 10 * (k + 1);
+			t = t0 + 100 * k * MS;
+			tt_tl_layer_event(&tl, idx_of(&tl, id), TT_TL_FWD, 0, t,
+					  1, &bytes);
+			tt_tl_saved(&tl, idx_of(&tl, id), 8 * MIB, 0);
+			assert_int_equal(tt_tl_layer_event(&tl, idx_of(&tl, id),
+							   TT_TL_FWD, 1,
+							   t + 100 * MS, 1,
+							   &bytes),
+					 TT_TL_ACT_EVICT);
+		}
+		assert_int_equal(tt_tl_next_due(&tl, t0 + 410 * MS, &id, &next), 0);
+		assert_int_equal(next, t0 + L(&tl, 40)->prefetch_ns);
+		/* the backward pass runs 30 ms ahead of the profile */
+		tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 0,
+				  t0 + 420 * MS, 1, &bytes);
+		assert_int_equal(tl.released, count ? 2 : 0);
+		/* ranks 1 and 2 released (40 is late anyway), not 3 */
+		for (k = 0; k < 2 * count; k++) {
+			assert_int_equal(tt_tl_next_due(&tl, t0 + 420 * MS, &id,
+							&next), 1);
+			assert_int_equal(id, 40 - 10 * k);
+		}
+		assert_int_equal(tt_tl_next_due(&tl, t0 + 420 * MS, &id, &next), 0);
+		assert_int_equal(next, t0 + (count ? L(&tl, 20)->prefetch_ns :
+						     L(&tl, 40)->prefetch_ns));
+		assert_int_equal(tl.counts.count_released, 2 * count);
+		/* layer 30's backward begin releases layer 20's prefetch */
+		tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 1,
+				  t0 + 425 * MS, 1, &bytes);
+		tt_tl_layer_event(&tl, idx_of(&tl, 30), TT_TL_BWD, 0,
+				  t0 + 426 * MS, 1, &bytes);
+		assert_int_equal(tt_tl_next_due(&tl, t0 + 426 * MS, &id, &next),
+				 count);
+		if (count)
+			assert_int_equal(id, 20);
+		/* the next iteration starts from nothing released */
+		tt_tl_iter_begin(&tl, t0 + 1000 * MS);
+		assert_int_equal(tl.released, 0);
+	}
+
+	/* prefetches 1000x slower than planned: every iteration has a late layer */
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, 0, 0, 0, 1);
+	assert_int_equal(tl.ahead, 1);
+	t = 1000 * MS;
+	run_iter(&tl, &sm, t, 10, 0, 0);		/* profile */
+	sm.pr_true = RATE / 1000;
+	for (i = 1; i <= 10; i++) {
+		t += 100000 * MS;
+		run_iter(&tl, &sm, t, 10, 0, 0);
+		assert_int_equal(tl.ahead, i < 8 ? i : 8);
+	}
+	t += 100000 * MS;
+	run_iter(&tl, &sm, t, 10, 0, 0);
+	assert_int_equal(tl.ahead, TT_TL_AHEAD_MAX);
+	assert_true(tl.counts.late_count >= 10);
+	/* fast again: 16 planned iterations on time take k down by one */
+	sm.pr_true = RATE * 1000;
+	for (i = 0; i < TT_TL_AHEAD_SHRINK; i++) {
+		t += 100000 * MS;
+		run_iter(&tl, &sm, t, 10, 0, 0);
+	}
+	t += 100000 * MS;
+	tt_tl_iter_begin(&tl, t);
+	assert_int_equal(tl.ahead, TT_TL_AHEAD_MAX - 1);
+	/* switched off and on: k starts at 1 again */
+	tt_tl_set_modes(&tl, 0, 0, 0, 0);
+	tt_tl_set_modes(&tl, 0, 0, 0, 1);
+	assert_int_equal(tl.ahead, 1);
 }
 
 int main(void)
@@ -748,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_table_and_storage),
 		cmocka_unit_test(test_due_before_forward_end),
 		cmocka_unit_test(test_anchor),
+		cmocka_unit_test(test_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,6 +59,7 @@ int main(void)
 	CONST(TT_SCHED_ALAP);
 	CONST(TT_SCHED_DEFER_LATE);
 	CONST(TT_SCHED_MERGE);
+	CONST(TT_SCHED_COUNT);
 	CONST(TT_SCHED_FLAGS_ALL);
 	CONST(TT_HINT_WILL_USE);
 	CONST(TT_HINT_PIN_FAST);
@@ -122,6 +123,8 @@ int main(void)
 	M(tt_ioc_stats, pr_bps);
 	M(tt_ioc_stats, pinned_bytes);
 	M(tt_ioc_stats, archived_bytes);
+	M(tt_ioc_stats, count_ahead);
+	M(tt_ioc_stats, count_released);
 	END();
 
 	BEGIN(tt_ioc_sched);

@@ -863,7 +863,7 @@ static void test_sched_apply(void **state)
 	req.valid = TT_SCHED_SET_ALL | (1U << 5);
 	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
 	req.valid = TT_SCHED_SET_ALL;
-	req.flags = 1U << 6;	/* the first bit after TT_SCHED_MERGE */
+	req.flags = TT_SCHED_FLAGS_ALL + 1;	/* the first unknown bit */
 	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
 	/* Unknown flags bits are refused even when flags is not selected. */
 	req.valid = TT_SCHED_SET_PROFILE;

@@ -280,6 +280,11 @@ struct tt_ioc_residency {
  * @pinned_bytes:     bytes of memory hinted TT_HINT_PIN_FAST now (whole
  *                    pages; appended with TT_IOC_HINT).
  * @archived_bytes:   bytes of memory hinted TT_HINT_ARCHIVE now.
+ * @count_ahead:      TT_SCHED_COUNT: k, how many backward layers ahead of
+ *                    its own a prefetch is released (1..8; 0 when the flag
+ *                    is off).
+ * @count_released:   TT_SCHED_COUNT: prefetches released by a backward
+ *                    layer's begin before their planned trigger time.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -317,6 +322,9 @@ struct tt_ioc_stats {
 	__u64 pr_bps;
 	__u64 pinned_bytes;
 	__u64 archived_bytes;
+	/* appended with TT_SCHED_COUNT */
+	__u64 count_ahead;
+	__u64 count_released;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -546,9 +554,24 @@ struct tt_ioc_sched {
  * skipped whole and forgets none of its tensors.
  */
 #define TT_SCHED_MERGE		(1U << 5)
+/*
+ * TT_SCHED_COUNT (extension after DyNN-Offload's layer-count trigger,
+ * default off): a planned prefetch fires at its trigger time or when the
+ * backward pass reaches the layer k places before it in the profiled
+ * backward order, whichever comes first. The backward begin of the layer
+ * of rank r (1 = the first backward layer) releases the prefetches of the
+ * layers of rank r+1..r+k. k starts at 1, grows by one after an iteration
+ * with a late layer (to at most 8) and shrinks by one after 16 iterations
+ * in a row without one; stats count_ahead shows it. Steps whose layers
+ * vary in pace (a CPU-bound framework, a shared host) otherwise find the
+ * prefetches timed from the profile's averages late whenever the backward
+ * pass runs faster than average.
+ */
+#define TT_SCHED_COUNT		(1U << 6)
 #define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF | \
 				 TT_SCHED_ANCHOR | TT_SCHED_ALAP | \
-				 TT_SCHED_DEFER_LATE | TT_SCHED_MERGE)
+				 TT_SCHED_DEFER_LATE | TT_SCHED_MERGE | \
+				 TT_SCHED_COUNT)
 
 /*
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
@@ -844,6 +867,8 @@ struct tt_ioc_hint {
  *   defer_late        1: new sessions start with TT_SCHED_DEFER_LATE, 0..1
  *                     (0). New sessions.
  *   merge             1: new sessions start with TT_SCHED_MERGE, 0..1 (0).
+ *                     New sessions.
+ *   count             1: new sessions start with TT_SCHED_COUNT, 0..1 (0).
  *                     New sessions.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
