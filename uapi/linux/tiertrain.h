@@ -285,6 +285,26 @@ struct tt_ioc_residency {
  *                    is off).
  * @count_released:   TT_SCHED_COUNT: prefetches released by a backward
  *                    layer's begin before their planned trigger time.
+ * The execution backends (see "Mover" below; every migration of the
+ * session, TT_IOC_MIGRATE and the scheduler's, counts):
+ * @engine_bytes:     bytes moved by the in-kernel engine (migrate_vma).
+ * @mover_bytes:      bytes moved by the session's mover threads
+ *                    (move_pages(2) in the process, TT_IOC_MOVER).
+ * @huge_kept:        transparent huge pages moved whole: by a mover, and
+ *                    still a huge page on the target node afterwards.
+ * @huge_split:       transparent huge pages split to be moved: handed to
+ *                    the in-kernel engine (which splits every huge page it
+ *                    moves), or moved by a mover but found as base pages
+ *                    on the target node afterwards (no free huge page
+ *                    there).
+ * @mover_orders:     orders completed by a mover and counted.
+ * @mover_fallbacks:  orders that went back to the in-kernel engine: not
+ *                    completed within mover_timeout_ms, their mover died,
+ *                    or the session closed.
+ * @mover_late:       completions that came after their order had gone
+ *                    back to the engine (ignored: counted once, by the
+ *                    engine).
+ * @movers:           threads registered as movers now (alive).
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -325,6 +345,15 @@ struct tt_ioc_stats {
 	/* appended with TT_SCHED_COUNT */
 	__u64 count_ahead;
 	__u64 count_released;
+	/* appended with the mover (TT_IOC_MOVER) */
+	__u64 engine_bytes;
+	__u64 mover_bytes;
+	__u64 huge_kept;
+	__u64 huge_split;
+	__u64 mover_orders;
+	__u64 mover_fallbacks;
+	__u64 mover_late;
+	__u64 movers;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -712,6 +741,116 @@ struct tt_ioc_hint {
 #define TT_IOC_HINT		_IOW(TT_IOC_MAGIC, 0x0c, struct tt_ioc_hint)
 
 /*
+ * Mover
+ * -----
+ *
+ * Moving a transparent huge page (THP) whole needs the kernel's
+ * migrate_pages(), which 6.1 does not export to modules; the in-kernel
+ * engine (migrate_vma) splits every huge page it moves. A process may
+ * therefore lend the session threads of its own, "movers", that execute
+ * migration orders with move_pages(2), which keeps huge pages whole. The
+ * module stays the single owner of what moves when; the execution backend
+ * is chosen per piece of each migration (TT_IOC_MIGRATE, the scheduler's
+ * evictions and prefetches):
+ *
+ *   - every 2 MiB-aligned block of the range that is, when the migration
+ *     starts, one transparent huge page mapped by a huge page-table entry
+ *     (pmd), lying whole inside the range and not on a target node, goes
+ *     to a mover, as an order of consecutive such blocks;
+ *   - everything else (base pages, the huge pages the range only partly
+ *     covers, huge pages made PROT_NONE by NUMA balancing, whose mapping
+ *     size the module cannot see) goes to the in-kernel engine, as it
+ *     does when the session has no mover.
+ *
+ * An order is one range and the target nodes in order of preference; the
+ * mover moves it (one address per huge page is enough) and reports the
+ * per-huge-page status move_pages(2) gave it. The module then reads the
+ * page tables of the order itself: a page on a target node is counted
+ * moved, a huge page still mapped huge there kept (huge_kept), otherwise
+ * split (huge_split); a page left behind counts by its status (-ENOMEM:
+ * skipped_no_memory, -ENOENT or -EFAULT: skipped_not_present, anything
+ * else: skipped_busy). So the counters and the scheduler's accounting do
+ * not depend on what a mover claims.
+ *
+ * A mover never blocks the module: an order not completed within the
+ * setting mover_timeout_ms of being issued (default 1000), or whose mover
+ * thread died, goes back to the in-kernel engine (mover_fallbacks), and
+ * the movers of the session are not given orders again until one of them
+ * calls TT_IOC_MOVER. A completion that comes after that is ignored
+ * (counted in mover_late, not an error): a page is counted once. Closing
+ * the session sends every order back.
+ */
+
+/*
+ * struct tt_ioc_mover - argument of TT_IOC_MOVER
+ * @flags:       in: TT_MOVER_* bits, at least one.
+ * @nr_status:   in (TT_MOVER_DONE): entries at @status_ptr: the order's
+ *               length divided by its @huge_size.
+ * @done_id:     in (TT_MOVER_DONE): the id of the order completed.
+ * @status_ptr:  in (TT_MOVER_DONE): user pointer to @nr_status __s32, the
+ *               status move_pages(2) stored for the first page of each huge
+ *               page of the order (a node id, or a negative errno).
+ * @id:          out (TT_MOVER_TAKE): the order taken, 0 when none was
+ *               queued.
+ * @addr:        out: its start, aligned to @huge_size.
+ * @len:         out: its length, a multiple of @huge_size.
+ * @huge_size:   out: the size of the huge pages the order is made of
+ *               (2 MiB on x86-64): moving the first page of each moves it
+ *               whole.
+ * @order_flags: out: 0 (none defined yet).
+ * @nr_nodes:    out: entries of @nodes used, 1..8.
+ * @nodes:       out: target nodes in order of preference: a page goes to
+ *               the first one with room for it.
+ */
+struct tt_ioc_mover {
+	__u32 flags;
+	__u32 nr_status;
+	__u64 done_id;
+	__u64 status_ptr;
+	__u64 id;
+	__u64 addr;
+	__u64 len;
+	__u64 huge_size;
+	__u32 order_flags;
+	__u32 nr_nodes;
+	__s32 nodes[8];
+};
+
+/*
+ * TT_MOVER_REGISTER: the calling thread becomes a mover of the session
+ *   (again: no error) until it unregisters or exits.
+ * TT_MOVER_DONE: report the completion of order @done_id (taken by this
+ *   thread) with its statuses.
+ * TT_MOVER_TAKE: then take the next queued order, if any (@id 0 if not).
+ * TT_MOVER_WAIT: with TT_MOVER_TAKE, wait for an order if none is queued
+ *   (interruptible: EINTR on a signal). Without it a mover may poll(2) the
+ *   session descriptor: POLLIN means an order is queued.
+ * TT_MOVER_UNREGISTER: the calling thread is no mover any more (last, after
+ *   the other bits).
+ */
+#define TT_MOVER_REGISTER	(1U << 0)
+#define TT_MOVER_DONE		(1U << 1)
+#define TT_MOVER_TAKE		(1U << 2)
+#define TT_MOVER_WAIT		(1U << 3)
+#define TT_MOVER_UNREGISTER	(1U << 4)
+#define TT_MOVER_FLAGS_ALL	(TT_MOVER_REGISTER | TT_MOVER_DONE | \
+				 TT_MOVER_TAKE | TT_MOVER_WAIT | \
+				 TT_MOVER_UNREGISTER)
+
+/*
+ * TT_IOC_MOVER - register or unregister the calling thread as a mover,
+ * report a completed order, take the next one (see "Mover").
+ * Errors: EOPNOTSUPP (unknown flag bits), EINVAL (no bit, TT_MOVER_WAIT
+ * without TT_MOVER_TAKE, DONE or TAKE from a thread that is not
+ * registered, @nr_status not the order's number of huge pages), ENOENT
+ * (DONE: the session never issued an order @done_id, or another thread
+ * took it), EINTR (a signal while waiting), EFAULT, besides the common
+ * errors. The completion reaches the counters whether or not a TAKE
+ * follows.
+ */
+#define TT_IOC_MOVER		_IOWR(TT_IOC_MAGIC, 0x0d, struct tt_ioc_mover)
+
+/*
  * Generic netlink family "tiertrain" (administration, used by tierctl)
  * --------------------------------------------------------------------
  *
@@ -870,6 +1009,10 @@ struct tt_ioc_hint {
  *                     New sessions.
  *   count             1: new sessions start with TT_SCHED_COUNT, 0..1 (0).
  *                     New sessions.
+ *   mover_timeout_ms  how long an order given to a session's mover (see
+ *                     "Mover") may take before it goes back to the in-kernel
+ *                     engine, ms, 0..600000; 0 means no orders: the engine
+ *                     moves everything, huge pages split (1000). Now.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
  * its own with TT_IOC_SET_SCHED).
