@@ -214,7 +214,7 @@ static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 	    cmd != TT_IOC_FLUSH && cmd != TT_IOC_EVENT &&
 	    cmd != TT_IOC_EVENTS && cmd != TT_IOC_SET_SCHED &&
 	    cmd != TT_IOC_GET_SCHED && cmd != TT_IOC_LAYERS &&
-	    cmd != TT_IOC_HINT &&
+	    cmd != TT_IOC_HINT && cmd != TT_IOC_MOVER &&
 	    !tt_is_stats_cmd(cmd))
 		return -ENOTTY;
 	ret = tt_session_check_caller(s);
@@ -242,9 +242,17 @@ static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 		return tt_ioctl_layers(s, argp);
 	case TT_IOC_HINT:
 		return tt_ioctl_hint(s, argp);
+	case TT_IOC_MOVER:
+		return tt_mover_ioctl(s, argp);
 	default:
 		return tt_ioctl_stats(s, cmd, argp);
 	}
+}
+
+/* POLLIN: a migration order is waiting for a mover (TT_IOC_MOVER). */
+static __poll_t tt_chardev_poll(struct file *file, poll_table *wait)
+{
+	return tt_mover_poll(file->private_data, file, wait);
 }
 
 static const struct file_operations tt_chardev_fops = {
@@ -252,6 +260,7 @@ static const struct file_operations tt_chardev_fops = {
 	.open = tt_chardev_open,
 	.release = tt_chardev_release,
 	.unlocked_ioctl = tt_chardev_ioctl,
+	.poll = tt_chardev_poll,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };

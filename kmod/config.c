@@ -86,6 +86,9 @@
 #define TT_COUNT_DEF 0
 #define TT_COUNT_DESC \
 	"1: new sessions start with TT_SCHED_COUNT (a prefetch also fires when the backward pass is k layers before its own), 0..1 (default 0)"
+#define TT_MOVER_TIMEOUT_MS_DEF 1000
+#define TT_MOVER_TIMEOUT_MS_DESC \
+	"How long a migration order given to a session's mover thread may take before it goes back to the in-kernel engine, ms, 0..600000; 0 means no orders (the engine moves everything, huge pages split) (default 1000)"
 #define TT_EVENT_RING_DEF 4096
 #define TT_EVENT_RING_DESC \
 	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"
@@ -186,6 +189,11 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
 		.desc = TT_COUNT_DESC,
 	},
+	[TT_CFG_MOVER_TIMEOUT_MS] = {
+		.name = "mover_timeout_ms", .def = TT_MOVER_TIMEOUT_MS_DEF, .min = 0, .max = 600000,
+		.unit = "ms", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_MOVER_TIMEOUT_MS_DESC,
+	},
 };
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
@@ -209,6 +217,7 @@ static u32 tt_cfg_values[TT_CFG_NR] = {
 	[TT_CFG_DEFER_LATE] = TT_DEFER_LATE_DEF,
 	[TT_CFG_MERGE] = TT_MERGE_DEF,
 	[TT_CFG_COUNT] = TT_COUNT_DEF,
+	[TT_CFG_MOVER_TIMEOUT_MS] = TT_MOVER_TIMEOUT_MS_DEF,
 };
 
 /**
@@ -392,6 +401,9 @@ MODULE_PARM_DESC(merge, TT_MERGE_DESC);
 module_param_cb(count, &tt_config_param_ops, &tt_cfg_values[TT_CFG_COUNT],
 		0644);
 MODULE_PARM_DESC(count, TT_COUNT_DESC);
+module_param_cb(mover_timeout_ms, &tt_config_param_ops,
+		&tt_cfg_values[TT_CFG_MOVER_TIMEOUT_MS], 0644);
+MODULE_PARM_DESC(mover_timeout_ms, TT_MOVER_TIMEOUT_MS_DESC);
 
 /**
  * tt_config_init() - check that every key has its module parameter

@@ -34,6 +34,7 @@ enum tt_cfg_key {
 	TT_CFG_DEFER_LATE,
 	TT_CFG_MERGE,
 	TT_CFG_COUNT,
+	TT_CFG_MOVER_TIMEOUT_MS,
 	TT_CFG_NR,
 };
 

@@ -66,6 +66,7 @@
 #include "event.h"
 #include "evlog.h"
 #include "migrate.h"
+#include "mover.h"
 #include "pagescan.h"
 #include "sched.h"
 #include "session.h"
@@ -561,8 +562,8 @@ static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
 			res->skipped_unsupported += pages;
 		return ret;
 	}
-	tt_migrate_range_to(s->mm, c->start, c->end, nids, nr, TT_MIG_REMOTE,
-			    &sl->abort, res);
+	tt_mover_migrate(s, c->start, c->end, nids, nr, TT_MIG_REMOTE,
+			 &sl->abort, res);
 	return 0;
 }
 
@@ -676,8 +677,8 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 		if (remote && atomic_read(&sl->abort))
 			break;
 		if (c->moved) {
-			ret = tt_migrate_range(s->mm, c->start, c->end,
-					       sl->fast_nid,
+			ret = tt_mover_migrate(s, c->start, c->end,
+					       &sl->fast_nid, 1,
 					       remote ? TT_MIG_REMOTE : 0,
 					       remote ? &s->stop : NULL, &res);
 			tt_sched_account(s, &res, sl->fast_nid);

@@ -88,6 +88,7 @@ static void tt_session_free(struct kref *ref)
 
 	WARN_ON_ONCE(!list_empty(&s->async));
 	tt_evlog_free(&s->evlog);
+	tt_mover_free(&s->mover);
 	put_pid(s->pid);
 	mmdrop(s->mm);
 	kfree(s);
@@ -150,6 +151,7 @@ struct tt_session *tt_session_open(void)
 	s->uid = current_euid();
 	s->opened_ns = ktime_get_ns();
 	tt_evlog_init(&s->evlog);
+	tt_mover_init(&s->mover);
 	atomic_inc(&tt_nr_sessions);
 
 	mutex_lock(&tt_sessions_lock);
@@ -227,6 +229,8 @@ void tt_session_close(struct tt_session *s)
 		list_move_tail(&a->link, &cancel);
 	}
 	spin_unlock(&s->lock);
+	/* orders waited for by migrations go back to the engine, which stops */
+	tt_mover_close(&s->mover);
 
 	list_for_each_entry_safe(a, tmp, &cancel, link) {
 		cancel_work_sync(&a->work);
@@ -313,7 +317,7 @@ static void tt_async_work(struct work_struct *work)
 	a->state = TT_ASYNC_RUNNING;
 	spin_unlock(&s->lock);
 
-	ret = tt_migrate_range(s->mm, a->start, a->end, a->nid, TT_MIG_REMOTE,
+	ret = tt_mover_migrate(s, a->start, a->end, &a->nid, 1, TT_MIG_REMOTE,
 			       &s->stop, &res);
 	if (ret == -ENOMEM)
 		pr_warn_ratelimited("asynchronous migration of %lu pages to node %d: out of memory\n",
@@ -391,7 +395,7 @@ int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg)
 	if (arg->flags & TT_MIGRATE_ASYNC)
 		return tt_session_queue(s, start, end, arg->node);
 
-	ret = tt_migrate_sync(s->mm, start, end, arg->node, &arg->result);
+	ret = tt_mover_migrate_sync(s, start, end, arg->node, &arg->result);
 	spin_lock(&s->lock);
 	s->stats.migrate_calls++;
 	tt_stats_account(&s->stats, &arg->result, arg->node);
@@ -450,15 +454,17 @@ size_t tt_session_stats(struct tt_session *s, struct tt_ioc_stats *out,
 			size_t size)
 {
 	struct tt_registry_counts rc;
+	struct tt_mover_counts mc;
 	struct tt_sched_stats sc;
 	struct tt_stats st;
 
 	tt_registry_counts(&s->reg, &rc);
 	tt_sched_stats(s, &sc);
+	tt_mover_get_counts(&s->mover, &mc);
 	spin_lock(&s->lock);
 	st = s->stats;
 	spin_unlock(&s->lock);
-	return tt_stats_fill(out, size, &st, &rc, &sc);
+	return tt_stats_fill(out, size, &st, &rc, &sc, &mc);
 }
 
 static bool tt_session_flushed(struct tt_session *s, u64 upto)

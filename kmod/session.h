@@ -17,6 +17,7 @@
 #include <linux/tiertrain.h>
 
 #include "evlog.h"
+#include "mover.h"
 #include "registry.h"
 #include "sched.h"
 #include "stats.h"
@@ -43,6 +44,7 @@
  * @opened_ns: when it was opened, CLOCK_MONOTONIC ns.
  * @link:      on the list of open sessions, in @id order.
  * @evlog:     its trace events.
+ * @mover:     its mover threads and their orders (mover.c).
  */
 struct tt_session {
 	struct kref ref;
@@ -63,6 +65,7 @@ struct tt_session {
 	u64 opened_ns;
 	struct list_head link;
 	struct tt_evlog evlog;
+	struct tt_mover mover;
 };
 
 int tt_session_init(void);

@@ -79,6 +79,7 @@ void tt_stats_account(struct tt_stats *st, const struct tt_migrate_result *res,
  * @st:   the session's migration counters.
  * @rc:   the session's registry counters.
  * @sc:   the session's scheduler counters.
+ * @mc:   the session's backend counters.
  *
  * Return: the number of bytes of @out to copy to user space, which is also
  * stored in @out->size.
@@ -86,7 +87,8 @@ void tt_stats_account(struct tt_stats *st, const struct tt_migrate_result *res,
 size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 		     const struct tt_stats *st,
 		     const struct tt_registry_counts *rc,
-		     const struct tt_sched_stats *sc)
+		     const struct tt_sched_stats *sc,
+		     const struct tt_mover_counts *mc)
 {
 	memset(out, 0, sizeof(*out));
 	out->abi_version = TT_ABI_VERSION;
@@ -122,5 +124,13 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->archived_bytes = sc->archived_bytes;
 	out->count_ahead = sc->count_ahead;
 	out->count_released = sc->count_released;
+	out->engine_bytes = mc->engine_bytes;
+	out->mover_bytes = mc->mover_bytes;
+	out->huge_kept = mc->huge_kept;
+	out->huge_split = mc->huge_split;
+	out->mover_orders = mc->orders;
+	out->mover_fallbacks = mc->fallbacks;
+	out->mover_late = mc->late;
+	out->movers = mc->movers;
 	return out->size;
 }

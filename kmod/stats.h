@@ -90,6 +90,29 @@ struct tt_sched_stats {
 	u64 count_released;
 };
 
+/**
+ * struct tt_mover_counts - the execution backends' part of struct
+ * tt_ioc_stats (mover.c)
+ * @engine_bytes: bytes the in-kernel engine moved.
+ * @mover_bytes:  bytes the session's mover threads moved.
+ * @huge_kept:    huge pages moved whole.
+ * @huge_split:   huge pages split to be moved.
+ * @orders:       orders completed by a mover.
+ * @fallbacks:    orders that went back to the engine.
+ * @late:         completions that came after their order went back.
+ * @movers:       mover threads registered and alive (filled on reading).
+ */
+struct tt_mover_counts {
+	u64 engine_bytes;
+	u64 mover_bytes;
+	u64 huge_kept;
+	u64 huge_split;
+	u64 orders;
+	u64 fallbacks;
+	u64 late;
+	u64 movers;
+};
+
 void tt_result_add(struct tt_migrate_result *acc,
 		   const struct tt_migrate_result *res);
 bool tt_result_consistent(const struct tt_migrate_result *res);
@@ -98,6 +121,7 @@ void tt_stats_account(struct tt_stats *st, const struct tt_migrate_result *res,
 size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 		     const struct tt_stats *st,
 		     const struct tt_registry_counts *rc,
-		     const struct tt_sched_stats *sc);
+		     const struct tt_sched_stats *sc,
+		     const struct tt_mover_counts *mc);
 
 #endif /* TT_STATS_H */

@@ -1,0 +1,1097 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The process-context mover ("Mover" in the uapi header,
+ * Documentation/mover.md).
+ *
+ * Every migration of a session (TT_IOC_MIGRATE, its asynchronous form,
+ * the scheduler's evictions and prefetches) goes through
+ * tt_mover_migrate() or tt_mover_migrate_sync(), which decide the backend
+ * per piece. The range is walked in slots cut at absolute multiples of the
+ * slot size (the batch size rounded up to whole huge pages), so a huge
+ * page never straddles two slots; each slot's page tables are read without
+ * faulting (pagescan.c): one entry per huge-page-aligned block suffices,
+ * since hmm reports the mapping order of a pmd-mapped THP in every entry.
+ * Runs of blocks that are each one anonymous THP mapped by a pmd, inside
+ * the range and not on a target node, become orders for the session's
+ * mover threads; the rest goes to the in-kernel engine (migrate.c), in
+ * the caller, while the movers work.
+ *
+ * An order belongs to its issuer (it lives on the issuer's in-flight list
+ * and is freed by it); it is on the session's queue or taken list only
+ * while a mover may still complete it, and every state change happens
+ * under the mover lock:
+ *
+ *   QUEUED --TT_MOVER_TAKE--> TAKEN --TT_MOVER_DONE--> COMPLETING --> DONE
+ *   QUEUED or TAKEN --timeout, mover dead, close, fatal signal--> BACK
+ *
+ * COMPLETING is the counting of a completion (a page-table read of the
+ * order, in the mover's own ioctl): the issuer waits for its end past
+ * the timeout, so an order is counted by exactly one side: the mover's
+ * completion (DONE) or the engine (BACK, then the engine moves the order
+ * again: pages the late mover moved meanwhile are found on the target).
+ * A completion of an order that is BACK finds no order with its id on the
+ * taken list, is counted in mover_late and otherwise ignored.
+ *
+ * Waiting issuers wake every TT_MOVER_CHECK_MS to look at the mover thread
+ * that took their order: one that exited (pid_task() gone or PF_EXITING)
+ * sends the order back at once instead of at the timeout. After a
+ * timeout the session's movers get no order for mover_timeout_ms (a
+ * stalled mover costs one timeout, not one per order) unless one of them
+ * calls TT_IOC_MOVER first.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/hmm.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "config.h"
+#include "migrate.h"
+#include "mover.h"
+#include "pagescan.h"
+#include "session.h"
+
+/* A huge page: what a pmd maps. */
+#define TT_HUGE_SIZE		PMD_SIZE
+#define TT_HUGE_PAGES		(PMD_SIZE >> PAGE_SHIFT)
+#define TT_HUGE_ORDER		(PMD_SHIFT - PAGE_SHIFT)
+/* Huge-page blocks per slot, at most (one bitmap word). */
+#define TT_SLOT_BLOCKS		BITS_PER_LONG
+/* How often an issuer waiting for an order looks at its mover. */
+#define TT_MOVER_CHECK_MS	20
+/* Orders in flight per live mover thread, and in all. */
+#define TT_MOVER_INFLIGHT	2
+#define TT_MOVER_INFLIGHT_MAX	16
+/* Page-table reads of a piece repeated after invalidations, at most. */
+#define TT_MOVER_SCAN_TRIES	8
+
+/**
+ * struct tt_mover_thread - a thread registered as a mover
+ * @link: on the session's @threads list.
+ * @pid:  the thread (a reference).
+ */
+struct tt_mover_thread {
+	struct list_head link;
+	struct pid *pid;
+};
+
+enum tt_order_state {
+	TT_ORDER_QUEUED,
+	TT_ORDER_TAKEN,
+	TT_ORDER_COMPLETING,
+	TT_ORDER_DONE,
+	TT_ORDER_BACK,
+};
+
+/**
+ * struct tt_mover_order - one order (see the comment at the top)
+ * @link:     on the mover's queue or taken list (under its lock).
+ * @flight:   on the issuer's list of orders in flight.
+ * @id:       unique in the session, from 1.
+ * @start:    first address, huge page aligned.
+ * @end:      end, huge page aligned.
+ * @nids:     target nodes in order of preference.
+ * @nr_nids:  entries of @nids.
+ * @state:    enum tt_order_state, under the mover lock.
+ * @th:       the mover that took it (TAKEN, COMPLETING).
+ * @deadline: when it goes back to the engine (CLOCK_MONOTONIC ns).
+ * @res:      DONE: what the mover did, read from the page tables.
+ * @kept:     DONE: huge pages moved and still huge on the target.
+ * @split:    DONE: huge pages moved and found as base pages there.
+ */
+struct tt_mover_order {
+	struct list_head link;
+	struct list_head flight;
+	u64 id;
+	unsigned long start;
+	unsigned long end;
+	int nids[TT_MIG_TARGETS];
+	unsigned int nr_nids;
+	enum tt_order_state state;
+	struct tt_mover_thread *th;
+	u64 deadline;
+	struct tt_migrate_result res;
+	u64 kept;
+	u64 split;
+};
+
+/**
+ * struct tt_mover_run - one tt_mover_migrate() call
+ * @s:          the session.
+ * @mv:         its mover.
+ * @nids:       target nodes in order of preference.
+ * @nr_nids:    entries of @nids.
+ * @flags:      TT_MIG_* flags for the engine.
+ * @stop:       optional stop flag (the engine's; also checked per slot).
+ * @res:        the caller's result, added to.
+ * @flight:     orders issued and not reaped, oldest first.
+ * @nr_flight:  entries of @flight.
+ * @max_flight: most orders in flight.
+ * @ret:        first error (0, -EINTR, -ENOMEM, -ESRCH).
+ * @counts:     what goes to the mover counters at the end.
+ */
+struct tt_mover_run {
+	struct tt_session *s;
+	struct tt_mover *mv;
+	int nids[TT_MIG_TARGETS];
+	unsigned int nr_nids;
+	unsigned int flags;
+	const atomic_t *stop;
+	struct tt_migrate_result *res;
+	struct list_head flight;
+	unsigned int nr_flight;
+	unsigned int max_flight;
+	int ret;
+	struct tt_mover_counts counts;
+};
+
+/**
+ * tt_mover_init() - a session's mover: no thread, no order
+ * @mv: the mover.
+ */
+void tt_mover_init(struct tt_mover *mv)
+{
+	spin_lock_init(&mv->lock);
+	init_waitqueue_head(&mv->wq);
+	init_waitqueue_head(&mv->done_wq);
+	INIT_LIST_HEAD(&mv->threads);
+	INIT_LIST_HEAD(&mv->queue);
+	INIT_LIST_HEAD(&mv->taken);
+	mv->last_id = 0;
+	mv->suspect_until = 0;
+	mv->closed = false;
+	memset(&mv->counts, 0, sizeof(mv->counts));
+}
+
+static bool tt_mover_thread_alive(const struct tt_mover_thread *th)
+{
+	struct task_struct *t;
+	bool alive;
+
+	rcu_read_lock();
+	t = pid_task(th->pid, PIDTYPE_PID);
+	alive = t && !(READ_ONCE(t->flags) & PF_EXITING);
+	rcu_read_unlock();
+	return alive;
+}
+
+/* The calling thread's registration, or NULL (lock held). */
+static struct tt_mover_thread *tt_mover_find(struct tt_mover *mv)
+{
+	struct tt_mover_thread *th;
+	struct pid *me = task_pid(current);
+
+	list_for_each_entry(th, &mv->threads, link)
+		if (th->pid == me)
+			return th;
+	return NULL;
+}
+
+/* Send an order back to its issuer (lock held; the caller wakes them). */
+static void tt_mover_back(struct tt_mover *mv, struct tt_mover_order *o)
+{
+	list_del_init(&o->link);
+	o->state = TT_ORDER_BACK;
+	mv->counts.fallbacks++;
+}
+
+/* Forget @th; its taken orders go back (lock held). */
+static void tt_mover_drop_thread(struct tt_mover *mv,
+				 struct tt_mover_thread *th)
+{
+	struct tt_mover_order *o, *tmp;
+
+	list_for_each_entry_safe(o, tmp, &mv->taken, link)
+		if (o->th == th)
+			tt_mover_back(mv, o);
+	list_del(&th->link);
+	put_pid(th->pid);
+	kfree(th);
+}
+
+/*
+ * Forget the threads that exited (lock held); return the live ones other
+ * than the caller.
+ */
+static unsigned int tt_mover_prune(struct tt_mover *mv)
+{
+	struct tt_mover_thread *th, *tmp;
+	struct pid *me = task_pid(current);
+	unsigned int n = 0;
+
+	list_for_each_entry_safe(th, tmp, &mv->threads, link) {
+		if (!tt_mover_thread_alive(th))
+			tt_mover_drop_thread(mv, th);
+		else if (th->pid != me)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * How many movers may take orders now, 0 for none (lock held): none when
+ * the session is closing, mover_timeout_ms is 0 or a mover timed out
+ * lately.
+ */
+static unsigned int tt_mover_usable_locked(struct tt_mover *mv)
+{
+	unsigned int n = tt_mover_prune(mv);
+
+	if (mv->closed || !tt_config_get(TT_CFG_MOVER_TIMEOUT_MS) ||
+	    ktime_get_ns() < mv->suspect_until)
+		return 0;
+	return n;
+}
+
+static unsigned int tt_mover_usable(struct tt_mover *mv)
+{
+	unsigned int n;
+
+	spin_lock(&mv->lock);
+	n = tt_mover_usable_locked(mv);
+	spin_unlock(&mv->lock);
+	wake_up_all(&mv->done_wq);	/* orders of pruned threads went back */
+	return n;
+}
+
+/**
+ * tt_mover_close() - the session is closing: every order goes back, no
+ * new one is issued
+ * @mv: the mover.
+ */
+void tt_mover_close(struct tt_mover *mv)
+{
+	struct tt_mover_order *o, *tmp;
+
+	spin_lock(&mv->lock);
+	mv->closed = true;
+	list_for_each_entry_safe(o, tmp, &mv->queue, link)
+		tt_mover_back(mv, o);
+	list_for_each_entry_safe(o, tmp, &mv->taken, link)
+		tt_mover_back(mv, o);
+	spin_unlock(&mv->lock);
+	wake_up_all(&mv->done_wq);
+	wake_up_all(&mv->wq);
+}
+
+/**
+ * tt_mover_free() - forget the registrations (the session is being freed)
+ * @mv: the mover, closed, with no order left.
+ */
+void tt_mover_free(struct tt_mover *mv)
+{
+	struct tt_mover_thread *th, *tmp;
+
+	WARN_ON_ONCE(!list_empty(&mv->queue) || !list_empty(&mv->taken));
+	list_for_each_entry_safe(th, tmp, &mv->threads, link) {
+		list_del(&th->link);
+		put_pid(th->pid);
+		kfree(th);
+	}
+}
+
+/**
+ * tt_mover_get_counts() - the mover's counters, @movers included
+ * @mv:  the mover.
+ * @out: filled.
+ */
+void tt_mover_get_counts(struct tt_mover *mv, struct tt_mover_counts *out)
+{
+	struct tt_mover_thread *th;
+	u64 n = 0;
+
+	spin_lock(&mv->lock);
+	*out = mv->counts;
+	list_for_each_entry(th, &mv->threads, link)
+		n += tt_mover_thread_alive(th);
+	spin_unlock(&mv->lock);
+	out->movers = n;
+}
+
+static bool tt_mover_on_target(const int *nids, unsigned int nr, int nid)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		if (nids[i] == nid)
+			return true;
+	return false;
+}
+
+/*
+ * Is the entry at the start of a huge-page-aligned block the head of an
+ * anonymous THP mapped by a pmd? (mmap_lock held)
+ */
+static struct page *tt_mover_huge_head(struct vm_area_struct *vma,
+				       unsigned long hpfn)
+{
+	enum tt_page_kind kind;
+	struct page *page;
+
+	if (!(hpfn & HMM_PFN_VALID) ||
+	    hmm_pfn_to_map_order(hpfn) != TT_HUGE_ORDER)
+		return NULL;
+	page = tt_pagescan_page(vma, hpfn, &kind);
+	if (!page || !PageAnon(page) || !PageTransHuge(page))
+		return NULL;
+	return page;
+}
+
+/*
+ * The huge blocks of [start, end) (at most TT_SLOT_BLOCKS of them, from
+ * the first huge-page-aligned address) that are one pmd-mapped THP, inside
+ * one supported vma and not on a target node: bits of @huge. Return the
+ * number of blocks.
+ */
+static unsigned int tt_mover_scan(struct mm_struct *mm, unsigned long start,
+				  unsigned long end, const int *nids,
+				  unsigned int nr, unsigned long *huge)
+{
+	unsigned long first = ALIGN(start, TT_HUGE_SIZE);
+	unsigned long last = ALIGN_DOWN(end, TT_HUGE_SIZE);
+	struct vm_area_struct *vma;
+	struct tt_pagescan ps;
+	unsigned long seq, addr, hpfn;
+	unsigned int nb, i, tries = 0;
+	struct page *page;
+	int ret;
+
+	*huge = 0;
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) || first >= last)
+		return 0;
+	nb = min_t(unsigned long, (last - first) / TT_HUGE_SIZE,
+		   TT_SLOT_BLOCKS);
+	if (tt_pagescan_init(&ps, mm, first, first + nb * TT_HUGE_SIZE))
+		return nb;	/* no scan: everything goes to the engine */
+again:
+	seq = tt_pagescan_begin(&ps);
+	mmap_read_lock(mm);
+	for (i = 0; i < nb; i++) {
+		addr = first + i * TT_HUGE_SIZE;
+		vma = vma_lookup(mm, addr);
+		if (!vma || addr + TT_HUGE_SIZE > vma->vm_end ||
+		    !tt_vma_supported(vma) || !(vma->vm_flags & VM_READ))
+			continue;
+		ret = tt_pagescan_fill(&ps, seq, addr, addr + PAGE_SIZE, &hpfn);
+		if (ret == -EBUSY) {
+			mmap_read_unlock(mm);
+			*huge = 0;
+			if (++tries < TT_MOVER_SCAN_TRIES) {
+				cond_resched();
+				goto again;
+			}
+			goto out;
+		}
+		if (ret)
+			continue;
+		page = tt_mover_huge_head(vma, hpfn);
+		if (page && !tt_mover_on_target(nids, nr, page_to_nid(page)))
+			__set_bit(i, huge);
+	}
+	mmap_read_unlock(mm);
+out:
+	tt_pagescan_exit(&ps);
+	return nb;
+}
+
+/* Slot size: the batch size in whole huge pages, TT_SLOT_BLOCKS at most. */
+static unsigned long tt_mover_slot_size(void)
+{
+	unsigned long batch = (unsigned long)tt_migrate_batch_pages() << PAGE_SHIFT;
+
+	return min_t(unsigned long, ALIGN(batch, TT_HUGE_SIZE),
+		     TT_SLOT_BLOCKS * TT_HUGE_SIZE);
+}
+
+/* A page of a completed order that is not on a target, by its status. */
+static void tt_mover_reason(struct tt_migrate_result *res, const s32 *status,
+			    unsigned long n)
+{
+	s32 st = status ? *status : 0;
+
+	if (st == -ENOMEM)
+		res->skipped_no_memory += n;
+	else if (st == -ENOENT || st == -EFAULT)
+		res->skipped_not_present += n;
+	else
+		res->skipped_busy += n;
+}
+
+/*
+ * Count [addr, end) (inside one huge block, one vma) of a completed order
+ * from the page tables, with mmap_lock held: pages not on a target go to
+ * @br by their status; return the pages on a target. *@whole: the block
+ * is one huge page on a target. *@err: the read failed (nothing counted).
+ */
+static unsigned long tt_mover_count_piece(const struct tt_mover_order *o,
+					  struct tt_pagescan *ps,
+					  unsigned long seq,
+					  struct vm_area_struct *vma,
+					  unsigned long addr, unsigned long end,
+					  unsigned long *pfns, const s32 *status,
+					  struct tt_migrate_result *br,
+					  bool *whole, int *err)
+{
+	unsigned long n = (end - addr) >> PAGE_SHIFT, i, on = 0;
+	enum tt_page_kind kind;
+	struct page *page;
+
+	*err = (vma->vm_flags & VM_READ) ?
+	       tt_pagescan_fill(ps, seq, addr, end, pfns) : -EPERM;
+	if (*err)
+		return 0;
+	if (IS_ALIGNED(addr, TT_HUGE_SIZE) && n == TT_HUGE_PAGES) {
+		page = tt_mover_huge_head(vma, pfns[0]);
+		*whole = page && tt_mover_on_target(o->nids, o->nr_nids,
+						    page_to_nid(page));
+	}
+	for (i = 0; i < n; i++) {
+		page = tt_pagescan_page(vma, pfns[i], &kind);
+		if (page && tt_mover_on_target(o->nids, o->nr_nids,
+					       page_to_nid(page)))
+			on++;
+		else
+			tt_mover_reason(br, status, 1);
+	}
+	return on;
+}
+
+/* Count one huge block of a completed order into @o (mmap_lock not held). */
+static void tt_mover_count_block(struct mm_struct *mm,
+				 struct tt_mover_order *o,
+				 struct tt_pagescan *ps, unsigned long bstart,
+				 unsigned long *pfns, const s32 *status)
+{
+	unsigned long bend = bstart + TT_HUGE_SIZE, addr, next, seq, on;
+	struct tt_migrate_result br;
+	struct vm_area_struct *vma;
+	int tries = 0, err;
+	bool whole;
+
+again:
+	memset(&br, 0, sizeof(br));
+	on = 0;
+	whole = false;
+	err = 0;
+	seq = tt_pagescan_begin(ps);
+	mmap_read_lock(mm);
+	for (addr = bstart; addr < bend; addr = next) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr) {
+			next = vma ? min(vma->vm_start, bend) : bend;
+			br.skipped_not_present += (next - addr) >> PAGE_SHIFT;
+			continue;
+		}
+		next = min(vma->vm_end, bend);
+		on += tt_mover_count_piece(o, ps, seq, vma, addr, next, pfns,
+					   status, &br, &whole, &err);
+		if (err == -EBUSY)
+			break;
+		if (err) {	/* unreadable: nothing is claimed */
+			tt_mover_reason(&br, NULL, (next - addr) >> PAGE_SHIFT);
+			err = 0;
+		}
+	}
+	mmap_read_unlock(mm);
+	if (err == -EBUSY) {
+		if (++tries < TT_MOVER_SCAN_TRIES) {
+			cond_resched();
+			goto again;
+		}
+		memset(&br, 0, sizeof(br));
+		br.skipped_busy = TT_HUGE_PAGES;
+		on = 0;
+	}
+	br.moved = on;
+	br.pages = TT_HUGE_PAGES;
+	tt_result_add(&o->res, &br);
+	if (whole && on == TT_HUGE_PAGES)
+		o->kept++;
+	else if (on)
+		o->split++;
+}
+
+/*
+ * A completion: count the order from its page tables (the caller is the
+ * mover, a thread of the session's mm). @status: one per huge page, or
+ * NULL when the mover's could not be read.
+ */
+static void tt_mover_count(struct mm_struct *mm, struct tt_mover_order *o,
+			   const s32 *status)
+{
+	unsigned long nb = (o->end - o->start) / TT_HUGE_SIZE, b, *pfns;
+	struct tt_pagescan ps;
+
+	memset(&o->res, 0, sizeof(o->res));
+	o->kept = 0;
+	o->split = 0;
+	pfns = kmalloc_array(TT_HUGE_PAGES, sizeof(*pfns), GFP_KERNEL);
+	if (!pfns || tt_pagescan_init(&ps, mm, o->start, o->end)) {
+		/* Cannot tell what moved: nothing is claimed. */
+		o->res.pages = (o->end - o->start) >> PAGE_SHIFT;
+		o->res.skipped_busy = o->res.pages;
+		kfree(pfns);
+		return;
+	}
+	for (b = 0; b < nb; b++)
+		tt_mover_count_block(mm, o, &ps, o->start + b * TT_HUGE_SIZE,
+				     pfns, status ? &status[b] : NULL);
+	tt_pagescan_exit(&ps);
+	kfree(pfns);
+	WARN_ON_ONCE(!tt_result_consistent(&o->res));
+}
+
+/*
+ * TT_MOVER_DONE: count the order the caller completed and hand it back to
+ * its issuer; a completion of an order that went back is only counted as
+ * late.
+ */
+static int tt_mover_done(struct tt_session *s, struct tt_mover_thread *th,
+			 const struct tt_ioc_mover *arg)
+{
+	struct tt_mover *mv = &s->mover;
+	struct tt_mover_order *o, *found = NULL;
+	s32 *status = NULL;
+	unsigned long nb;
+	int ret = 0;
+
+	spin_lock(&mv->lock);
+	list_for_each_entry(o, &mv->taken, link) {
+		if (o->id == arg->done_id) {
+			found = o;
+			break;
+		}
+	}
+	if (!found) {
+		if (arg->done_id && arg->done_id <= mv->last_id) {
+			mv->counts.late++;
+			ret = 1;
+		} else {
+			ret = -ENOENT;
+		}
+		spin_unlock(&mv->lock);
+		return ret > 0 ? 0 : ret;
+	}
+	o = found;
+	nb = (o->end - o->start) / TT_HUGE_SIZE;
+	if (o->th != th) {
+		spin_unlock(&mv->lock);
+		return -ENOENT;
+	}
+	if (arg->nr_status != nb) {
+		spin_unlock(&mv->lock);
+		return -EINVAL;
+	}
+	list_del_init(&o->link);
+	o->state = TT_ORDER_COMPLETING;
+	spin_unlock(&mv->lock);
+
+	status = kvmalloc_array(nb, sizeof(*status), GFP_KERNEL);
+	if (status && copy_from_user(status, u64_to_user_ptr(arg->status_ptr),
+				     nb * sizeof(*status))) {
+		kvfree(status);
+		status = NULL;
+		ret = -EFAULT;
+	}
+	tt_mover_count(s->mm, o, status);
+	kvfree(status);
+
+	spin_lock(&mv->lock);
+	o->state = TT_ORDER_DONE;
+	mv->counts.mover_bytes += o->res.moved << PAGE_SHIFT;
+	mv->counts.huge_kept += o->kept;
+	mv->counts.huge_split += o->split;
+	mv->counts.orders++;
+	spin_unlock(&mv->lock);
+	wake_up_all(&mv->done_wq);
+	return ret;
+}
+
+static bool tt_mover_has_order(struct tt_mover *mv)
+{
+	return !list_empty_careful(&mv->queue) || READ_ONCE(mv->closed);
+}
+
+/* TT_MOVER_TAKE: the oldest queued order, waiting for one with @wait. */
+static int tt_mover_take(struct tt_mover *mv, struct tt_mover_thread *th,
+			 struct tt_ioc_mover *arg, bool wait)
+{
+	struct tt_mover_order *o;
+	unsigned int i;
+
+	for (;;) {
+		spin_lock(&mv->lock);
+		o = list_first_entry_or_null(&mv->queue, struct tt_mover_order,
+					     link);
+		if (o || !wait || mv->closed)
+			break;
+		spin_unlock(&mv->lock);
+		if (wait_event_interruptible_exclusive(mv->wq,
+						       tt_mover_has_order(mv)))
+			return -EINTR;
+	}
+	arg->id = 0;
+	arg->addr = 0;
+	arg->len = 0;
+	arg->huge_size = TT_HUGE_SIZE;
+	arg->order_flags = 0;
+	arg->nr_nodes = 0;
+	memset(arg->nodes, 0, sizeof(arg->nodes));
+	if (o) {
+		list_move_tail(&o->link, &mv->taken);
+		o->state = TT_ORDER_TAKEN;
+		o->th = th;
+		arg->id = o->id;
+		arg->addr = o->start;
+		arg->len = o->end - o->start;
+		arg->nr_nodes = o->nr_nids;
+		for (i = 0; i < o->nr_nids; i++)
+			arg->nodes[i] = o->nids[i];
+	}
+	spin_unlock(&mv->lock);
+	return 0;
+}
+
+/* Send the taken order @id back to its issuer, if it is still taken. */
+static void tt_mover_send_back(struct tt_mover *mv, u64 id)
+{
+	struct tt_mover_order *o;
+
+	spin_lock(&mv->lock);
+	list_for_each_entry(o, &mv->taken, link) {
+		if (o->id == id) {
+			tt_mover_back(mv, o);
+			break;
+		}
+	}
+	spin_unlock(&mv->lock);
+	wake_up_all(&mv->done_wq);
+}
+
+/**
+ * tt_mover_ioctl() - TT_IOC_MOVER
+ * @s:    the session (the caller's mm checked).
+ * @argp: the user argument.
+ *
+ * Return: 0 or a negative errno (see TT_IOC_MOVER).
+ */
+long tt_mover_ioctl(struct tt_session *s, void __user *argp)
+{
+	struct tt_mover *mv = &s->mover;
+	struct tt_mover_thread *th, *new = NULL;
+	struct tt_ioc_mover arg;
+	int ret;
+
+	BUILD_BUG_ON(ARRAY_SIZE(arg.nodes) < TT_MIG_TARGETS);
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags & ~TT_MOVER_FLAGS_ALL)
+		return -EOPNOTSUPP;
+	if (!arg.flags ||
+	    ((arg.flags & TT_MOVER_WAIT) && !(arg.flags & TT_MOVER_TAKE)))
+		return -EINVAL;
+	if (arg.flags & TT_MOVER_REGISTER) {
+		new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+		if (!new)
+			return -ENOMEM;
+		new->pid = get_pid(task_pid(current));
+	}
+
+	spin_lock(&mv->lock);
+	th = tt_mover_find(mv);
+	if (!th && new) {
+		list_add_tail(&new->link, &mv->threads);
+		th = new;
+		new = NULL;
+	}
+	if (th)		/* a sign of life: orders may flow again */
+		mv->suspect_until = 0;
+	spin_unlock(&mv->lock);
+	if (new) {
+		put_pid(new->pid);
+		kfree(new);
+	}
+	/* Only this thread drops its own registration: @th stays valid. */
+	if ((arg.flags & (TT_MOVER_DONE | TT_MOVER_TAKE)) && !th)
+		return -EINVAL;
+
+	if (arg.flags & TT_MOVER_DONE) {
+		ret = tt_mover_done(s, th, &arg);
+		if (ret)
+			return ret;
+	}
+	if (arg.flags & TT_MOVER_TAKE) {
+		ret = tt_mover_take(mv, th, &arg, arg.flags & TT_MOVER_WAIT);
+		if (ret)
+			return ret;
+		if (copy_to_user(argp, &arg, sizeof(arg))) {
+			/* nobody will complete it: back to the engine now */
+			tt_mover_send_back(mv, arg.id);
+			return -EFAULT;
+		}
+	}
+	if ((arg.flags & TT_MOVER_UNREGISTER) && th) {
+		spin_lock(&mv->lock);
+		tt_mover_drop_thread(mv, th);
+		spin_unlock(&mv->lock);
+		wake_up_all(&mv->done_wq);
+	}
+	return 0;
+}
+
+/**
+ * tt_mover_poll() - poll() of the session: EPOLLIN while an order is queued
+ * @s:    the session.
+ * @file: its file.
+ * @wait: the poll table.
+ *
+ * Return: the events.
+ */
+__poll_t tt_mover_poll(struct tt_session *s, struct file *file,
+		       poll_table *wait)
+{
+	struct tt_mover *mv = &s->mover;
+
+	poll_wait(file, &mv->wq, wait);
+	return !list_empty_careful(&mv->queue) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static bool tt_mover_settled(struct tt_mover_order *o)
+{
+	enum tt_order_state st = READ_ONCE(o->state);
+
+	return st == TT_ORDER_DONE || st == TT_ORDER_BACK;
+}
+
+/* Wait until @o is DONE, or send it back (see the top of the file). */
+static void tt_mover_wait(struct tt_mover *mv, struct tt_mover_order *o,
+			  bool killable)
+{
+	u64 now, timeout;
+	bool back;
+
+	for (;;) {
+		back = false;
+		now = ktime_get_ns();
+		spin_lock(&mv->lock);
+		if (o->state == TT_ORDER_DONE || o->state == TT_ORDER_BACK) {
+			spin_unlock(&mv->lock);
+			return;
+		}
+		if (o->state != TT_ORDER_COMPLETING) {
+			if (now >= o->deadline) {
+				timeout = (u64)tt_config_get(TT_CFG_MOVER_TIMEOUT_MS) *
+					  NSEC_PER_MSEC;
+				mv->suspect_until = now + timeout;
+				back = true;
+			} else if (mv->closed ||
+				   (o->state == TT_ORDER_TAKEN &&
+				    !tt_mover_thread_alive(o->th)) ||
+				   (killable && fatal_signal_pending(current))) {
+				back = true;
+			}
+			if (back)
+				tt_mover_back(mv, o);
+		}
+		spin_unlock(&mv->lock);
+		if (back)
+			return;
+		wait_event_timeout(mv->done_wq, tt_mover_settled(o),
+				   msecs_to_jiffies(TT_MOVER_CHECK_MS));
+	}
+}
+
+static void tt_mover_engine(struct tt_mover_run *r, unsigned long start,
+			    unsigned long end, u64 huge)
+{
+	struct tt_migrate_result er = {};
+	int ret;
+
+	if (r->ret || start >= end)
+		return;
+	ret = tt_migrate_range_to(r->s->mm, start, end, r->nids, r->nr_nids,
+				  r->flags, r->stop, &er);
+	er.elapsed_ns = 0;
+	tt_result_add(r->res, &er);
+	r->counts.engine_bytes += er.moved << PAGE_SHIFT;
+	if (er.moved)
+		r->counts.huge_split += min_t(u64, huge,
+					      DIV_ROUND_UP(er.moved,
+							   TT_HUGE_PAGES));
+	if (ret)
+		r->ret = ret;
+}
+
+/* Wait for the oldest order in flight, count it, free it. */
+static void tt_mover_reap(struct tt_mover_run *r)
+{
+	struct tt_mover_order *o = list_first_entry(&r->flight,
+						    struct tt_mover_order,
+						    flight);
+	struct tt_migrate_result er = {};
+	u64 nb = (o->end - o->start) / TT_HUGE_SIZE;
+	int ret;
+
+	tt_mover_wait(r->mv, o, !(r->flags & TT_MIG_REMOTE));
+	list_del(&o->flight);
+	r->nr_flight--;
+	if (o->state == TT_ORDER_DONE) {
+		o->res.elapsed_ns = 0;
+		tt_result_add(r->res, &o->res);
+		kfree(o);
+		return;
+	}
+	/*
+	 * Back: the engine moves the order. Every page of it was off the
+	 * targets when it was issued, so a page the engine finds on a
+	 * target got there through the late mover: moved all the same.
+	 */
+	ret = tt_migrate_range_to(r->s->mm, o->start, o->end, r->nids,
+				  r->nr_nids, r->flags, r->stop, &er);
+	r->counts.engine_bytes += er.moved << PAGE_SHIFT;
+	r->counts.mover_bytes += er.already_on_node << PAGE_SHIFT;
+	if (er.moved)
+		r->counts.huge_split += min_t(u64, nb,
+					      DIV_ROUND_UP(er.moved,
+							   TT_HUGE_PAGES));
+	er.moved += er.already_on_node;
+	er.already_on_node = 0;
+	er.elapsed_ns = 0;
+	tt_result_add(r->res, &er);
+	if (ret && !r->ret)
+		r->ret = ret;
+	kfree(o);
+}
+
+/* Issue [start, end) (whole huge pages) as an order; false: not possible. */
+static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
+			   unsigned long end)
+{
+	struct tt_mover *mv = r->mv;
+	struct tt_mover_order *o;
+	u64 timeout;
+
+	while (r->nr_flight >= r->max_flight)
+		tt_mover_reap(r);
+	o = kzalloc(sizeof(*o), GFP_KERNEL);
+	if (!o)
+		return false;
+	INIT_LIST_HEAD(&o->link);
+	o->start = start;
+	o->end = end;
+	memcpy(o->nids, r->nids, sizeof(o->nids));
+	o->nr_nids = r->nr_nids;
+
+	spin_lock(&mv->lock);
+	if (!tt_mover_usable_locked(mv)) {
+		spin_unlock(&mv->lock);
+		wake_up_all(&mv->done_wq);
+		kfree(o);
+		return false;
+	}
+	timeout = (u64)tt_config_get(TT_CFG_MOVER_TIMEOUT_MS) * NSEC_PER_MSEC;
+	o->id = ++mv->last_id;
+	o->state = TT_ORDER_QUEUED;
+	o->deadline = ktime_get_ns() + timeout;
+	list_add_tail(&o->link, &mv->queue);
+	spin_unlock(&mv->lock);
+	list_add_tail(&o->flight, &r->flight);
+	r->nr_flight++;
+	wake_up(&mv->wq);
+	return true;
+}
+
+/* Set bits of @w from bit @lo to bit @hi - 1. */
+static unsigned int tt_bits(unsigned long w, unsigned int lo, unsigned int hi)
+{
+	return hi > lo ? hweight_long(w & GENMASK(hi - 1, lo)) : 0;
+}
+
+/* One slot of tt_mover_migrate(): orders first, then the engine's part. */
+static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
+			  unsigned long end)
+{
+	unsigned long first = ALIGN(start, TT_HUGE_SIZE), huge, sent = 0;
+	unsigned long addr, next;
+	unsigned int nb, i, j, lo;
+
+	nb = tt_mover_scan(r->s->mm, start, end, r->nids, r->nr_nids, &huge);
+	if (!huge) {
+		tt_mover_engine(r, start, end, 0);
+		return;
+	}
+	if (!tt_mover_usable(r->mv)) {
+		tt_mover_engine(r, start, end, hweight_long(huge));
+		return;
+	}
+	/* the runs of huge blocks to the movers */
+	for (i = find_first_bit(&huge, nb); i < nb;
+	     i = find_next_bit(&huge, nb, j)) {
+		j = find_next_zero_bit(&huge, nb, i);
+		if (r->stop && atomic_read(r->stop))
+			break;
+		if (tt_mover_issue(r, first + i * TT_HUGE_SIZE,
+				   first + j * TT_HUGE_SIZE))
+			sent |= GENMASK(j - 1, i);
+	}
+	/* the gaps between the runs sent to the engine, meanwhile */
+	addr = start;
+	lo = 0;
+	for (i = find_first_bit(&sent, nb);; i = find_next_bit(&sent, nb, j)) {
+		next = i < nb ? first + i * TT_HUGE_SIZE : end;
+		tt_mover_engine(r, addr, next, tt_bits(huge, lo, min(i, nb)));
+		if (i >= nb)
+			break;
+		j = find_next_zero_bit(&sent, nb, i);
+		addr = first + j * TT_HUGE_SIZE;
+		lo = j;
+	}
+}
+
+static void tt_mover_run_init(struct tt_mover_run *r, struct tt_session *s,
+			      const int *nids, unsigned int nr_nids,
+			      unsigned int flags, const atomic_t *stop,
+			      struct tt_migrate_result *res)
+{
+	unsigned int i, n;
+
+	memset(r, 0, sizeof(*r));
+	r->s = s;
+	r->mv = &s->mover;
+	r->nr_nids = min_t(unsigned int, nr_nids, TT_MIG_TARGETS);
+	for (i = 0; i < r->nr_nids; i++)
+		r->nids[i] = nids[i];
+	r->flags = flags;
+	r->stop = stop;
+	r->res = res;
+	INIT_LIST_HEAD(&r->flight);
+	n = tt_mover_usable(r->mv);
+	r->max_flight = clamp_t(unsigned int, n * TT_MOVER_INFLIGHT, 1,
+				TT_MOVER_INFLIGHT_MAX);
+}
+
+static void tt_mover_run_end(struct tt_mover_run *r)
+{
+	struct tt_mover *mv = r->mv;
+
+	while (!list_empty(&r->flight))
+		tt_mover_reap(r);
+	spin_lock(&mv->lock);
+	mv->counts.engine_bytes += r->counts.engine_bytes;
+	mv->counts.mover_bytes += r->counts.mover_bytes;
+	mv->counts.huge_split += r->counts.huge_split;
+	spin_unlock(&mv->lock);
+}
+
+/**
+ * tt_mover_migrate() - move a range, each piece with its backend
+ * @s:       the session.
+ * @start:   page-aligned start.
+ * @end:     page-aligned end, > @start.
+ * @nids:    target nodes in order of preference (tt_migrate_range_to()).
+ * @nr_nids: entries of @nids, > 0.
+ * @flags:   TT_MIG_* bits: TT_MIG_REMOTE from a worker (the mm is pinned
+ *           here), else from a thread of the session's process.
+ * @stop:    optional: stop issuing and moving at the next batch when set
+ *           (orders in flight are waited for: they end within
+ *           mover_timeout_ms).
+ * @res:     out: counts are added to it, elapsed_ns (wall time) too.
+ *
+ * The huge pages go to the session's movers, the rest to the in-kernel
+ * engine (see the top of the file); with no mover, or mover_timeout_ms 0,
+ * it is tt_migrate_range_to() plus the counting of the huge pages it
+ * splits. Must be called without mmap_lock.
+ *
+ * Return: as tt_migrate_range_to().
+ */
+int tt_mover_migrate(struct tt_session *s, unsigned long start,
+		     unsigned long end, const int *nids, unsigned int nr_nids,
+		     unsigned int flags, const atomic_t *stop,
+		     struct tt_migrate_result *res)
+{
+	unsigned long slot = tt_mover_slot_size(), a, b;
+	u64 t0 = ktime_get_ns();
+	struct tt_mover_run r;
+
+	if ((flags & TT_MIG_REMOTE) && !mmget_not_zero(s->mm))
+		return -ESRCH;
+	tt_mover_run_init(&r, s, nids, nr_nids, flags, stop, res);
+	for (a = start; a < end && !r.ret; a = b) {
+		b = min(end, ALIGN_DOWN(a, slot) + slot);
+		if ((stop && atomic_read(stop)) ||
+		    (!(flags & TT_MIG_REMOTE) && fatal_signal_pending(current))) {
+			r.ret = -EINTR;
+			break;
+		}
+		tt_mover_slot(&r, a, b);
+		cond_resched();
+	}
+	tt_mover_run_end(&r);
+	if (flags & TT_MIG_REMOTE)
+		mmput(s->mm);
+	res->elapsed_ns += ktime_get_ns() - t0;
+	return r.ret;
+}
+
+/* Huge pages of [start, end) off @nid (to count what the engine splits). */
+static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
+			       unsigned long end, int nid)
+{
+	unsigned long slot = tt_mover_slot_size(), a, b, huge;
+	u64 n = 0;
+
+	for (a = start; a < end; a = b) {
+		b = min(end, ALIGN_DOWN(a, slot) + slot);
+		tt_mover_scan(mm, a, b, &nid, 1, &huge);
+		n += hweight_long(huge);
+		cond_resched();
+	}
+	return n;
+}
+
+/**
+ * tt_mover_migrate_sync() - a synchronous TT_IOC_MIGRATE after its checks
+ * @s:     the session (the caller is a thread of its process).
+ * @start: page-aligned start.
+ * @end:   page-aligned end, > @start.
+ * @nid:   target node, checked.
+ * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
+ *
+ * A range with huge pages to move and a session with movers: the huge
+ * pages go to the movers (several orders in flight), the rest to the
+ * engine in the caller. Otherwise tt_migrate_sync() (the engine spread
+ * over the worker pool), the huge pages it splits counted.
+ *
+ * Return: as tt_migrate_sync().
+ */
+int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
+			  unsigned long end, int nid,
+			  struct tt_migrate_result *res)
+{
+	struct tt_mover *mv = &s->mover;
+	u64 huge = tt_mover_count_huge(s->mm, start, end, nid);
+	int ret;
+
+	if (huge && tt_mover_usable(mv)) {
+		memset(res, 0, sizeof(*res));
+		return tt_mover_migrate(s, start, end, &nid, 1, 0, NULL, res);
+	}
+	ret = tt_migrate_sync(s->mm, start, end, nid, res);
+	spin_lock(&mv->lock);
+	mv->counts.engine_bytes += res->moved << PAGE_SHIFT;
+	if (res->moved)
+		mv->counts.huge_split += min_t(u64, huge,
+					       DIV_ROUND_UP(res->moved,
+							    TT_HUGE_PAGES));
+	spin_unlock(&mv->lock);
+	return ret;
+}
