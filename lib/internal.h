@@ -111,6 +111,7 @@ struct tt_mp_range {
  *             ns; a TT_EV_TIMESTAMP before it is rejected.
  * @us:        move_pages backend: the userspace scheduler (usched.c),
  *             whose state @lock protects too.
+ * @movers:    kernel backend: the mover threads (mover.c), or NULL.
  */
 struct tt_session {
 	const struct tt_ops *ops;
@@ -124,6 +125,7 @@ struct tt_session {
 	struct tt_ioc_sched sched;
 	uint64_t last_ts_ns;
 	struct tt_us *us;
+	struct tt_movers *movers;
 };
 
 extern const struct tt_ops tt_kernel_ops;
@@ -131,6 +133,12 @@ extern const struct tt_ops tt_mp_ops;
 
 /* kernel.c */
 int tt_kernel_open(struct tt_session *s);
+
+/* mover.c: TIERTRAIN_MOVER=N starts N mover threads in tt_open(). */
+#define TT_ENV_MOVER		"TIERTRAIN_MOVER"
+#define TT_MOVERS_MAX		64
+#define TT_MOVERS_DEFAULT	2
+int tt_mover_env(unsigned int *threads);
 
 /* mp.c */
 int tt_mp_open(struct tt_session *s);

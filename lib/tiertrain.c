@@ -126,6 +126,18 @@ TT_EXPORT struct tt_session *tt_open(void)
 		errno = -ret;
 		return NULL;
 	}
+	if (s->ops == &tt_kernel_ops) {
+		unsigned int movers;
+
+		ret = tt_mover_env(&movers);
+		if (!ret && movers)
+			ret = tt_mover_start(s, movers);
+		if (ret < 0) {
+			tt_close(s);
+			errno = -ret;
+			return NULL;
+		}
+	}
 	return s;
 }
 
@@ -135,6 +147,7 @@ TT_EXPORT void tt_close(struct tt_session *s)
 
 	if (!s)
 		return;
+	tt_mover_stop(s);
 	s->ops->close(s);
 	free(s);
 	errno = saved;

@@ -238,6 +238,37 @@ int tt_hint(struct tt_session *s, const void *addr, size_t len,
 int tt_layers(struct tt_session *s, struct tt_layer_info *info,
 	      unsigned int n);
 
+/*
+ * Movers (kernel backend; see "Mover" in <linux/tiertrain.h> and
+ * Documentation/mover.md). The module's in-kernel engine splits every
+ * transparent huge page it moves; a session with mover threads has its
+ * huge pages moved whole instead, by those threads with move_pages(2),
+ * on orders from the module (TT_IOC_MIGRATE and the scheduler alike: the
+ * module still decides what moves when). An idle mover sleeps in poll(2);
+ * one that dies or stalls costs at most mover_timeout_ms (module setting,
+ * default 1000) before the module moves the order itself.
+ *
+ * tt_mover_start() - start @threads mover threads for @s (1..64; 0: the
+ * default, 2). They block every signal and are named "tt-mover". Errors:
+ * EALREADY (already started), EINVAL (@threads above 64), ENOTTY (a module
+ * without TT_IOC_MOVER), ENOMEM, EAGAIN (no thread could be created), and
+ * the errors of TT_IOC_MOVER. The move_pages backend moves every page
+ * with move_pages(2) anyway: there it starts nothing and returns 0.
+ *
+ * tt_open() starts none unless the environment variable TIERTRAIN_MOVER
+ * is set to a number of threads (0..64; 0 or empty: none; anything else
+ * makes tt_open() fail with EINVAL, reported on stderr): threads in a
+ * library are the program's to allow. tt_close() stops them.
+ */
+int tt_mover_start(struct tt_session *s, unsigned int threads);
+
+/*
+ * tt_mover_stop() - stop the mover threads of @s (each finishes its order
+ * first) and wait for them. Nothing to stop is fine. Orders issued from
+ * then on are moved by the in-kernel engine.
+ */
+int tt_mover_stop(struct tt_session *s);
+
 #ifdef __cplusplus
 }
 #endif
