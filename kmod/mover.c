@@ -219,12 +219,14 @@ static void tt_mover_drop_thread(struct tt_mover *mv,
 }
 
 /*
- * Forget the threads that exited (lock held); return the live ones other
- * than the caller.
+ * Forget the threads that exited, and when none is left send the queued
+ * orders back (lock held; the caller wakes the issuers). Return the live
+ * ones other than the caller.
  */
 static unsigned int tt_mover_prune(struct tt_mover *mv)
 {
 	struct tt_mover_thread *th, *tmp;
+	struct tt_mover_order *o, *otmp;
 	struct pid *me = task_pid(current);
 	unsigned int n = 0;
 
@@ -234,6 +236,9 @@ static unsigned int tt_mover_prune(struct tt_mover *mv)
 		else if (th->pid != me)
 			n++;
 	}
+	if (list_empty(&mv->threads))
+		list_for_each_entry_safe(o, otmp, &mv->queue, link)
+			tt_mover_back(mv, o);
 	return n;
 }
 
@@ -346,61 +351,100 @@ static struct page *tt_mover_huge_head(struct vm_area_struct *vma,
 	return page;
 }
 
-/*
- * The huge blocks of [start, end) (at most TT_SLOT_BLOCKS of them, from
- * the first huge-page-aligned address) that are one pmd-mapped THP, inside
- * one supported vma and not on a target node: bits of @huge. Return the
- * number of blocks.
+/**
+ * struct tt_mover_scan - what a slot's page tables say
+ * @nb:      huge-page-aligned blocks inside the slot (TT_SLOT_BLOCKS at
+ *           most), from the first aligned address.
+ * @huge:    bit i: block i is one pmd-mapped THP, inside one supported
+ *           vma, not on a target node: a mover can move it whole.
+ * @edge_lo: 1 when the slot starts inside such a THP (the engine splits
+ *           it to move the slot's part).
+ * @edge_hi: the same for the slot's end (0 when that THP is @edge_lo's).
  */
-static unsigned int tt_mover_scan(struct mm_struct *mm, unsigned long start,
-				  unsigned long end, const int *nids,
-				  unsigned int nr, unsigned long *huge)
+struct tt_mover_scan {
+	unsigned int nb;
+	unsigned long huge;
+	unsigned int edge_lo;
+	unsigned int edge_hi;
+};
+
+/* Is the block at @addr one THP off the targets? (mmap_lock held) */
+static int tt_mover_scan_block(struct mm_struct *mm, struct tt_pagescan *ps,
+			       unsigned long seq, unsigned long addr,
+			       const int *nids, unsigned int nr)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, addr);
+	struct page *page;
+	unsigned long hpfn;
+	int ret;
+
+	if (!vma || addr + TT_HUGE_SIZE > vma->vm_end ||
+	    !tt_vma_supported(vma) || !(vma->vm_flags & VM_READ))
+		return 0;
+	ret = tt_pagescan_fill(ps, seq, addr, addr + PAGE_SIZE, &hpfn);
+	if (ret)
+		return ret == -EBUSY ? ret : 0;
+	page = tt_mover_huge_head(vma, hpfn);
+	return page && !tt_mover_on_target(nids, nr, page_to_nid(page));
+}
+
+/* Read the page tables of slot [start, end) into @sc. */
+static void tt_mover_scan(struct mm_struct *mm, unsigned long start,
+			  unsigned long end, const int *nids,
+			  unsigned int nr, struct tt_mover_scan *sc)
 {
 	unsigned long first = ALIGN(start, TT_HUGE_SIZE);
 	unsigned long last = ALIGN_DOWN(end, TT_HUGE_SIZE);
-	struct vm_area_struct *vma;
+	unsigned long lo = ALIGN_DOWN(start, TT_HUGE_SIZE);
+	unsigned long hi = ALIGN(end, TT_HUGE_SIZE), seq;
+	unsigned int i, tries = 0;
 	struct tt_pagescan ps;
-	unsigned long seq, addr, hpfn;
-	unsigned int nb, i, tries = 0;
-	struct page *page;
 	int ret;
 
-	*huge = 0;
-	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) || first >= last)
-		return 0;
-	nb = min_t(unsigned long, (last - first) / TT_HUGE_SIZE,
-		   TT_SLOT_BLOCKS);
-	if (tt_pagescan_init(&ps, mm, first, first + nb * TT_HUGE_SIZE))
-		return nb;	/* no scan: everything goes to the engine */
+	memset(sc, 0, sizeof(*sc));
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		return;
+	if (first < last)
+		sc->nb = min_t(unsigned long, (last - first) / TT_HUGE_SIZE,
+			       TT_SLOT_BLOCKS);
+	if (tt_pagescan_init(&ps, mm, lo, hi))
+		return;		/* no scan: everything goes to the engine */
 again:
 	seq = tt_pagescan_begin(&ps);
 	mmap_read_lock(mm);
-	for (i = 0; i < nb; i++) {
-		addr = first + i * TT_HUGE_SIZE;
-		vma = vma_lookup(mm, addr);
-		if (!vma || addr + TT_HUGE_SIZE > vma->vm_end ||
-		    !tt_vma_supported(vma) || !(vma->vm_flags & VM_READ))
-			continue;
-		ret = tt_pagescan_fill(&ps, seq, addr, addr + PAGE_SIZE, &hpfn);
-		if (ret == -EBUSY) {
-			mmap_read_unlock(mm);
-			*huge = 0;
-			if (++tries < TT_MOVER_SCAN_TRIES) {
-				cond_resched();
-				goto again;
-			}
-			goto out;
-		}
+	for (i = 0; i < sc->nb; i++) {
+		ret = tt_mover_scan_block(mm, &ps, seq, first + i * TT_HUGE_SIZE,
+					  nids, nr);
+		if (ret < 0)
+			goto busy;
 		if (ret)
-			continue;
-		page = tt_mover_huge_head(vma, hpfn);
-		if (page && !tt_mover_on_target(nids, nr, page_to_nid(page)))
-			__set_bit(i, huge);
+			__set_bit(i, &sc->huge);
+	}
+	if (lo < start) {
+		ret = tt_mover_scan_block(mm, &ps, seq, lo, nids, nr);
+		if (ret < 0)
+			goto busy;
+		sc->edge_lo = ret;
+	}
+	if (last < end && (last != lo || lo == start)) {
+		ret = tt_mover_scan_block(mm, &ps, seq, last, nids, nr);
+		if (ret < 0)
+			goto busy;
+		sc->edge_hi = ret;
 	}
 	mmap_read_unlock(mm);
-out:
 	tt_pagescan_exit(&ps);
-	return nb;
+	return;
+busy:
+	mmap_read_unlock(mm);
+	sc->huge = 0;
+	sc->edge_lo = 0;
+	sc->edge_hi = 0;
+	if (++tries < TT_MOVER_SCAN_TRIES) {
+		cond_resched();
+		goto again;
+	}
+	tt_pagescan_exit(&ps);
 }
 
 /* Slot size: the batch size in whole huge pages, TT_SLOT_BLOCKS at most. */
@@ -776,11 +820,12 @@ static bool tt_mover_settled(struct tt_mover_order *o)
 static void tt_mover_wait(struct tt_mover *mv, struct tt_mover_order *o,
 			  bool killable)
 {
-	u64 now, timeout;
-	bool back;
+	u64 now, timeout, fallbacks;
+	bool back, woke;
 
 	for (;;) {
 		back = false;
+		woke = false;
 		now = ktime_get_ns();
 		spin_lock(&mv->lock);
 		if (o->state == TT_ORDER_DONE || o->state == TT_ORDER_BACK) {
@@ -794,15 +839,20 @@ static void tt_mover_wait(struct tt_mover *mv, struct tt_mover_order *o,
 				mv->suspect_until = now + timeout;
 				back = true;
 			} else if (mv->closed ||
-				   (o->state == TT_ORDER_TAKEN &&
-				    !tt_mover_thread_alive(o->th)) ||
 				   (killable && fatal_signal_pending(current))) {
 				back = true;
 			}
+			fallbacks = mv->counts.fallbacks;
 			if (back)
 				tt_mover_back(mv, o);
+			else	/* a dead taker, or no mover left */
+				tt_mover_prune(mv);
+			back = o->state == TT_ORDER_BACK;
+			woke = mv->counts.fallbacks != fallbacks;
 		}
 		spin_unlock(&mv->lock);
+		if (woke)	/* other issuers' orders may have gone back */
+			wake_up_all(&mv->done_wq);
 		if (back)
 			return;
 		wait_event_timeout(mv->done_wq, tt_mover_settled(o),
@@ -920,23 +970,21 @@ static unsigned int tt_bits(unsigned long w, unsigned int lo, unsigned int hi)
 static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 			  unsigned long end)
 {
-	unsigned long first = ALIGN(start, TT_HUGE_SIZE), huge, sent = 0;
+	unsigned long first = ALIGN(start, TT_HUGE_SIZE), sent = 0;
 	unsigned long addr, next;
-	unsigned int nb, i, j, lo;
+	struct tt_mover_scan sc;
+	unsigned int i, j, lo, split;
 
-	nb = tt_mover_scan(r->s->mm, start, end, r->nids, r->nr_nids, &huge);
-	if (!huge) {
-		tt_mover_engine(r, start, end, 0);
-		return;
-	}
-	if (!tt_mover_usable(r->mv)) {
-		tt_mover_engine(r, start, end, hweight_long(huge));
+	tt_mover_scan(r->s->mm, start, end, r->nids, r->nr_nids, &sc);
+	if (!sc.huge || !tt_mover_usable(r->mv)) {
+		tt_mover_engine(r, start, end, hweight_long(sc.huge) +
+				sc.edge_lo + sc.edge_hi);
 		return;
 	}
 	/* the runs of huge blocks to the movers */
-	for (i = find_first_bit(&huge, nb); i < nb;
-	     i = find_next_bit(&huge, nb, j)) {
-		j = find_next_zero_bit(&huge, nb, i);
+	for (i = find_first_bit(&sc.huge, sc.nb); i < sc.nb;
+	     i = find_next_bit(&sc.huge, sc.nb, j)) {
+		j = find_next_zero_bit(&sc.huge, sc.nb, i);
 		if (r->stop && atomic_read(r->stop))
 			break;
 		if (tt_mover_issue(r, first + i * TT_HUGE_SIZE,
@@ -946,14 +994,20 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	/* the gaps between the runs sent to the engine, meanwhile */
 	addr = start;
 	lo = 0;
-	for (i = find_first_bit(&sent, nb);; i = find_next_bit(&sent, nb, j)) {
-		next = i < nb ? first + i * TT_HUGE_SIZE : end;
-		tt_mover_engine(r, addr, next, tt_bits(huge, lo, min(i, nb)));
-		if (i >= nb)
+	split = sc.edge_lo;
+	for (i = find_first_bit(&sent, sc.nb);;
+	     i = find_next_bit(&sent, sc.nb, j)) {
+		next = i < sc.nb ? first + i * TT_HUGE_SIZE : end;
+		if (i >= sc.nb)
+			split += sc.edge_hi;
+		tt_mover_engine(r, addr, next,
+				split + tt_bits(sc.huge, lo, min(i, sc.nb)));
+		if (i >= sc.nb)
 			break;
-		j = find_next_zero_bit(&sent, nb, i);
+		j = find_next_zero_bit(&sent, sc.nb, i);
 		addr = first + j * TT_HUGE_SIZE;
 		lo = j;
+		split = 0;
 	}
 }
 
@@ -1046,13 +1100,14 @@ int tt_mover_migrate(struct tt_session *s, unsigned long start,
 static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
 			       unsigned long end, int nid)
 {
-	unsigned long slot = tt_mover_slot_size(), a, b, huge;
+	unsigned long slot = tt_mover_slot_size(), a, b;
+	struct tt_mover_scan sc;
 	u64 n = 0;
 
 	for (a = start; a < end; a = b) {
 		b = min(end, ALIGN_DOWN(a, slot) + slot);
-		tt_mover_scan(mm, a, b, &nid, 1, &huge);
-		n += hweight_long(huge);
+		tt_mover_scan(mm, a, b, &nid, 1, &sc);
+		n += hweight_long(sc.huge) + sc.edge_lo + sc.edge_hi;
 		cond_resched();
 	}
 	return n;

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The process-context mover (TT_IOC_MOVER, tt_mover_start()): huge pages
+ * moved whole by mover threads, the rest by the in-kernel engine, orders
+ * that go back to the engine when their mover dies or stalls.
+ *
+ *   no_mover        a session without movers: the engine moves a THP range
+ *                   and splits it (engine_bytes, huge_split; no order).
+ *   thp_kept        with tt_mover_start(): a THP range to the slow node and
+ *                   back stays huge (AnonHugePages, thp_split_page
+ *                   unchanged, huge_kept, mover_bytes).
+ *   base_to_engine  with movers, base pages still go to the engine.
+ *   mixed           a range that covers two huge pages whole and two in
+ *                   part: the whole ones to the movers, the parts (split)
+ *                   to the engine; nothing outside the range moves.
+ *   sched_round_trip the scheduler evicts and prefetches a THP-backed
+ *                   tensor through the movers: AnonHugePages the same
+ *                   after the round trip, thp_split_page unchanged.
+ *   killed_mid_order a mover (a CLONE_VM child) takes an order and is
+ *                   killed: the order goes back to the engine long before
+ *                   mover_timeout_ms, everything moved, counted once.
+ *   stalled_then_late a mover takes an order and stalls past
+ *                   mover_timeout_ms: the engine moves it; the late
+ *                   completion is ignored (mover_late), nothing is counted
+ *                   twice.
+ *   ioctl_errors    TT_IOC_MOVER's argument checks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/mempolicy.h>
+
+#include "kselftest_harness.h"
+#include "tt_harness.h"
+
+#define MV_PARAM	TT_ST_SYSMOD "/parameters/mover_timeout_ms"
+#define MV_HUGE		TT_ST_THP_SIZE
+
+FIXTURE(mover)
+{
+	struct tt_session *s;
+	struct tt_st_topo topo;
+	size_t ps;
+	void *buf;
+	size_t len;
+	int fd;
+	long long khugepaged_sleep;	/* to restore, -1: untouched */
+	long long timeout_ms;		/* to restore, -1: untouched */
+};
+
+FIXTURE_SETUP(mover)
+{
+	char mode[128];
+
+	self->buf = NULL;
+	self->s = NULL;
+	self->fd = -1;
+	self->khugepaged_sleep = -1;
+	self->timeout_ms = -1;
+	self->ps = tt_page_size();
+	TT_SETUP_NODES(&self->topo, 1);
+	if (tt_st_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
+			    mode, sizeof(mode)) < 0 || strstr(mode, "[never]"))
+		SKIP(return, "transparent huge pages are not available");
+	if (tt_st_read_ll(MV_PARAM, &self->timeout_ms))
+		SKIP(return, "the module has no mover_timeout_ms parameter");
+	/*
+	 * khugepaged would collapse the pages the engine splits, on the node
+	 * it saw them on: keep it out of the huge page counts.
+	 */
+	ASSERT_EQ(0, tt_st_khugepaged_pause(&self->khugepaged_sleep));
+	unsetenv("TIERTRAIN_MOVER");
+	TT_OPEN_KERNEL_SESSION(&self->s);
+}
+
+FIXTURE_TEARDOWN(mover)
+{
+	char v[32];
+
+	tt_close(self->s);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->buf)
+		munmap(self->buf, self->len);
+	if (self->khugepaged_sleep >= 0)
+		tt_st_khugepaged_resume(self->khugepaged_sleep);
+	if (self->timeout_ms >= 0) {
+		snprintf(v, sizeof(v), "%lld", self->timeout_ms);
+		tt_st_write_file(MV_PARAM, v);
+	}
+}
+
+/* A THP-backed buffer of @len bytes filled with @seed; NULL: no THP. */
+static char *mv_thp_buffer(size_t len, uint64_t seed)
+{
+	char *b = tt_st_map(len, 1);
+
+	if (!b)
+		return NULL;
+	tt_st_fill(b, len, seed);
+	if (tt_st_smaps_kb(b, len, "AnonHugePages") < (long long)(len / 1024)) {
+		munmap(b, len);
+		return NULL;
+	}
+	return b;
+}
+
+#define MV_NEED_THP(self, len, seed) do {				\
+	(self)->len = (len);						\
+	(self)->buf = mv_thp_buffer((len), (seed));			\
+	if (!(self)->buf)						\
+		SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range"); \
+} while (0)
+
+static void mv_set_timeout(long long ms)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%lld", ms);
+	tt_st_write_file(MV_PARAM, v);
+}
+
+TEST_F_TIMEOUT(mover, no_mover, 120)
+{
+	struct tt_ioc_stats st;
+	struct tt_migrate_result r;
+	size_t len = 16 * TT_ST_MIB, pages = len / self->ps;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 1);
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, self->topo.slow, 0,
+				   &r));
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 1);
+	TT_ASSERT_PLACED(self->buf, len, self->topo.slow);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(0, st.movers);
+	EXPECT_EQ(0, st.mover_orders);
+	EXPECT_EQ(0, st.mover_bytes);
+	EXPECT_EQ(len, st.engine_bytes);
+	EXPECT_EQ(len / MV_HUGE, st.huge_split);
+	EXPECT_EQ(0, st.huge_kept);
+	EXPECT_EQ(0, tt_st_smaps_kb(self->buf, len, "AnonHugePages"));
+	/* stopping what never started is fine */
+	EXPECT_EQ(0, tt_mover_stop(self->s));
+}
+
+TEST_F_TIMEOUT(mover, thp_kept, 120)
+{
+	struct tt_ioc_stats st;
+	struct tt_migrate_result r;
+	size_t len = 16 * TT_ST_MIB, pages = len / self->ps;
+	long long huge0, split0;
+	int fast = self->topo.fast, slow = self->topo.slow;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 2);
+	ASSERT_EQ(0, tt_mover_start(self->s, 2));
+	ASSERT_EQ(-EALREADY, tt_mover_start(self->s, 2));
+	ASSERT_EQ(EALREADY, errno);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	ASSERT_EQ(2, st.movers);
+	huge0 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	split0 = tt_st_vmstat("thp_split_page");
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 2);
+	TT_ASSERT_PLACED(self->buf, len, slow);
+	EXPECT_EQ(huge0, tt_st_smaps_kb(self->buf, len, "AnonHugePages"));
+	TH_LOG("to node %d: %.1f ms", slow, r.elapsed_ns / 1e6);
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, fast, 0, &r));
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 2);
+	TT_ASSERT_PLACED(self->buf, len, fast);
+	TH_LOG("back to node %d: %.1f ms", fast, r.elapsed_ns / 1e6);
+
+	EXPECT_EQ(huge0, tt_st_smaps_kb(self->buf, len, "AnonHugePages"));
+	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(2 * len, st.mover_bytes);
+	EXPECT_EQ(0, st.engine_bytes);
+	EXPECT_EQ(2 * len / MV_HUGE, st.huge_kept);
+	EXPECT_EQ(0, st.huge_split);
+	EXPECT_EQ(0, st.mover_fallbacks);
+	EXPECT_LE(2, st.mover_orders);
+	EXPECT_EQ(2 * pages, st.total.moved);
+	ASSERT_EQ(0, tt_mover_stop(self->s));
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(0, st.movers);
+}
+
+TEST_F_TIMEOUT(mover, base_to_engine, 120)
+{
+	struct tt_ioc_stats st;
+	struct tt_migrate_result r;
+	size_t len = 8 * TT_ST_MIB, pages = len / self->ps;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	self->len = len;
+	self->buf = tt_st_map(len, -1);
+	ASSERT_NE(NULL, self->buf);
+	tt_st_fill(self->buf, len, 3);
+	ASSERT_EQ(0, tt_mover_start(self->s, 0));
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, self->topo.slow, 0,
+				   &r));
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 3);
+	TT_ASSERT_PLACED(self->buf, len, self->topo.slow);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(len, st.engine_bytes);
+	EXPECT_EQ(0, st.mover_bytes);
+	EXPECT_EQ(0, st.mover_orders);
+	EXPECT_EQ(0, st.huge_split);
+}
+
+TEST_F_TIMEOUT(mover, mixed, 120)
+{
+	struct tt_ioc_stats st;
+	struct tt_migrate_result r;
+	size_t len = 4 * MV_HUGE, half = MV_HUGE / 2;
+	size_t sub = len - 2 * half, pages = sub / self->ps;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	char *b;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 4);
+	b = self->buf;
+	ASSERT_EQ(0, tt_mover_start(self->s, 2));
+	/* half of huge page 0, huge pages 1 and 2 whole, half of 3 */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + half, sub, slow, 0, &r));
+	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(b, len, 4);
+	TT_ASSERT_PLACED(b + half, sub, slow);
+	TT_ASSERT_PLACED(b, half, fast);
+	TT_ASSERT_PLACED(b + len - half, half, fast);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(2 * MV_HUGE, st.mover_bytes);
+	EXPECT_EQ(2 * half, st.engine_bytes);
+	EXPECT_EQ(2, st.huge_kept);
+	EXPECT_EQ(2, st.huge_split);
+	/* the two whole huge pages are still huge */
+	EXPECT_EQ((long long)(2 * MV_HUGE / 1024),
+		  tt_st_smaps_kb(b, len, "AnonHugePages"));
+}
+
+/* Where the bytes of [p, p + len) are: on @node (1), elsewhere (0). */
+static int mv_all_on(struct tt_session *s, const void *p, size_t len,
+		     int node)
+{
+	uint64_t b[TT_ST_MAX_NODES];
+
+	if (tt_residency(s, p, len, b, TT_ST_MAX_NODES))
+		return 0;
+	return b[node] == len;
+}
+
+/*
+ * One training iteration of one layer saving @buf, @gap_ms between its
+ * forward end and backward begin; with @seen, set *@seen when no byte of
+ * @buf is on node @fast during the gap.
+ */
+static int mv_iteration(struct tt_session *s, char *buf, size_t len,
+			unsigned int gap_ms, int fast, int *seen)
+{
+	uint64_t b[TT_ST_MAX_NODES], t0;
+
+	if (tt_iter_begin(s) || tt_layer_begin(s, 0, TT_FWD) ||
+	    tt_tensor_saved(s, 0, buf, len) || tt_layer_end(s, 0, TT_FWD))
+		return -1;
+	t0 = tt_st_now_ns();
+	while (tt_st_now_ns() - t0 < gap_ms * 1000000ULL) {
+		if (seen && !*seen &&
+		    !tt_residency(s, buf, len, b, TT_ST_MAX_NODES) && !b[fast])
+			*seen = 1;
+		usleep(5000);
+	}
+	if (tt_layer_begin(s, 0, TT_BWD) || tt_layer_end(s, 0, TT_BWD))
+		return -1;
+	return 0;
+}
+
+TEST_F_TIMEOUT(mover, sched_round_trip, 120)
+{
+	struct tt_ioc_sched cfg = {
+		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_STAY |
+			 TT_SCHED_SET_RATES | TT_SCHED_SET_NODES,
+		.profile_iters = 1,
+		.stay_ns = 0,
+		.er_bps = 1ULL << 30,
+		.pr_bps = 1ULL << 30,
+		.slow_node = -1,
+		.fast_node = -1,
+	};
+	struct tt_ioc_stats st;
+	size_t len = 8 * TT_ST_MIB;
+	long long huge0, split0, huge1;
+	int fast = self->topo.fast, evicted = 0, i;
+	uint64_t t0;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 5);
+	cfg.slow_node = self->topo.slow;
+	ASSERT_EQ(0, tt_sched_set(self->s, &cfg));
+	ASSERT_EQ(0, tt_mover_start(self->s, 2));
+	huge0 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	split0 = tt_st_vmstat("thp_split_page");
+
+	/* the profile, then planned iterations until one is seen evicted */
+	ASSERT_EQ(0, mv_iteration(self->s, self->buf, len, 600, fast, NULL));
+	for (i = 0; i < 5 && !evicted; i++)
+		ASSERT_EQ(0, mv_iteration(self->s, self->buf, len, 600, fast,
+					  &evicted));
+	ASSERT_EQ(1, evicted) TH_LOG("the tensor was never seen off node %d",
+				     fast);
+	/* the prefetch (or the rescue at the backward begin) brings it back */
+	t0 = tt_st_now_ns();
+	while (!mv_all_on(self->s, self->buf, len, fast) &&
+	       tt_st_now_ns() - t0 < 10000000000ULL)
+		usleep(10000);
+	TT_ASSERT_PLACED(self->buf, len, fast);
+	TT_ASSERT_PATTERN(self->buf, len, 5);
+	huge1 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	TH_LOG("AnonHugePages %lld kB before, %lld kB after the round trip; thp_split_page +%lld",
+	       huge0, huge1, tt_st_vmstat("thp_split_page") - split0);
+	EXPECT_EQ(huge0, huge1);
+	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu",
+	       (unsigned long long)st.bytes_evicted,
+	       (unsigned long long)st.bytes_prefetched,
+	       (unsigned long long)st.mover_bytes,
+	       (unsigned long long)st.engine_bytes,
+	       (unsigned long long)st.huge_kept,
+	       (unsigned long long)st.huge_split);
+	EXPECT_LE(len, st.bytes_evicted);
+	EXPECT_EQ(st.bytes_evicted, st.bytes_prefetched);
+	EXPECT_EQ(st.bytes_evicted + st.bytes_prefetched, st.mover_bytes);
+	EXPECT_EQ(0, st.engine_bytes);
+	EXPECT_EQ(st.mover_bytes / MV_HUGE, st.huge_kept);
+	EXPECT_EQ(0, st.huge_split);
+}
+
+/* ---- fake movers on a raw session descriptor ---------------------------- */
+
+static int mv_ioctl(int fd, struct tt_ioc_mover *m)
+{
+	return ioctl(fd, TT_IOC_MOVER, m) < 0 ? -errno : 0;
+}
+
+/**
+ * struct mv_fake - a hand-driven mover
+ * @fd:    the session.
+ * @to:    pipe to the test: 'r' registered, 't' order taken, 'd' done.
+ * @from:  pipe from the test: 'g' complete the order now.
+ * @order: the order taken.
+ * @done_ret: what TT_MOVER_DONE returned.
+ */
+struct mv_fake {
+	int fd;
+	int to[2];
+	int from[2];
+	struct tt_ioc_mover order;
+	int done_ret;
+};
+
+static void mv_say(int fd, char c)
+{
+	if (write(fd, &c, 1) != 1)
+		_exit(3);
+}
+
+static char mv_hear(int fd)
+{
+	char c = 0;
+
+	if (read(fd, &c, 1) != 1)
+		return 0;
+	return c;
+}
+
+/* The killed mover: registers, takes one order, then waits to be killed. */
+static int mv_fake_killed(void *arg)
+{
+	struct mv_fake *f = arg;
+	struct tt_ioc_mover m = { .flags = TT_MOVER_REGISTER };
+
+	if (mv_ioctl(f->fd, &m))
+		_exit(1);
+	mv_say(f->to[1], 'r');
+	memset(&m, 0, sizeof(m));
+	m.flags = TT_MOVER_TAKE | TT_MOVER_WAIT;
+	if (mv_ioctl(f->fd, &m) || !m.id)
+		_exit(2);
+	mv_say(f->to[1], 't');
+	for (;;)
+		pause();
+	return 0;
+}
+
+/**
+ * struct mv_migration - a TT_IOC_MIGRATE on another thread
+ * @fd:   the session.
+ * @buf:  range start.
+ * @len:  range length.
+ * @node: target node.
+ * @ret:  its return value.
+ * @res:  its result.
+ * @ns:   how long it took.
+ */
+struct mv_migration {
+	int fd;
+	void *buf;
+	size_t len;
+	int node;
+	int ret;
+	struct tt_migrate_result res;
+	uint64_t ns;
+};
+
+static void *mv_migrate_main(void *arg)
+{
+	struct mv_migration *m = arg;
+	uint64_t t0 = tt_st_now_ns();
+
+	m->ret = tt_st_ioc_migrate(m->fd, (uintptr_t)m->buf, m->len, m->node,
+				   0, &m->res);
+	m->ns = tt_st_now_ns() - t0;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(mover, killed_mid_order, 120)
+{
+	size_t len = 4 * MV_HUGE, pages = len / self->ps, stack_len = 1 << 20;
+	struct mv_migration mig = { 0 };
+	struct mv_fake f = { 0 };
+	struct tt_ioc_stats st;
+	pthread_t th;
+	char *stack;
+	pid_t child;
+	int status;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 6);
+	/* far beyond the test's time: only the death detection can help */
+	mv_set_timeout(60000);
+	self->fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	f.fd = self->fd;
+	ASSERT_EQ(0, pipe(f.to));
+	stack = mmap(NULL, stack_len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	ASSERT_NE(MAP_FAILED, stack);
+	child = clone(mv_fake_killed, stack + stack_len, CLONE_VM | SIGCHLD,
+		      &f);
+	ASSERT_LT(0, child);
+	ASSERT_EQ('r', mv_hear(f.to[0]));
+
+	mig.fd = self->fd;
+	mig.buf = self->buf;
+	mig.len = len;
+	mig.node = self->topo.slow;
+	ASSERT_EQ(0, pthread_create(&th, NULL, mv_migrate_main, &mig));
+	ASSERT_EQ('t', mv_hear(f.to[0]));
+	/* the mover holds the first order: kill it */
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	munmap(stack, stack_len);
+	close(f.to[0]);
+	close(f.to[1]);
+
+	ASSERT_EQ(0, mig.ret);
+	TT_ASSERT_RESULT(mig.res, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 6);
+	TT_ASSERT_PLACED(self->buf, len, self->topo.slow);
+	TH_LOG("migration done %.0f ms after it started (mover_timeout_ms 60000)",
+	       mig.ns / 1e6);
+	EXPECT_GT(60000000000ULL, mig.ns);
+	ASSERT_EQ(0, tt_st_ioc_stats(self->fd, &st));
+	EXPECT_EQ(0, st.movers);
+	EXPECT_LE(1, st.mover_fallbacks);
+	EXPECT_EQ(0, st.mover_orders);
+	EXPECT_EQ(0, st.mover_bytes);
+	EXPECT_EQ(len, st.engine_bytes);
+	EXPECT_EQ(pages, st.total.moved);
+}
+
+/* The stalled mover: takes one order, completes it when told to. */
+static void *mv_fake_stalled(void *arg)
+{
+	struct mv_fake *f = arg;
+	struct tt_ioc_mover m = { .flags = TT_MOVER_REGISTER };
+	int32_t status[64];
+	void *pages[64];
+	int nodes[64], st[64];
+	unsigned int i, n;
+
+	if (mv_ioctl(f->fd, &m))
+		return NULL;
+	mv_say(f->to[1], 'r');
+	memset(&m, 0, sizeof(m));
+	m.flags = TT_MOVER_TAKE | TT_MOVER_WAIT;
+	if (mv_ioctl(f->fd, &m) || !m.id)
+		return NULL;
+	f->order = m;
+	mv_say(f->to[1], 't');
+	if (mv_hear(f->from[0]) != 'g')
+		return NULL;
+	/* the real work, late: the pages are on the target already */
+	n = m.len / m.huge_size;
+	for (i = 0; i < n && i < 64; i++) {
+		pages[i] = (char *)(uintptr_t)m.addr + i * m.huge_size;
+		nodes[i] = m.nodes[0];
+	}
+	syscall(SYS_move_pages, 0, n, pages, nodes, st, MPOL_MF_MOVE);
+	for (i = 0; i < n && i < 64; i++)
+		status[i] = st[i];
+	memset(&m, 0, sizeof(m));
+	m.flags = TT_MOVER_DONE | TT_MOVER_UNREGISTER;
+	m.done_id = f->order.id;
+	m.nr_status = n;
+	m.status_ptr = (uintptr_t)status;
+	f->done_ret = mv_ioctl(f->fd, &m);
+	mv_say(f->to[1], 'd');
+	return NULL;
+}
+
+TEST_F_TIMEOUT(mover, stalled_then_late, 120)
+{
+	size_t len = 4 * MV_HUGE, pages = len / self->ps;
+	struct mv_migration mig = { 0 };
+	struct mv_fake f = { 0 };
+	struct tt_ioc_stats st;
+	pthread_t mover, th;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 7);
+	mv_set_timeout(300);
+	self->fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	f.fd = self->fd;
+	ASSERT_EQ(0, pipe(f.to));
+	ASSERT_EQ(0, pipe(f.from));
+	ASSERT_EQ(0, pthread_create(&mover, NULL, mv_fake_stalled, &f));
+	ASSERT_EQ('r', mv_hear(f.to[0]));
+
+	mig.fd = self->fd;
+	mig.buf = self->buf;
+	mig.len = len;
+	mig.node = self->topo.slow;
+	ASSERT_EQ(0, pthread_create(&th, NULL, mv_migrate_main, &mig));
+	ASSERT_EQ('t', mv_hear(f.to[0]));
+	/* the migration ends without the mover: the order timed out */
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(0, mig.ret);
+	TT_ASSERT_RESULT(mig.res, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PLACED(self->buf, len, self->topo.slow);
+	TH_LOG("migration done after %.0f ms (mover_timeout_ms 300)",
+	       mig.ns / 1e6);
+
+	/* now the late completion */
+	mv_say(f.from[1], 'g');
+	ASSERT_EQ('d', mv_hear(f.to[0]));
+	ASSERT_EQ(0, pthread_join(mover, NULL));
+	EXPECT_EQ(0, f.done_ret);
+	TT_ASSERT_PATTERN(self->buf, len, 7);
+	TT_ASSERT_PLACED(self->buf, len, self->topo.slow);
+	ASSERT_EQ(0, tt_st_ioc_stats(self->fd, &st));
+	EXPECT_EQ(1, st.mover_late);
+	EXPECT_LE(1, st.mover_fallbacks);
+	EXPECT_EQ(0, st.mover_orders);
+	/* counted once, by the engine */
+	EXPECT_EQ(pages, st.total.moved);
+	EXPECT_EQ(len, st.engine_bytes + st.mover_bytes);
+	EXPECT_EQ(0, st.movers);
+	close(f.to[0]);
+	close(f.to[1]);
+	close(f.from[0]);
+	close(f.from[1]);
+}
+
+TEST_F_TIMEOUT(mover, ioctl_errors, 60)
+{
+	struct tt_ioc_mover m;
+	int32_t status = 0;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	self->fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	memset(&m, 0, sizeof(m));
+	EXPECT_EQ(-EINVAL, mv_ioctl(self->fd, &m));		/* no bit */
+	m.flags = 1U << 31;
+	EXPECT_EQ(-EOPNOTSUPP, mv_ioctl(self->fd, &m));
+	m.flags = TT_MOVER_WAIT;
+	EXPECT_EQ(-EINVAL, mv_ioctl(self->fd, &m));		/* WAIT alone */
+	m.flags = TT_MOVER_TAKE;
+	EXPECT_EQ(-EINVAL, mv_ioctl(self->fd, &m));		/* not registered */
+	m.flags = TT_MOVER_REGISTER;
+	EXPECT_EQ(0, mv_ioctl(self->fd, &m));
+	EXPECT_EQ(0, mv_ioctl(self->fd, &m));			/* again: fine */
+	m.flags = TT_MOVER_TAKE;
+	EXPECT_EQ(0, mv_ioctl(self->fd, &m));
+	EXPECT_EQ(0, m.id);					/* none queued */
+	memset(&m, 0, sizeof(m));
+	m.flags = TT_MOVER_DONE;
+	m.done_id = 12345;
+	m.nr_status = 1;
+	m.status_ptr = (uintptr_t)&status;
+	EXPECT_EQ(-ENOENT, mv_ioctl(self->fd, &m));		/* never issued */
+	m.flags = TT_MOVER_UNREGISTER;
+	EXPECT_EQ(0, mv_ioctl(self->fd, &m));
+	m.flags = TT_MOVER_TAKE;
+	EXPECT_EQ(-EINVAL, mv_ioctl(self->fd, &m));
+	EXPECT_EQ(-EINVAL, tt_mover_start(self->s, 65));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EBADF, tt_mover_start(NULL, 1));
+	EXPECT_EQ(EBADF, errno);
+}
+
+TEST_HARNESS_MAIN
