@@ -79,6 +79,14 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(archived_bytes, TT_STAT_BYTES),
 	TT_F(count_ahead, TT_STAT_COUNT),
 	TT_F(count_released, TT_STAT_COUNT),
+	TT_F(engine_bytes, TT_STAT_BYTES),
+	TT_F(mover_bytes, TT_STAT_BYTES),
+	TT_F(huge_kept, TT_STAT_COUNT),
+	TT_F(huge_split, TT_STAT_COUNT),
+	TT_F(mover_orders, TT_STAT_COUNT),
+	TT_F(mover_fallbacks, TT_STAT_COUNT),
+	TT_F(mover_late, TT_STAT_COUNT),
+	TT_F(movers, TT_STAT_COUNT),
 	{ NULL, 0, TT_STAT_COUNT },
 };
 

@@ -125,6 +125,14 @@ int main(void)
 	M(tt_ioc_stats, archived_bytes);
 	M(tt_ioc_stats, count_ahead);
 	M(tt_ioc_stats, count_released);
+	M(tt_ioc_stats, engine_bytes);
+	M(tt_ioc_stats, mover_bytes);
+	M(tt_ioc_stats, huge_kept);
+	M(tt_ioc_stats, huge_split);
+	M(tt_ioc_stats, mover_orders);
+	M(tt_ioc_stats, mover_fallbacks);
+	M(tt_ioc_stats, mover_late);
+	M(tt_ioc_stats, movers);
 	END();
 
 	BEGIN(tt_ioc_sched);
