@@ -100,7 +100,10 @@ unsigned int tt_hint_cut(const struct tt_hint_set *h,
 			to = from + *left;
 		*left -= to - from;
 		for (a = from; a < to; a = b, n++) {
-			b = a + (to - a < batch ? to - a : batch);
+			/* up to the next multiple of @batch (absolute) */
+			unsigned long long room = batch - a % batch;
+
+			b = a + (to - a < room ? to - a : room);
 			emit(arg, a, b);
 		}
 		if (!iv)
@@ -174,7 +177,9 @@ unsigned int tt_chunk_merge(struct tt_chunk *c, unsigned int n,
 		struct tt_chunk *o = &c[out], in = c[i];
 
 		if (in.start == o->end) {
-			unsigned long long room = batch - (o->end - o->start);
+			/* never across a multiple of @batch (absolute) */
+			unsigned long long room = o->end % batch ?
+						  batch - o->end % batch : 0;
 			unsigned long long take = in.end - in.start;
 
 			if (take > room)

@@ -59,8 +59,11 @@ const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
 /*
  * tt_hint_cut() - walk the pieces of [@start, @end) outside every interval
  * of @h, in address order, at most *@left bytes in all (*@left goes down by
- * what is walked), each cut into pieces of at most @batch bytes (> 0):
- * @emit(@arg, a, b) for each piece [a, b). Returns the number of pieces.
+ * what is walked), each cut at the multiples of @batch (> 0) into pieces
+ * of at most @batch bytes, so that no piece crosses a multiple of @batch
+ * (with a batch of whole huge pages, no huge page is cut in two:
+ * Documentation/mover.md): @emit(@arg, a, b) for each piece [a, b).
+ * Returns the number of pieces.
  */
 unsigned int tt_hint_cut(const struct tt_hint_set *h,
 			 unsigned long long start, unsigned long long end,
@@ -106,8 +109,8 @@ void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b);
 /*
  * tt_chunk_merge() - contiguous batching (after DeepTM's aggregation):
  * sort the @n chunks by address, join those that touch (one's end is the
- * next one's start) into runs and cut the runs again into chunks of at
- * most @batch bytes, in place. A chunk made of several ranges gets
+ * next one's start) into runs and cut the runs again at the multiples of
+ * @batch (as tt_hint_cut()), in place. A chunk made of several ranges gets
  * range_id 0. Returns the new count (<= @n). O(n log n), no allocation.
  */
 unsigned int tt_chunk_merge(struct tt_chunk *c, unsigned int n,

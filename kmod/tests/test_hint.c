@@ -188,6 +188,18 @@ static void test_cut(void **state)
 	assert_int_equal(p.a[2], 200);
 	assert_int_equal(p.b[2], 250);
 
+	/* an unaligned start: cut at the multiples of the batch */
+	p.n = 0;
+	left = 1000;
+	assert_int_equal(tt_hint_cut(&h, 130, 420, &left, 100, emit, &p), 4);
+	assert_int_equal(p.a[0], 130);
+	assert_int_equal(p.b[0], 200);
+	assert_int_equal(p.a[1], 200);
+	assert_int_equal(p.b[1], 300);
+	assert_int_equal(p.a[3], 400);
+	assert_int_equal(p.b[3], 420);
+	left = 1000;
+
 	/* hints at [100, 150) and [200, 300): [0,100) [150,200) [300,350) */
 	tt_hint_set(&h, 100, 150, 1);
 	tt_hint_set(&h, 200, 300, 2);
@@ -250,16 +262,18 @@ static void test_merge(void **state)
 	assert_int_equal(c[2].end, 400);
 	assert_int_equal(c[2].range_id, 3);
 
-	/* many small touching pieces of one range: whole batches */
+	/* many small touching pieces of one range: cut at multiples of 64 */
 	for (n = 0; n < 8; n++)
 		c[n] = CH(1000 + 16 * (7 - n), 1016 + 16 * (7 - n), 5);
 	n = tt_chunk_merge(c, 8, 64);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	assert_int_equal(c[0].start, 1000);
-	assert_int_equal(c[0].end, 1064);
-	assert_int_equal(c[1].start, 1064);
-	assert_int_equal(c[1].end, 1128);
-	assert_int_equal(c[1].range_id, 5);
+	assert_int_equal(c[0].end, 1024);
+	assert_int_equal(c[1].start, 1024);
+	assert_int_equal(c[1].end, 1088);
+	assert_int_equal(c[2].start, 1088);
+	assert_int_equal(c[2].end, 1128);
+	assert_int_equal(c[2].range_id, 5);
 
 	/* nothing touches: only sorted */
 	c[0] = CH(500, 600, 1);
