@@ -88,7 +88,7 @@
 	"1: new sessions start with TT_SCHED_COUNT (a prefetch also fires when the backward pass is k layers before its own), 0..1 (default 0)"
 #define TT_MOVER_TIMEOUT_MS_DEF 1000
 #define TT_MOVER_TIMEOUT_MS_DESC \
-	"How long a migration order given to a session's mover thread may take before it goes back to the in-kernel engine, ms, 0..600000; 0 means no orders (the engine moves everything, huge pages split) (default 1000)"
+	"How long a migration order given to a session's mover thread may take per huge page it holds before it goes back to the in-kernel engine, ms, 0..600000; 0 means no orders (the engine moves everything, huge pages split) (default 1000)"
 #define TT_EVENT_RING_DEF 4096
 #define TT_EVENT_RING_DESC \
 	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"

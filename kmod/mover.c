@@ -6,15 +6,17 @@
  * Every migration of a session (TT_IOC_MIGRATE, its asynchronous form,
  * the scheduler's evictions and prefetches) goes through
  * tt_mover_migrate() or tt_mover_migrate_sync(), which decide the backend
- * per piece. The range is walked in slots cut at absolute multiples of the
- * slot size (the batch size rounded up to whole huge pages), so a huge
- * page never straddles two slots; each slot's page tables are read without
+ * per piece. The range is walked in slots of TT_SLOT_BLOCKS huge pages
+ * whose boundaries after the first are huge-page aligned, so a huge page
+ * never straddles two slots; each slot's page tables are read without
  * faulting (pagescan.c): one entry per huge-page-aligned block suffices,
  * since hmm reports the mapping order of a pmd-mapped THP in every entry.
  * Runs of blocks that are each one anonymous THP mapped by a pmd, inside
  * the range and not on a target node, become orders for the session's
- * mover threads; the rest goes to the in-kernel engine (migrate.c), in
- * the caller, while the movers work.
+ * mover threads (a long run is shared among the live movers, at least
+ * TT_ORDER_MIN_BLOCKS huge pages per order); the rest goes to the
+ * in-kernel engine (migrate.c), in the caller, while the movers work. An
+ * order gets mover_timeout_ms per huge page it holds.
  *
  * An order belongs to its issuer (it lives on the issuer's in-flight list
  * and is freed by it); it is on the session's queue or taken list only
@@ -68,6 +70,8 @@
 #define TT_SLOT_BLOCKS		BITS_PER_LONG
 /* How often an issuer waiting for an order looks at its mover. */
 #define TT_MOVER_CHECK_MS	20
+/* Huge pages per order at least, when a run is shared among movers. */
+#define TT_ORDER_MIN_BLOCKS	4
 /* Orders in flight per live mover thread, and in all. */
 #define TT_MOVER_INFLIGHT	2
 #define TT_MOVER_INFLIGHT_MAX	16
@@ -136,6 +140,7 @@ struct tt_mover_order {
  * @flight:     orders issued and not reaped, oldest first.
  * @nr_flight:  entries of @flight.
  * @max_flight: most orders in flight.
+ * @movers:     live movers when the call started.
  * @ret:        first error (0, -EINTR, -ENOMEM, -ESRCH).
  * @counts:     what goes to the mover counters at the end.
  */
@@ -150,6 +155,7 @@ struct tt_mover_run {
 	struct list_head flight;
 	unsigned int nr_flight;
 	unsigned int max_flight;
+	unsigned int movers;
 	int ret;
 	struct tt_mover_counts counts;
 };
@@ -447,13 +453,11 @@ busy:
 	tt_pagescan_exit(&ps);
 }
 
-/* Slot size: the batch size in whole huge pages, TT_SLOT_BLOCKS at most. */
-static unsigned long tt_mover_slot_size(void)
+/* The end of the slot that starts at @a: TT_SLOT_BLOCKS huge pages on. */
+static unsigned long tt_mover_slot_end(unsigned long a, unsigned long end)
 {
-	unsigned long batch = (unsigned long)tt_migrate_batch_pages() << PAGE_SHIFT;
-
-	return min_t(unsigned long, ALIGN(batch, TT_HUGE_SIZE),
-		     TT_SLOT_BLOCKS * TT_HUGE_SIZE);
+	return min(end, ALIGN_DOWN(a, TT_HUGE_SIZE) +
+		   TT_SLOT_BLOCKS * TT_HUGE_SIZE);
 }
 
 /* A page of a completed order that is not on a target, by its status. */
@@ -951,7 +955,7 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 	timeout = (u64)tt_config_get(TT_CFG_MOVER_TIMEOUT_MS) * NSEC_PER_MSEC;
 	o->id = ++mv->last_id;
 	o->state = TT_ORDER_QUEUED;
-	o->deadline = ktime_get_ns() + timeout;
+	o->deadline = ktime_get_ns() + timeout * ((end - start) / TT_HUGE_SIZE);
 	list_add_tail(&o->link, &mv->queue);
 	spin_unlock(&mv->lock);
 	list_add_tail(&o->flight, &r->flight);
@@ -973,7 +977,7 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	unsigned long first = ALIGN(start, TT_HUGE_SIZE), sent = 0;
 	unsigned long addr, next;
 	struct tt_mover_scan sc;
-	unsigned int i, j, lo, split;
+	unsigned int i, j, lo, split, per;
 
 	tt_mover_scan(r->s->mm, start, end, r->nids, r->nr_nids, &sc);
 	if (!sc.huge || !tt_mover_usable(r->mv)) {
@@ -981,10 +985,12 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 				sc.edge_lo + sc.edge_hi);
 		return;
 	}
-	/* the runs of huge blocks to the movers */
+	/* the runs of huge blocks to the movers, shared among them */
+	per = max_t(unsigned int, TT_ORDER_MIN_BLOCKS,
+		    DIV_ROUND_UP(hweight_long(sc.huge), r->movers));
 	for (i = find_first_bit(&sc.huge, sc.nb); i < sc.nb;
 	     i = find_next_bit(&sc.huge, sc.nb, j)) {
-		j = find_next_zero_bit(&sc.huge, sc.nb, i);
+		j = min(find_next_zero_bit(&sc.huge, sc.nb, i), i + per);
 		if (r->stop && atomic_read(r->stop))
 			break;
 		if (tt_mover_issue(r, first + i * TT_HUGE_SIZE,
@@ -1029,6 +1035,7 @@ static void tt_mover_run_init(struct tt_mover_run *r, struct tt_session *s,
 	r->res = res;
 	INIT_LIST_HEAD(&r->flight);
 	n = tt_mover_usable(r->mv);
+	r->movers = max(n, 1U);
 	r->max_flight = clamp_t(unsigned int, n * TT_MOVER_INFLIGHT, 1,
 				TT_MOVER_INFLIGHT_MAX);
 }
@@ -1072,15 +1079,15 @@ int tt_mover_migrate(struct tt_session *s, unsigned long start,
 		     unsigned int flags, const atomic_t *stop,
 		     struct tt_migrate_result *res)
 {
-	unsigned long slot = tt_mover_slot_size(), a, b;
 	u64 t0 = ktime_get_ns();
 	struct tt_mover_run r;
+	unsigned long a, b;
 
 	if ((flags & TT_MIG_REMOTE) && !mmget_not_zero(s->mm))
 		return -ESRCH;
 	tt_mover_run_init(&r, s, nids, nr_nids, flags, stop, res);
 	for (a = start; a < end && !r.ret; a = b) {
-		b = min(end, ALIGN_DOWN(a, slot) + slot);
+		b = tt_mover_slot_end(a, end);
 		if ((stop && atomic_read(stop)) ||
 		    (!(flags & TT_MIG_REMOTE) && fatal_signal_pending(current))) {
 			r.ret = -EINTR;
@@ -1100,12 +1107,12 @@ int tt_mover_migrate(struct tt_session *s, unsigned long start,
 static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
 			       unsigned long end, int nid)
 {
-	unsigned long slot = tt_mover_slot_size(), a, b;
 	struct tt_mover_scan sc;
+	unsigned long a, b;
 	u64 n = 0;
 
 	for (a = start; a < end; a = b) {
-		b = min(end, ALIGN_DOWN(a, slot) + slot);
+		b = tt_mover_slot_end(a, end);
 		tt_mover_scan(mm, a, b, &nid, 1, &sc);
 		n += hweight_long(sc.huge) + sc.edge_lo + sc.edge_hi;
 		cond_resched();

@@ -568,7 +568,7 @@ TEST_F_TIMEOUT(mover, stalled_then_late, 120)
 	ASSERT_EQ(0, mig.ret);
 	TT_ASSERT_RESULT(mig.res, pages, pages, 0, 0, 0, 0);
 	TT_ASSERT_PLACED(self->buf, len, self->topo.slow);
-	TH_LOG("migration done after %.0f ms (mover_timeout_ms 300)",
+	TH_LOG("migration done after %.0f ms (mover_timeout_ms 300 per huge page, 4 huge pages)",
 	       mig.ns / 1e6);
 
 	/* now the late completion */

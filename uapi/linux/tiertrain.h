@@ -773,8 +773,9 @@ struct tt_ioc_hint {
  * not depend on what a mover claims.
  *
  * A mover never blocks the module: an order not completed within the
- * setting mover_timeout_ms of being issued (default 1000), or whose mover
- * thread died, goes back to the in-kernel engine (mover_fallbacks), and
+ * setting mover_timeout_ms (default 1000) per huge page it holds, counted
+ * from its issue, or whose mover thread died, goes back to the in-kernel
+ * engine (mover_fallbacks), and
  * the movers of the session are not given orders again until one of them
  * calls TT_IOC_MOVER. A completion that comes after that is ignored
  * (counted in mover_late, not an error): a page is counted once. Closing
@@ -1010,9 +1011,10 @@ struct tt_ioc_mover {
  *   count             1: new sessions start with TT_SCHED_COUNT, 0..1 (0).
  *                     New sessions.
  *   mover_timeout_ms  how long an order given to a session's mover (see
- *                     "Mover") may take before it goes back to the in-kernel
- *                     engine, ms, 0..600000; 0 means no orders: the engine
- *                     moves everything, huge pages split (1000). Now.
+ *                     "Mover") may take per huge page it holds before it
+ *                     goes back to the in-kernel engine, ms, 0..600000; 0
+ *                     means no orders: the engine moves everything, huge
+ *                     pages split (1000). Now.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
  * its own with TT_IOC_SET_SCHED).
