@@ -946,6 +946,11 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 	TT_D(bytes_to_slow);
 	TT_D(total.skipped_busy);
 	TT_D(total.skipped_no_memory);
+	TT_D(engine_bytes);
+	TT_D(mover_bytes);
+	TT_D(huge_kept);
+	TT_D(huge_split);
+	TT_D(mover_fallbacks);
 #undef TT_D
 }
 
@@ -1386,6 +1391,20 @@ static void tt_print_table(const struct tt_train *t)
 	}
 	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s\n", "goal", "",
 	       "<=+3%", "", "<=-80%", "", "<=-60%", "", ">=99%");
+	/* the execution backends of the kernel scheduler (Documentation/mover.md) */
+	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR; m++) {
+		const struct tt_result *r = &t->res[m];
+
+		if (!r->ok || !r->have_stats || strcmp(r->backend, "kernel"))
+			continue;
+		printf("%s (%s pages, %llu mover threads): engine %.0f MiB, movers %.0f MiB, huge pages kept %llu, split %llu, orders back to the engine %llu\n",
+		       tt_mode_name[m], t->cfg.thp ? "huge" : "base",
+		       (unsigned long long)r->st.movers,
+		       r->st.engine_bytes / TT_MIB, r->st.mover_bytes / TT_MIB,
+		       (unsigned long long)r->st.huge_kept,
+		       (unsigned long long)r->st.huge_split,
+		       (unsigned long long)r->st.mover_fallbacks);
+	}
 }
 
 static void tt_print_goals(const struct tt_train *t)
@@ -1680,6 +1699,12 @@ static void tt_json_stats(FILE *f, const struct tt_ioc_stats *st)
 	tt_jkv(f, &n, "pr_bps", st->pr_bps);
 	tt_jkv(f, &n, "skipped_busy_pages", st->total.skipped_busy);
 	tt_jkv(f, &n, "skipped_no_memory_pages", st->total.skipped_no_memory);
+	tt_jkv(f, &n, "engine_bytes", st->engine_bytes);
+	tt_jkv(f, &n, "mover_bytes", st->mover_bytes);
+	tt_jkv(f, &n, "huge_kept", st->huge_kept);
+	tt_jkv(f, &n, "huge_split", st->huge_split);
+	tt_jkv(f, &n, "mover_fallbacks", st->mover_fallbacks);
+	tt_jkv(f, &n, "movers", st->movers);
 	fprintf(f, "}");
 }
 
@@ -1901,6 +1926,8 @@ static void tt_usage(FILE *f)
 		"                     the first N + 1 iterations are not measured\n"
 		"  --sample-ms MS     sampler period (default 10)\n"
 		"  --thp              map activations with huge pages (default base pages)\n"
+		"  --movers N         the tiertrain session's mover threads (TIERTRAIN_MOVER;\n"
+		"                     default 0: the engine splits huge pages)\n"
 		"  --verify-ontime    check residency at each backward begin (time excluded)\n"
 		"  --sync-late        fetch late bytes at backward begin (TT_SCHED_SYNC_LATE)\n"
 		"  --anchor           prefetch triggers follow the iteration's drift from\n"
@@ -2085,6 +2112,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "profile-iters", required_argument, NULL, 'P' },
 		{ "sample-ms", required_argument, NULL, 's' },
 		{ "thp", no_argument, NULL, 'T' },
+		{ "movers", required_argument, NULL, 'v' },
 		{ "verify-ontime", no_argument, NULL, 'V' },
 		{ "sync-late", no_argument, NULL, 'Y' },
 		{ "anchor", no_argument, NULL, 'A' },
@@ -2168,6 +2196,13 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'T':
 			c->thp = 1;
+			break;
+		case 'v':	/* tt_open() starts them (TIERTRAIN_MOVER) */
+			if (strspn(optarg, "0123456789") != strlen(optarg) ||
+			    !*optarg || atoi(optarg) > 64)
+				tt_die("--movers '%s': want 0..64 mover threads",
+				       optarg);
+			setenv("TIERTRAIN_MOVER", optarg, 1);
 			break;
 		case 'V':
 			c->verify_ontime = 1;
