@@ -63,14 +63,14 @@ def parse():
                    help="iterations per mode, warm-up included (12)")
     p.add_argument("--modes", default="none,off,tiertrain,userspace",
                    help="comma-separated modes (default: all four)")
-    p.add_argument("--anchor", action="store_true",
-                   help="TT_SCHED_ANCHOR in the tiering modes")
+    p.add_argument("--reference", action="store_true",
+                   help="TierTrain's reference semantics: attach(anchor=False, "
+                   "count=False) (default: attach()'s defaults, "
+                   "TT_SCHED_ANCHOR and TT_SCHED_COUNT on)")
     p.add_argument("--alap", action="store_true",
                    help="TT_SCHED_ALAP in the tiering modes")
     p.add_argument("--sync-late", action="store_true",
                    help="TT_SCHED_SYNC_LATE in the tiering modes")
-    p.add_argument("--count", action="store_true",
-                   help="TT_SCHED_COUNT in the tiering modes")
     p.add_argument("--profile-iters", type=int, default=None,
                    help="scheduler profile iterations (the module's default)")
     p.add_argument("--threads", type=int, default=1,
@@ -154,9 +154,11 @@ class Mode:
         self.st0 = None
         self.warm = 2
         if mode != "none":
-            kw = {"anchor": a.anchor, "alap": a.alap, "count": a.count,
+            kw = {"alap": a.alap,
                   "sync_late": a.sync_late, "off": mode == "off",
                   "strict": True}
+            if a.reference:
+                kw.update(anchor=False, count=False)
             if a.profile_iters:
                 kw["profile_iters"] = a.profile_iters
             try:
@@ -284,10 +286,10 @@ def table(a, results):
               a.model, a.batch, a.size, a.size, a.iters,
               "/".join(str(r.get("warmup", "-")) for r in results
                        if r["ok"])[:1] or "-", a.threads, a.sample_ms,
-              "".join(", " + f for f, on in (("anchor", a.anchor),
-                                             ("alap", a.alap),
-                                             ("sync-late", a.sync_late),
-                                             ("count", a.count))
+              ", scheduler: " + ("reference" if a.reference else
+                                 "anchor+count (attach()'s defaults)") +
+              "".join(", " + f for f, on in (("alap", a.alap),
+                                             ("sync-late", a.sync_late))
                       if on)))
     print("fast-tier bytes of the saved tensors autograd holds (measured); "
           "\"vs off\" against the off run (same hooks, nothing moved)\n")

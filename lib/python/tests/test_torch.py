@@ -262,6 +262,8 @@ def test_session_api():
 
 
 ITERS = 10          # steps of the timing runs: 2 warm-up, profile, 7 planned
+ONTIME_MIN = 90     # % of the evicted bytes back on time after the profile
+RETRIES = 2         # more runs when a loaded host made one miss it
 PLANNED = 3         # the first planned step (attach()'s warmup=2, profile)
 WINDOW = 4          # the last steps, on time logged over them too
 
@@ -281,9 +283,9 @@ def per_iter_ontime(stats):
 
 def tiered_vs_plain(cls, kind):
     """Train @cls untiered and tiered (attach() defaults) for ITERS steps;
-    check what does not depend on the host's timing, log the on-time
-    figures (Documentation/python.md, "Limits": in the TCG guest they
-    depend on how steady the host keeps the steps)."""
+    check the results, the counters, the on-time share after the profile
+    step (Documentation/python.md, "Why anchor and count are on") and the
+    fast-tier bytes of the saved tensors."""
     plain = train(cls, kind, ITERS)
     turns = []
     with warnings.catch_warnings():
@@ -324,9 +326,20 @@ def tiered_vs_plain(cls, kind):
     check(st["ontime_bytes"] + st["late_bytes"] == st["evicted_bytes"],
           "on time %d + late %d != evicted %d: a backward begin missing",
           st["ontime_bytes"], st["late_bytes"], st["evicted_bytes"])
-    log_ontime(name, tier)
-    # fast-tier bytes of the saved tensors: at every forward/backward turn
-    # after the profile (the untiered run has them all fast) and sampled
+    after = log_ontime(name, tier)
+    # on time >= ONTIME_MIN % of the bytes due after the profile step; the
+    # guest's timing is the host's: a run that missed is trained again
+    # (at most RETRIES times) and every run's figure is logged
+    tries = 0
+    while after < ONTIME_MIN and tries < RETRIES:
+        tries += 1
+        log("%s: on time %.1f%% < %d%%: training again (%d of %d)", name,
+            after, ONTIME_MIN, tries, RETRIES)
+        again = train(cls, kind, ITERS, h_kw={})
+        again.h.detach()
+        after = log_ontime(name, again)
+    check(after >= ONTIME_MIN, "on time after the profile step: %.1f%% < "
+          "%d%% in %d runs", after, ONTIME_MIN, tries + 1)
     # fast-tier bytes of the saved tensors at every forward/backward turn
     # (when autograd holds them all) of the planned steps; untiered, all
     # of them are on the fast tier
@@ -343,7 +356,8 @@ def tiered_vs_plain(cls, kind):
 
 def log_ontime(name, tier):
     """Log the on-time figures of a tiered run: per planned step, from the
-    first planned step, over the last WINDOW, with the steps' spread."""
+    first planned step, over the last WINDOW, with the steps' spread.
+    Returns the on-time percentage from the first planned step."""
     ot = per_iter_ontime(tier.stats)
     st0, st = tier.stats[PLANNED - 1], tier.stats[-1]  # after the profile
     after = ontime_pct({k: st[k] - st0[k]
@@ -359,12 +373,14 @@ def log_ontime(name, tier):
         " ".join("-" if v < 0 else "%.0f%%" % v for v in ot[PLANNED:]),
         after, win, WINDOW, "/".join("%.0f" % (t * 1e3) for t in ts),
         100 * (max(ts) - min(ts)) / med)
+    return after
 
 
 def test_cnn():
     """A CNN with BatchNorm: bit-identical with and without tiering, evicted
-    and prefetched bytes, each due at a reported backward begin, fewer saved
-    bytes on the fast tier; on-time figures logged."""
+    and prefetched bytes, each due at a reported backward begin, >= 90 % of
+    them back on time after the profile step (attach()'s defaults), fewer
+    saved bytes on the fast tier."""
     tiered_vs_plain(CNN, "cnn")
 
 
@@ -598,20 +614,26 @@ def test_options():
     nothing; bad arguments raise and attach nothing."""
     m = make(MLP)
     ref = hook_counts(m)
-    h = ttt.attach(m, anchor=True, alap=True, sync_late=True, stay_us=500,
+    dflt = tiertrain.TT_SCHED_ANCHOR | tiertrain.TT_SCHED_COUNT
+    h = ttt.attach(m, alap=True, sync_late=True, stay_us=500,
                    profile_iters=2)
     cfg = h.session.sched_get()
-    want = (tiertrain.TT_SCHED_ANCHOR | tiertrain.TT_SCHED_ALAP |
-            tiertrain.TT_SCHED_SYNC_LATE)
+    want = dflt | tiertrain.TT_SCHED_ALAP | tiertrain.TT_SCHED_SYNC_LATE
     check(cfg["flags"] == want and cfg["stay_ns"] == 500000 and
           cfg["profile_iters"] == 2, "sched %s", cfg)
     h.detach()
-    h = ttt.attach(m, sched_flags=tiertrain.TT_SCHED_ALAP)
+    h = ttt.attach(m, sched_flags=tiertrain.TT_SCHED_ALAP, anchor=False,
+                   count=False)
     check(h.session.sched_get()["flags"] == tiertrain.TT_SCHED_ALAP, "alap")
     h.detach()
+    # the reference semantics: no flag at all
+    h = ttt.attach(m, anchor=False, count=False)
+    check(h.session.sched_get()["flags"] == 0, "reference: %#x",
+          h.session.sched_get()["flags"])
+    h.detach()
     h = ttt.attach(m, defer_late=True)
-    check(h.session.sched_get()["flags"] == tiertrain.TT_SCHED_DEFER_LATE,
-          "defer_late")
+    check(h.session.sched_get()["flags"] ==
+          dflt | tiertrain.TT_SCHED_DEFER_LATE, "defer_late")
     p = next(m.parameters())
     h.hint(p, tiertrain.TT_HINT_PIN_FAST)
     h.detach()

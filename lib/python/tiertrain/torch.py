@@ -60,8 +60,8 @@ def _warn_once(key, msg):
 
 
 def attach(model, *, layers=None, sched_flags=0, sync_late=False,
-           anchor=False, alap=False, defer_late=False, merge=False,
-           count=False, off=False, profile_iters=None,
+           anchor=True, alap=False, defer_late=False, merge=False,
+           count=True, off=False, profile_iters=None,
            stay_us=None, slow_node=None, fast_node=None, train_only=True,
            params=False, warmup=2, strict=False):
     """Tier the saved tensors of every training iteration of @model.
@@ -71,11 +71,11 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     predicate ``f(name, module)``, or an iterable of module names or
     objects), each taken whole, plus the leaves outside them.
 
-    Scheduler settings (tt_sched_set(); the reference semantics when all
-    are left alone): @sched_flags, TT_SCHED_* bits, or the keywords
-    @sync_late (TT_SCHED_SYNC_LATE), @anchor (TT_SCHED_ANCHOR), @alap
-    (TT_SCHED_ALAP), @defer_late (TT_SCHED_DEFER_LATE), @merge
-    (TT_SCHED_MERGE), @count (TT_SCHED_COUNT), @off (TT_SCHED_OFF: events, no migration);
+    Scheduler settings (tt_sched_set()): @sched_flags, TT_SCHED_* bits,
+    or the keywords @sync_late (TT_SCHED_SYNC_LATE), @anchor
+    (TT_SCHED_ANCHOR, default on), @alap (TT_SCHED_ALAP), @defer_late
+    (TT_SCHED_DEFER_LATE), @merge (TT_SCHED_MERGE), @count
+    (TT_SCHED_COUNT, default on), @off (TT_SCHED_OFF: events, no migration);
     @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic).
 
     @train_only: forward passes of a model in eval mode make no events
