@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench/migrate: throughput of moving a buffer between a fast and a slow
- * NUMA node, four ways, side by side in one run:
+ * NUMA node, five ways, side by side in one run:
  *
  *   engine_w1   tiertrain's in-kernel engine (TT_IOC_MIGRATE through
  *               libtiertrain, synchronous) with workers=1;
  *   engine_w2   the same with workers=2;
+ *   tiertrain   what a session with movers gets (tt_mover_start(), the
+ *               library's default of 2 threads unless -m, workers=2): huge
+ *               pages moved whole by the movers
+ *               with move_pages(2), base pages by the engine
+ *               (Documentation/mover.md);
  *   move_pages  one move_pages(2) call over the whole buffer, as an
  *               application would make it (the kernel chunks it itself);
  *   memcpy      memcpy() into a pre-faulted buffer bound (mbind) to the
@@ -24,8 +29,13 @@
  * is paused during the run (it would collapse split pages again, on the
  * node it last saw them on).
  *
- * Output: a table on stdout with the ratio engine_w1 / move_pages per size
- * and direction (the goal is >= 1.5), and JSON (-o, default
+ * Output: a table on stdout with the ratios engine_w1 / move_pages (the
+ * engine's goal is >= 1.5) and tiertrain / move_pages per size and
+ * direction (issue 8's goals: >= 1.2 on base pages, >= 1.0 on THP), then
+ * per buffer kind what the tiertrain method's moves did: bytes per
+ * backend, huge pages kept and split (session counters), thp_split_page
+ * of /proc/vmstat, and the share of the buffer in huge pages before its
+ * first move and after its last round trip; and JSON (-o, default
  * build/bench/migrate.json).
  */
 #include <errno.h>
@@ -51,17 +61,21 @@
 
 #define TT_BENCH_MAX_REPS	64
 #define TT_BENCH_GOAL		1.5
+#define TT_BENCH_GOAL_BASE	1.2
+#define TT_BENCH_GOAL_THP	1.0
+#define TT_BENCH_MOVERS		2
 
 enum tt_bench_method {
 	TT_M_ENGINE_W1,
 	TT_M_ENGINE_W2,
+	TT_M_TIERTRAIN,
 	TT_M_MOVE_PAGES,
 	TT_M_MEMCPY,
 	TT_M_NR,
 };
 
 static const char *const tt_method_name[TT_M_NR] = {
-	"engine_w1", "engine_w2", "move_pages", "memcpy",
+	"engine_w1", "engine_w2", "tiertrain", "move_pages", "memcpy",
 };
 
 /**
@@ -92,27 +106,36 @@ static const struct tt_bench_case tt_cases[] = {
  * @mbps:     MB/s of each repetition, [0] fast -> slow, [1] slow -> fast.
  * @median:   median of each direction.
  * @huge_pct: share of the buffer in huge pages before the first move (THP).
+ * @huge_after_pct: the same after the last round trip.
+ * @thp_split: thp_split_page of /proc/vmstat during the method's moves.
+ * @st:       the session counters the method's moves added (TIERTRAIN).
  */
 struct tt_bench_result {
 	double mbps[2][TT_BENCH_MAX_REPS];
 	double median[2];
 	double huge_pct;
+	double huge_after_pct;
+	long long thp_split;
+	struct tt_ioc_stats st;
 };
 
 /**
  * struct tt_bench - the run
  * @s:       libtiertrain session (kernel backend).
+ * @sm:      a second one, with TT_BENCH_MOVERS mover threads.
  * @fast:    node the buffers start on (has the CPUs we run on).
  * @slow:    memory-only node they move to.
  * @reps:    repetitions per case, method and direction.
+ * @movers:  mover threads of @sm.
  * @orig_workers: value of the workers parameter to restore.
  * @res:     results, by case and method.
  * @skip:    cases left out (-k).
  */
 struct tt_bench {
 	struct tt_session *s;
+	struct tt_session *sm;
 	int skip[TT_NR_CASES];
-	int fast, slow, reps;
+	int fast, slow, reps, movers;
 	long long orig_workers;
 	struct tt_bench_result res[TT_NR_CASES][TT_M_NR];
 };
@@ -243,8 +266,10 @@ static uint64_t tt_move(struct tt_bench *b, enum tt_bench_method method,
 	switch (method) {
 	case TT_M_ENGINE_W1:
 	case TT_M_ENGINE_W2:
+	case TT_M_TIERTRAIN:
 		t0 = tt_st_now_ns();
-		ret = tt_migrate_ex(b->s, buf, len, node, 0, &r);
+		ret = tt_migrate_ex(method == TT_M_TIERTRAIN ? b->sm : b->s,
+				    buf, len, node, 0, &r);
 		t1 = tt_st_now_ns();
 		if (ret)
 			tt_die("tt_migrate_ex(%zu MiB to node %d): %s",
@@ -289,6 +314,18 @@ static char *tt_new_buffer(const struct tt_bench_case *c, uint64_t seed)
 	return m;
 }
 
+/* The backend counters of @b minus those of @a. */
+static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *b,
+			   const struct tt_ioc_stats *a)
+{
+	memset(d, 0, sizeof(*d));
+	d->engine_bytes = b->engine_bytes - a->engine_bytes;
+	d->mover_bytes = b->mover_bytes - a->mover_bytes;
+	d->huge_kept = b->huge_kept - a->huge_kept;
+	d->huge_split = b->huge_split - a->huge_split;
+	d->mover_fallbacks = b->mover_fallbacks - a->mover_fallbacks;
+}
+
 static double tt_huge_pct(const void *buf, size_t len)
 {
 	long long kb = tt_st_smaps_kb(buf, len, "AnonHugePages");
@@ -309,12 +346,17 @@ static void tt_run_migration(struct tt_bench *b, size_t ci,
 	size_t len = c->mib * TT_ST_MIB;
 	uint64_t seed = ci * 16 + m;
 	char what[96], *buf = NULL;
+	struct tt_ioc_stats st0, st1;
+	long long split0;
 	int rep;
 
 	if (m == TT_M_ENGINE_W1)
 		tt_set_workers(1);
-	else if (m == TT_M_ENGINE_W2)
+	else if (m == TT_M_ENGINE_W2 || m == TT_M_TIERTRAIN)
 		tt_set_workers(2);
+	if (tt_stats(b->sm, &st0))
+		tt_die("tt_stats: %s", strerror(errno));
+	split0 = tt_st_vmstat("thp_split_page");
 	for (rep = 0; rep < b->reps; rep++) {
 		int last = rep == b->reps - 1;
 
@@ -336,8 +378,14 @@ static void tt_run_migration(struct tt_bench *b, size_t ci,
 		res->mbps[1][rep] = tt_mbps(len, tt_move(b, m, buf, len,
 							  b->fast));
 		tt_verify(what, buf, len, b->fast, seed, last);
+		if (last)
+			res->huge_after_pct = tt_huge_pct(buf, len);
 	}
 	munmap(buf, len);
+	res->thp_split = tt_st_vmstat("thp_split_page") - split0;
+	if (tt_stats(b->sm, &st1))
+		tt_die("tt_stats: %s", strerror(errno));
+	tt_stats_delta(&res->st, &st1, &st0);
 }
 
 /* A pre-faulted buffer bound to @node, THP or not like @c. */
@@ -392,6 +440,12 @@ static void tt_run_memcpy(struct tt_bench *b, size_t ci)
 	munmap(on_fast, len);
 }
 
+/* The goal of tiertrain / move_pages for a buffer kind. */
+static double tt_tt_goal(const struct tt_bench_case *c)
+{
+	return c->thp > 0 ? TT_BENCH_GOAL_THP : TT_BENCH_GOAL_BASE;
+}
+
 static void tt_print_table(const struct tt_bench *b)
 {
 	size_t ci;
@@ -402,31 +456,61 @@ static void tt_print_table(const struct tt_bench *b)
 	printf("%-5s %8s %-7s", "kind", "size", "dir");
 	for (m = 0; m < TT_M_NR; m++)
 		printf(" %11s", tt_method_name[m]);
-	printf(" %9s\n", "w1/mp");
+	printf(" %9s %9s\n", "w1/mp", "tt/mp");
 	for (ci = 0; ci < TT_NR_CASES; ci++) {
 		const struct tt_bench_case *c = &tt_cases[ci];
+		double goal = tt_tt_goal(c);
 
 		if (b->skip[ci])
 			continue;
 		for (d = 0; d < 2; d++) {
 			double mp = b->res[ci][TT_M_MOVE_PAGES].median[d];
 			double e1 = b->res[ci][TT_M_ENGINE_W1].median[d];
+			double tt = b->res[ci][TT_M_TIERTRAIN].median[d];
 
 			printf("%-5s %4zu MiB %d->%d   ", c->kind, c->mib,
 			       d ? b->slow : b->fast, d ? b->fast : b->slow);
 			for (m = 0; m < TT_M_NR; m++)
 				printf(" %11.1f", b->res[ci][m].median[d]);
-			printf(" %8.2f%s\n", mp > 0 ? e1 / mp : 0,
-			       mp > 0 && e1 / mp >= TT_BENCH_GOAL ? "" : " <");
+			printf(" %8.2f%s", mp > 0 ? e1 / mp : 0,
+			       mp > 0 && e1 / mp >= TT_BENCH_GOAL ? " " : "<");
+			printf(" %8.2f%s\n", mp > 0 ? tt / mp : 0,
+			       mp > 0 && tt / mp >= goal ? "" : "<");
 		}
 	}
-	printf("w1/mp: engine_w1 / move_pages (goal >= %.1f; '<' marks a miss)\n",
-	       TT_BENCH_GOAL);
+	printf("w1/mp: engine_w1 / move_pages (goal >= %.1f); tt/mp: tiertrain / move_pages\n"
+	       "(goal >= %.1f on base pages, >= %.1f on THP); '<' marks a miss\n",
+	       TT_BENCH_GOAL, TT_BENCH_GOAL_BASE, TT_BENCH_GOAL_THP);
+
+	printf("\nthe tiertrain method's moves (%d round trips per size; %d mover thread%s):\n",
+	       b->reps, b->movers, b->movers > 1 ? "s" : "");
+	printf("%-5s %8s %10s %10s %6s %6s %9s %10s %8s %8s\n", "kind", "size",
+	       "mover MiB", "engine MiB", "kept", "split", "fallback",
+	       "thp_split", "huge%0", "huge%1");
+	for (ci = 0; ci < TT_NR_CASES; ci++) {
+		const struct tt_bench_result *r = &b->res[ci][TT_M_TIERTRAIN];
+
+		if (b->skip[ci])
+			continue;
+		printf("%-5s %4zu MiB %10.0f %10.0f %6llu %6llu %9llu %10lld %7.0f%% %7.0f%%\n",
+		       tt_cases[ci].kind, tt_cases[ci].mib,
+		       r->st.mover_bytes / (double)TT_ST_MIB,
+		       r->st.engine_bytes / (double)TT_ST_MIB,
+		       (unsigned long long)r->st.huge_kept,
+		       (unsigned long long)r->st.huge_split,
+		       (unsigned long long)r->st.mover_fallbacks,
+		       r->thp_split, r->huge_pct, r->huge_after_pct);
+	}
+	printf("kept/split: huge pages moved whole / split (session counters); thp_split:\n"
+	       "thp_split_page of /proc/vmstat during those moves; huge%%0/1: the buffer's\n"
+	       "share in huge pages before its first move and after its last round trip\n");
 	for (ci = 0; ci < TT_NR_CASES; ci++)
 		if (tt_cases[ci].thp > 0 && !b->skip[ci])
-			printf("thp %zu MiB: %.0f%% of the buffer in huge pages before the first move\n",
+			printf("thp %zu MiB, engine_w1: %.0f%% in huge pages before, %.0f%% after (thp_split_page +%lld)\n",
 			       tt_cases[ci].mib,
-			       b->res[ci][TT_M_ENGINE_W1].huge_pct);
+			       b->res[ci][TT_M_ENGINE_W1].huge_pct,
+			       b->res[ci][TT_M_ENGINE_W1].huge_after_pct,
+			       b->res[ci][TT_M_ENGINE_W1].thp_split);
 }
 
 /* mkdir -p of the directory part of @path. */
@@ -447,6 +531,18 @@ static void tt_mkdirs(const char *path)
 	free(d);
 }
 
+/* The tiertrain method's counters (both directions, all repetitions). */
+static void tt_json_backends(FILE *f, const struct tt_bench_result *r)
+{
+	fprintf(f, ", \"tiertrain_moves\": {\"mover_bytes\": %llu, \"engine_bytes\": %llu, \"huge_kept\": %llu, \"huge_split\": %llu, \"mover_fallbacks\": %llu, \"thp_split_page\": %lld, \"huge_pct_before\": %.1f, \"huge_pct_after\": %.1f}",
+		(unsigned long long)r->st.mover_bytes,
+		(unsigned long long)r->st.engine_bytes,
+		(unsigned long long)r->st.huge_kept,
+		(unsigned long long)r->st.huge_split,
+		(unsigned long long)r->st.mover_fallbacks, r->thp_split,
+		r->huge_pct, r->huge_after_pct);
+}
+
 static void tt_write_json(const struct tt_bench *b, const char *path)
 {
 	struct utsname u;
@@ -464,7 +560,7 @@ static void tt_write_json(const struct tt_bench *b, const char *path)
 		u.release, tt_version());
 	fprintf(f, "  \"fast_node\": %d,\n  \"slow_node\": %d,\n", b->fast,
 		b->slow);
-	fprintf(f, "  \"khugepaged\": \"paused\",\n");
+	fprintf(f, "  \"khugepaged\": \"paused\",\n  \"movers\": %d,\n", b->movers);
 	fprintf(f, "  \"reps\": %d,\n  \"goal_engine_w1_over_move_pages\": %.1f,\n",
 		b->reps, TT_BENCH_GOAL);
 	fprintf(f, "  \"rows\": [");
@@ -490,6 +586,10 @@ static void tt_write_json(const struct tt_bench *b, const char *path)
 			}
 			fprintf(f, ", \"engine_w1_over_move_pages\": %.3f",
 				mp > 0 ? b->res[ci][TT_M_ENGINE_W1].median[d] / mp : 0);
+			fprintf(f, ", \"tiertrain_over_move_pages\": %.3f, \"goal_tiertrain_over_move_pages\": %.1f",
+				mp > 0 ? b->res[ci][TT_M_TIERTRAIN].median[d] / mp : 0,
+				tt_tt_goal(c));
+			tt_json_backends(f, &b->res[ci][TT_M_TIERTRAIN]);
 			if (c->thp > 0)
 				fprintf(f, ", \"huge_pct_before\": %.1f",
 					b->res[ci][TT_M_ENGINE_W1].huge_pct);
@@ -504,14 +604,16 @@ static void tt_write_json(const struct tt_bench *b, const char *path)
 static void tt_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: migrate [-k base|thp] [-o FILE] [-r REPS]\n"
+		"Usage: migrate [-k base|thp] [-m MOVERS] [-o FILE] [-r REPS]\n"
 		"Measure fast->slow and slow->fast migration throughput of tiertrain's\n"
-		"engine (workers=1 and 2), move_pages(2) and memcpy on 4-256 MiB buffers.\n"
+		"engine (workers=1 and 2), tiertrain with mover threads, move_pages(2) and\n"
+		"memcpy on 4-256 MiB buffers of base pages and of huge pages.\n"
 		"Needs tiertrain.ko loaded, a node with CPUs and a memory-only node.\n"
 		"  -k KIND  only the base-page or only the THP buffers\n"
+		"  -m N     mover threads of the tiertrain method, 1..64 (default %d)\n"
 		"  -o FILE  JSON output (default build/bench/migrate.json)\n"
 		"  -r REPS  repetitions per measurement, 1..%d (default 5)\n",
-		TT_BENCH_MAX_REPS);
+		TT_BENCH_MOVERS, TT_BENCH_MAX_REPS);
 }
 
 int main(int argc, char **argv)
@@ -525,12 +627,19 @@ int main(int argc, char **argv)
 	char v[32];
 
 	b.reps = 5;
-	while ((opt = getopt(argc, argv, "k:o:r:h")) != -1) {
+	b.movers = TT_BENCH_MOVERS;
+	while ((opt = getopt(argc, argv, "k:m:o:r:h")) != -1) {
 		switch (opt) {
 		case 'k':
 			if (strcmp(optarg, "base") && strcmp(optarg, "thp"))
 				tt_die("-k '%s': want base or thp", optarg);
 			only_kind = optarg;
+			break;
+		case 'm':
+			b.movers = atoi(optarg);
+			if (b.movers < 1 || b.movers > 64)
+				tt_die("-m '%s': want 1..64 mover threads",
+				       optarg);
 			break;
 		case 'o':
 			out = optarg;
@@ -567,9 +676,16 @@ int main(int argc, char **argv)
 	if (access(TT_ST_DEV, F_OK))
 		tt_die("%s missing: load tiertrain.ko first", TT_ST_DEV);
 	setenv("TIERTRAIN_BACKEND", "kernel", 1);
+	unsetenv("TIERTRAIN_MOVER");
 	b.s = tt_open();
 	if (!b.s)
 		tt_die("tt_open: %s", strerror(errno));
+	b.sm = tt_open();
+	if (!b.sm)
+		tt_die("tt_open: %s", strerror(errno));
+	ret = tt_mover_start(b.sm, b.movers);
+	if (ret)
+		tt_die("tt_mover_start: %s", strerror(-ret));
 	ret = tt_st_read_ll(TT_ST_WORKERS, &b.orig_workers);
 	if (ret)
 		tt_die("reading %s: %s", TT_ST_WORKERS, strerror(-ret));
@@ -602,6 +718,7 @@ int main(int argc, char **argv)
 	snprintf(v, sizeof(v), "%lld", b.orig_workers);
 	tt_st_write_file(TT_ST_WORKERS, v);
 	tt_st_khugepaged_resume(khugepaged_sleep);
+	tt_close(b.sm);
 	tt_close(b.s);
 
 	tt_print_table(&b);
