@@ -1001,8 +1001,8 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	addr = start;
 	lo = 0;
 	split = sc.edge_lo;
-	for (i = find_first_bit(&sent, sc.nb);;
-	     i = find_next_bit(&sent, sc.nb, j)) {
+	i = find_first_bit(&sent, sc.nb);
+	for (;;) {
 		next = i < sc.nb ? first + i * TT_HUGE_SIZE : end;
 		if (i >= sc.nb)
 			split += sc.edge_hi;
@@ -1014,6 +1014,7 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 		addr = first + j * TT_HUGE_SIZE;
 		lo = j;
 		split = 0;
+		i = find_next_bit(&sent, sc.nb, j);
 	}
 }
 
