@@ -32,7 +32,21 @@ const char *tt_trace_type_name(uint32_t type)
 		return "late";
 	case TT_TRACE_DROP:
 		return "drop";
+	case TT_TRACE_MISS:
+		return "miss";
 	}
+	return "unknown";
+}
+
+/* tt_miss_kind_name() - the TT_TRACE_F_MISS_* kind in @flags, by name. */
+const char *tt_miss_kind_name(uint32_t flags)
+{
+	if (flags & TT_TRACE_F_MISS_NEW)
+		return "new_signature";
+	if (flags & TT_TRACE_F_MISS_PREDICT)
+		return "mispredicted";
+	if (flags & TT_TRACE_F_MISS_LATE)
+		return "late";
 	return "unknown";
 }
 
@@ -262,6 +276,16 @@ void tt_event_text(FILE *f, const struct tt_ctl_event *e)
 			ev->flags & TT_TRACE_F_MIN_SIZE ? "below min_migrate_kib" :
 							  "policy");
 		break;
+	case TT_TRACE_MISS:
+		if (ev->flags & TT_TRACE_F_MISS_NEW)
+			fprintf(f, " new layer sequence of %llu forward layers",
+				(unsigned long long)ev->bytes);
+		else if (ev->flags & TT_TRACE_F_MISS_PREDICT)
+			fprintf(f, " predicted layer sequence left at forward position %llu",
+				(unsigned long long)ev->bytes);
+		else
+			fprintf(f, " %s late on the layer-count fallback", b);
+		break;
 	}
 	fputc('\n', f);
 }
@@ -293,5 +317,7 @@ void tt_event_json(struct tt_json *j, const struct tt_ctl_event *e)
 	if (ev->type == TT_TRACE_DROP)
 		tt_json_string(j, "reason", ev->flags & TT_TRACE_F_MIN_SIZE ?
 				  "min_size" : "policy");
+	if (ev->type == TT_TRACE_MISS)
+		tt_json_string(j, "miss", tt_miss_kind_name(ev->flags));
 	tt_json_object_close(j);
 }

@@ -73,7 +73,8 @@ static bool tt_monitor_wanted(const struct tt_monitor *m,
 	if (m->all)
 		return true;
 	return e->ev.type == TT_TRACE_EVICT || e->ev.type == TT_TRACE_PREFETCH ||
-	       e->ev.type == TT_TRACE_LATE || e->ev.type == TT_TRACE_DROP;
+	       e->ev.type == TT_TRACE_LATE || e->ev.type == TT_TRACE_DROP ||
+	       e->ev.type == TT_TRACE_MISS;
 }
 
 static int tt_monitor_cb(const struct nlmsghdr *nlh, void *data)

@@ -87,6 +87,14 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(mover_fallbacks, TT_STAT_COUNT),
 	TT_F(mover_late, TT_STAT_COUNT),
 	TT_F(movers, TT_STAT_COUNT),
+	TT_F(dyn_signatures, TT_STAT_COUNT),
+	TT_F(dyn_predicted, TT_STAT_COUNT),
+	TT_F(dyn_mispredicted, TT_STAT_COUNT),
+	TT_F(dyn_fallback, TT_STAT_COUNT),
+	TT_F(dyn_misses, TT_STAT_COUNT),
+	TT_F(last_miss_iter, TT_STAT_COUNT),
+	TT_F(last_miss_layer, TT_STAT_COUNT),
+	TT_F(last_miss_kind, TT_STAT_COUNT),
 	{ NULL, 0, TT_STAT_COUNT },
 };
 

@@ -217,6 +217,8 @@ static void tt_tr_args(struct tt_tr *t, const struct tt_trace_event *ev)
 		tt_json_string(t->j, "reason",
 			       ev->flags & TT_TRACE_F_MIN_SIZE ? "min_size" :
 								 "policy");
+	if (ev->type == TT_TRACE_MISS)
+		tt_json_string(t->j, "miss", tt_miss_kind_name(ev->flags));
 	tt_json_object_close(t->j);
 }
 
@@ -297,6 +299,7 @@ static int tt_tr_event(struct tt_tr *t, const struct tt_trace_event *ev)
 		break;
 	case TT_TRACE_LATE:
 	case TT_TRACE_DROP:
+	case TT_TRACE_MISS:
 		snprintf(name, sizeof(name), "%s L%u",
 			 tt_trace_type_name(ev->type), ev->layer);
 		tt_tr_open(t, name, tt_trace_type_name(ev->type), "i",

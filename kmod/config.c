@@ -86,6 +86,9 @@
 #define TT_COUNT_DEF 0
 #define TT_COUNT_DESC \
 	"1: new sessions start with TT_SCHED_COUNT (a prefetch also fires when the backward pass is k layers before its own), 0..1 (default 0)"
+#define TT_DYNAMIC_DEF 0
+#define TT_DYNAMIC_DESC \
+	"1: new sessions start with TT_SCHED_DYNAMIC (one profile per layer-sequence signature, the layer-count fallback otherwise), 0..1 (default 0)"
 #define TT_MOVER_TIMEOUT_MS_DEF 1000
 #define TT_MOVER_TIMEOUT_MS_DESC \
 	"How long a migration order given to a session's mover thread may take per huge page it holds before it goes back to the in-kernel engine, ms, 0..600000; 0 means no orders (the engine moves everything, huge pages split) (default 1000)"
@@ -194,6 +197,11 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.unit = "ms", .applies = TT_CFG_APPLIES_NOW,
 		.desc = TT_MOVER_TIMEOUT_MS_DESC,
 	},
+	[TT_CFG_DYNAMIC] = {
+		.name = "dynamic", .def = TT_DYNAMIC_DEF, .min = 0, .max = 1,
+		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
+		.desc = TT_DYNAMIC_DESC,
+	},
 };
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
@@ -218,6 +226,7 @@ static u32 tt_cfg_values[TT_CFG_NR] = {
 	[TT_CFG_MERGE] = TT_MERGE_DEF,
 	[TT_CFG_COUNT] = TT_COUNT_DEF,
 	[TT_CFG_MOVER_TIMEOUT_MS] = TT_MOVER_TIMEOUT_MS_DEF,
+	[TT_CFG_DYNAMIC] = TT_DYNAMIC_DEF,
 };
 
 /**
@@ -404,6 +413,9 @@ MODULE_PARM_DESC(count, TT_COUNT_DESC);
 module_param_cb(mover_timeout_ms, &tt_config_param_ops,
 		&tt_cfg_values[TT_CFG_MOVER_TIMEOUT_MS], 0644);
 MODULE_PARM_DESC(mover_timeout_ms, TT_MOVER_TIMEOUT_MS_DESC);
+module_param_cb(dynamic, &tt_config_param_ops, &tt_cfg_values[TT_CFG_DYNAMIC],
+		0644);
+MODULE_PARM_DESC(dynamic, TT_DYNAMIC_DESC);
 
 /**
  * tt_config_init() - check that every key has its module parameter

@@ -35,6 +35,7 @@ enum tt_cfg_key {
 	TT_CFG_MERGE,
 	TT_CFG_COUNT,
 	TT_CFG_MOVER_TIMEOUT_MS,
+	TT_CFG_DYNAMIC,
 	TT_CFG_NR,
 };
 

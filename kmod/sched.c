@@ -889,6 +889,54 @@ static void tt_sched_iter_begin(struct tt_session *s, u64 now)
  * A layer event (lock held). Return 0 or -errno; *@sync gets the layer
  * when the caller must run tt_sched_sync_fetch() once the lock is dropped.
  */
+/* Queue the eviction of @bytes of layer @sl's ranges (lock held). */
+static void tt_sched_order_evict(struct tt_session *s, struct tt_slayer *sl,
+				 u64 bytes)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+
+	sl->state = TT_EP_EVICT_QUEUED;
+	sl->iter = sc->tl.iter_seq;
+	sl->target = bytes;
+	sl->cpu_nid = numa_node_id();
+	sl->pf_due = false;
+	atomic_set(&sl->abort, 0);
+	tt_sched_queue(s, tt_evict_wq, &sl->evict_work);
+}
+
+/*
+ * TT_SCHED_DYNAMIC's fallback after a forward end: the evictions it
+ * ordered k forward positions late; a layer whose previous episode is
+ * still out is skipped (lock held).
+ */
+static void tt_sched_delayed_evictions(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	unsigned int idx;
+	u64 bytes;
+
+	while (tt_tl_next_evict(&sc->tl, &idx, &bytes)) {
+		struct tt_slayer *sl = sc->tl.st.layers[idx].priv;
+
+		if (sl && sl->state == TT_EP_IDLE)
+			tt_sched_order_evict(s, sl, bytes);
+	}
+}
+
+/* The miss log entries written since the last call, as trace events. */
+static void tt_sched_misses(struct tt_session *s, u64 now)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	unsigned int n = sc->tl.miss_head - sc->misses_seen, i;
+	struct tt_tl_miss m;
+
+	for (i = min_t(unsigned int, n, TT_TL_MISSES); i-- > 0;)
+		if (tt_tl_miss_get(&sc->tl, i, &m))
+			tt_evlog_layer(s, TT_TRACE_MISS, m.layer, m.iter, m.bytes,
+				       now, m.kind);
+	sc->misses_seen = sc->tl.miss_head;
+}
+
 static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 				u64 now, struct tt_slayer **sync)
 {
@@ -915,13 +963,7 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 	mine = sl->state != TT_EP_IDLE && sl->iter == sc->tl.iter_seq;
 	switch (act) {
 	case TT_TL_ACT_EVICT:
-		sl->state = TT_EP_EVICT_QUEUED;
-		sl->iter = sc->tl.iter_seq;
-		sl->target = bytes;
-		sl->cpu_nid = numa_node_id();
-		sl->pf_due = false;
-		atomic_set(&sl->abort, 0);
-		tt_sched_queue(s, tt_evict_wq, &sl->evict_work);
+		tt_sched_order_evict(s, sl, bytes);
 		break;
 	case TT_TL_ACT_FETCH:
 		out = tt_sched_outstanding(sl);
@@ -948,6 +990,8 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 	case TT_TL_ACT_NONE:
 		break;
 	}
+	if (phase == TT_TL_FWD && end)
+		tt_sched_delayed_evictions(s);
 	return 0;
 }
 
@@ -1035,12 +1079,15 @@ static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
 		ret = tt_sched_layer_event(s, ev, now, sync);
 		/*
 		 * TT_SCHED_ANCHOR: the event moved the triggers;
-		 * TT_SCHED_COUNT: a backward begin released some. Look again.
+		 * TT_SCHED_COUNT, the dynamic fallback: a backward begin
+		 * released some. Look again.
 		 */
-		if (!ret && (sc->tl.anchor || sc->tl.count))
+		if (!ret && (sc->tl.anchor || sc->tl.count || sc->tl.fallback))
 			tt_sched_dispatch(s);
 		break;
 	}
+	if (sc->tl.miss_head != sc->misses_seen)
+		tt_sched_misses(s, now);
 	if (ret)
 		return ret;
 	sc->last_ts = now;
@@ -1119,10 +1166,7 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 	mutex_lock(&sc->lock);
 	if (req->valid & TT_SCHED_SET_FLAGS) {
 		sc->cfg.flags = req->flags;
-		tt_tl_set_modes(&sc->tl, req->flags & TT_SCHED_OFF,
-				req->flags & TT_SCHED_ALAP,
-				req->flags & TT_SCHED_ANCHOR,
-				req->flags & TT_SCHED_COUNT);
+		tt_tl_set_modes(&sc->tl, req->flags);
 	}
 	if (req->valid & TT_SCHED_SET_PROFILE) {
 		sc->cfg.profile_iters = req->profile_iters;
@@ -1292,6 +1336,7 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	const struct tt_tl_counts *tc = &sc->tl.counts;
+	struct tt_tl_miss m;
 
 	mutex_lock(&sc->lock);
 	out->iterations = tc->iterations;
@@ -1315,6 +1360,19 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 	out->archived_bytes = tt_hint_bytes(&sc->hints, TT_HINT_ARCHIVE);
 	out->count_ahead = sc->tl.count ? sc->tl.ahead : 0;
 	out->count_released = sc->tl.counts.count_released;
+	out->dyn_signatures = tt_tl_signatures(&sc->tl);
+	out->dyn_predicted = sc->tl.counts.dyn_predicted;
+	out->dyn_mispredicted = sc->tl.counts.dyn_mispredicted;
+	out->dyn_fallback = sc->tl.counts.dyn_fallback;
+	out->dyn_misses = sc->tl.counts.dyn_misses;
+	out->last_miss_iter = 0;
+	out->last_miss_layer = 0;
+	out->last_miss_kind = 0;
+	if (tt_tl_miss_get(&sc->tl, 0, &m)) {
+		out->last_miss_iter = m.iter;
+		out->last_miss_layer = m.layer;
+		out->last_miss_kind = m.kind;
+	}
 	mutex_unlock(&sc->lock);
 }
 
@@ -1418,7 +1476,8 @@ void tt_sched_init(struct tt_session *s)
 			(tt_config_get(TT_CFG_ALAP) ? TT_SCHED_ALAP : 0) |
 			(tt_config_get(TT_CFG_DEFER_LATE) ? TT_SCHED_DEFER_LATE : 0) |
 			(tt_config_get(TT_CFG_MERGE) ? TT_SCHED_MERGE : 0) |
-			(tt_config_get(TT_CFG_COUNT) ? TT_SCHED_COUNT : 0);
+			(tt_config_get(TT_CFG_COUNT) ? TT_SCHED_COUNT : 0) |
+			(tt_config_get(TT_CFG_DYNAMIC) ? TT_SCHED_DYNAMIC : 0);
 	sc->cfg.profile_iters = tt_config_get(TT_CFG_PROFILE_ITERS);
 	sc->cfg.stay_ns = (u64)tt_config_get(TT_CFG_STAY_TIME_US) * NSEC_PER_USEC;
 	sc->cfg.slow_node = -1;
@@ -1426,9 +1485,17 @@ void tt_sched_init(struct tt_session *s)
 	tt_tl_init(&sc->tl, PAGE_SIZE, sc->cfg.profile_iters, sc->cfg.stay_ns,
 		   tt_mbps(tt_config_get(TT_CFG_ER_SEED_MBPS)),
 		   tt_mbps(tt_config_get(TT_CFG_PR_SEED_MBPS)));
-	tt_tl_set_modes(&sc->tl, 0, sc->cfg.flags & TT_SCHED_ALAP,
-			sc->cfg.flags & TT_SCHED_ANCHOR,
-			sc->cfg.flags & TT_SCHED_COUNT);
+	/* the timeline's modes are the flag bits themselves */
+	BUILD_BUG_ON(TT_TL_MODE_OFF != TT_SCHED_OFF ||
+		     TT_TL_MODE_ANCHOR != TT_SCHED_ANCHOR ||
+		     TT_TL_MODE_ALAP != TT_SCHED_ALAP ||
+		     TT_TL_MODE_COUNT != TT_SCHED_COUNT ||
+		     TT_TL_MODE_DYNAMIC != TT_SCHED_DYNAMIC);
+	/* and its miss kinds the trace flags */
+	BUILD_BUG_ON(TT_TL_MISS_NEW != TT_TRACE_F_MISS_NEW ||
+		     TT_TL_MISS_PREDICT != TT_TRACE_F_MISS_PREDICT ||
+		     TT_TL_MISS_LATE != TT_TRACE_F_MISS_LATE);
+	tt_tl_set_modes(&sc->tl, sc->cfg.flags);
 	INIT_LIST_HEAD(&sc->free);
 	hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	sc->timer.function = tt_sched_timer_fn;

@@ -75,6 +75,7 @@ struct tt_sched_counts {
  * @timer_work: queued by @timer: hands the due prefetches to the prefetch
  *              workers (an hrtimer callback cannot take @lock).
  * @closing:    the session is closing: nothing new is queued.
+ * @misses_seen: the timeline's miss log entries already traced.
  * @counts:     the executor's counters.
  * @hints:      the ranges hinted TT_HINT_PIN_FAST or TT_HINT_ARCHIVE
  *              (whole pages): evictions skip them.
@@ -90,6 +91,7 @@ struct tt_sched {
 	struct hrtimer timer;
 	struct work_struct timer_work;
 	bool closing;
+	unsigned int misses_seen;
 	struct tt_sched_counts counts;
 	struct tt_hint_set hints;
 };

@@ -124,6 +124,14 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->archived_bytes = sc->archived_bytes;
 	out->count_ahead = sc->count_ahead;
 	out->count_released = sc->count_released;
+	out->dyn_signatures = sc->dyn_signatures;
+	out->dyn_predicted = sc->dyn_predicted;
+	out->dyn_mispredicted = sc->dyn_mispredicted;
+	out->dyn_fallback = sc->dyn_fallback;
+	out->dyn_misses = sc->dyn_misses;
+	out->last_miss_iter = sc->last_miss_iter;
+	out->last_miss_layer = sc->last_miss_layer;
+	out->last_miss_kind = sc->last_miss_kind;
 	out->engine_bytes = mc->engine_bytes;
 	out->mover_bytes = mc->mover_bytes;
 	out->huge_kept = mc->huge_kept;

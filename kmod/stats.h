@@ -65,6 +65,14 @@ struct tt_registry_counts {
  * @archived_bytes:     memory hinted TT_HINT_ARCHIVE now.
  * @count_ahead:        TT_SCHED_COUNT's k (0 when off).
  * @count_released:     prefetches released before their trigger time.
+ * @dyn_signatures:     TT_SCHED_DYNAMIC: signatures remembered.
+ * @dyn_predicted:      iterations planned from a signature that held.
+ * @dyn_mispredicted:   iterations whose predicted signature diverged.
+ * @dyn_fallback:       iterations on the layer-count fallback.
+ * @dyn_misses:         miss log entries written.
+ * @last_miss_iter:     the newest miss: its iteration,
+ * @last_miss_layer:    its layer,
+ * @last_miss_kind:     its TT_TRACE_F_MISS_* kind.
  */
 struct tt_sched_stats {
 	u64 iterations;
@@ -88,6 +96,14 @@ struct tt_sched_stats {
 	u64 archived_bytes;
 	u64 count_ahead;
 	u64 count_released;
+	u64 dyn_signatures;
+	u64 dyn_predicted;
+	u64 dyn_mispredicted;
+	u64 dyn_fallback;
+	u64 dyn_misses;
+	u64 last_miss_iter;
+	u64 last_miss_layer;
+	u64 last_miss_kind;
 };
 
 /**

@@ -37,6 +37,7 @@ void tt_tl_init(struct tt_tl *tl, unsigned long long page_size,
 	tl->er_bps = er_bps ? er_bps : 1;
 	tl->pr_bps = pr_bps ? pr_bps : 1;
 	tl->ahead = 1;
+	tl->cur_sig = -1;
 }
 
 void tt_tl_set_storage(struct tt_tl *tl, const struct tt_tl_storage *st)
@@ -159,22 +160,281 @@ static int complete(const struct tt_tl_layer *l)
 	return (l->seen & (TT_TL_S_COMPLETE | TT_TL_S_ERR)) == TT_TL_S_COMPLETE;
 }
 
-static void fold(struct tt_tl_layer *l)
+/* Fold the layer's current iteration into @prof (@samples so far). */
+static void fold_into(const struct tt_tl_layer *l, struct tt_tl_times *prof,
+		      unsigned int *samples)
 {
-	unsigned int w = sample_weight(l->samples);
+	unsigned int w = sample_weight(*samples);
 	unsigned long long fs = l->cur.fwd_end;
 
 	if (l->seen & TT_TL_S_FWD_BEGIN)
 		fs = l->cur.fwd_start;
 
-	l->prof.fwd_start = tt_policy_ewma(l->prof.fwd_start, fs, w);
-	l->prof.fwd_end = tt_policy_ewma(l->prof.fwd_end, l->cur.fwd_end, w);
-	l->prof.bwd_start = tt_policy_ewma(l->prof.bwd_start, l->cur.bwd_start, w);
-	l->prof.bwd_end = tt_policy_ewma(l->prof.bwd_end, l->cur.bwd_end, w);
-	l->prof.saved = tt_policy_ewma(l->prof.saved, l->cur.saved, w);
+	prof->fwd_start = tt_policy_ewma(prof->fwd_start, fs, w);
+	prof->fwd_end = tt_policy_ewma(prof->fwd_end, l->cur.fwd_end, w);
+	prof->bwd_start = tt_policy_ewma(prof->bwd_start, l->cur.bwd_start, w);
+	prof->bwd_end = tt_policy_ewma(prof->bwd_end, l->cur.bwd_end, w);
+	prof->saved = tt_policy_ewma(prof->saved, l->cur.saved, w);
+	if (*samples < ~0U)
+		(*samples)++;
+}
+
+static void fold(struct tt_tl_layer *l)
+{
+	fold_into(l, &l->prof, &l->samples);
 	l->flags |= TT_TL_L_PROFILED;
-	if (l->samples < ~0U)
-		l->samples++;
+}
+
+/* ---- TT_TL_MODE_DYNAMIC ------------------------------------------------ */
+
+#define TT_TL_FNV_OFFSET	14695981039346656037ULL
+#define TT_TL_FNV_PRIME		1099511628211ULL
+
+static unsigned long long fnv(unsigned long long h, unsigned int id)
+{
+	unsigned int k;
+
+	for (k = 0; k < 4; k++) {
+		h ^= (id >> (8 * k)) & 0xff;
+		h *= TT_TL_FNV_PRIME;
+	}
+	return h;
+}
+
+static void miss(struct tt_tl *tl, unsigned int kind, unsigned int layer,
+		 unsigned long long bytes)
+{
+	struct tt_tl_miss *m = &tl->misses[tl->miss_head % TT_TL_MISSES];
+
+	m->iter = tl->iter_seq;
+	m->kind = kind;
+	m->layer = layer;
+	m->bytes = bytes;
+	tl->miss_head++;
+	tl->counts.dyn_misses++;
+}
+
+int tt_tl_miss_get(const struct tt_tl *tl, unsigned int i,
+		   struct tt_tl_miss *m)
+{
+	if (i >= tl->miss_head || i >= TT_TL_MISSES)
+		return 0;
+	*m = tl->misses[(tl->miss_head - 1 - i) % TT_TL_MISSES];
+	return 1;
+}
+
+unsigned int tt_tl_signatures(const struct tt_tl *tl)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < TT_TL_SIGS; i++)
+		if (tl->sigs[i].hash)
+			n++;
+	return n;
+}
+
+/* Due entries [due_pos, ndue) by rank (insertion sort: few, mostly sorted). */
+static void due_sort_rank(struct tt_tl *tl)
+{
+	unsigned int i, j;
+
+	for (i = tl->due_pos + 1; i < tl->ndue; i++) {
+		struct tt_tl_due d = tl->st.due[i];
+
+		for (j = i; j > tl->due_pos && tl->st.due[j - 1].rank > d.rank; j--)
+			tl->st.due[j] = tl->st.due[j - 1];
+		tl->st.due[j] = d;
+	}
+}
+
+/*
+ * The rest of the iteration runs on the layer-count trigger: every layer
+ * seen is ranked by its forward position, the pending prefetches lose
+ * their trigger times and wait for the backward pass to release them, the
+ * forward layers from here on are evicted k positions late.
+ */
+static void go_fallback(struct tt_tl *tl)
+{
+	unsigned int i;
+
+	if (tl->fallback)
+		return;
+	tl->fallback = 1;
+	tl->counts.dyn_fallback++;
+	if (tl->cur_sig >= 0)
+		tl->counts.dyn_mispredicted++;
+	/* the positions passed were the plan's to evict */
+	tl->evict_pos = tl->cur_n > tl->ahead ? tl->cur_n - tl->ahead : 0;
+	tl->released = 0;
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+
+		l->rank = l->fpos ? TT_TL_RANK_FWD - l->fpos : 0;
+	}
+	/*
+	 * A planned layer not seen yet was not evicted: its entry goes last
+	 * and never fires (seen later, it gets a fallback entry of its own).
+	 */
+	for (i = tl->due_pos; i < tl->ndue; i++) {
+		int idx = tt_tl_find(tl, tl->st.due[i].id);
+
+		tl->st.due[i].t = TT_TL_NO_TIME;
+		tl->st.due[i].rank = idx >= 0 && tl->st.layers[idx].rank ?
+				     tl->st.layers[idx].rank : ~0U;
+	}
+	due_sort_rank(tl);
+}
+
+/* A forward end at position l->fpos: does the predicted sequence hold? */
+static void dyn_fwd_end(struct tt_tl *tl, struct tt_tl_layer *l)
+{
+	if (!tl->fallback && tl->cur_sig >= 0 &&
+	    l->spos[tl->cur_sig] != l->fpos) {
+		miss(tl, TT_TL_MISS_PREDICT, l->id, l->fpos);
+		go_fallback(tl);
+	}
+	if (tl->fallback)
+		l->rank = TT_TL_RANK_FWD - l->fpos;
+}
+
+/* The first backward begin: did the sequence end where predicted? */
+static void dyn_bwd_begin(struct tt_tl *tl)
+{
+	if (tl->bwd_seen)
+		return;
+	tl->bwd_seen = 1;
+	if (!tl->fallback && tl->cur_sig >= 0 &&
+	    tl->cur_n != tl->sigs[tl->cur_sig].nlayers) {
+		miss(tl, TT_TL_MISS_PREDICT, 0, tl->cur_n);
+		go_fallback(tl);
+	}
+}
+
+int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
+		     unsigned long long *bytes)
+{
+	while (tl->fallback && !tl->off && !tl->bwd_seen &&
+	       tl->evict_pos + tl->ahead < tl->cur_n) {
+		unsigned int q = ++tl->evict_pos, j;
+		unsigned long long b;
+		struct tt_tl_layer *l;
+		int i = tt_tl_find(tl, tl->recent[q % TT_TL_RECENT]);
+
+		if (i < 0)
+			continue;
+		l = &tl->st.layers[i];
+		b = l->cur.saved & ~(tl->page_size - 1);
+		if (l->fpos != q || !b || tl->ndue >= tl->st.cap ||
+		    (l->seen & (TT_TL_S_ERR | TT_TL_S_EVICT | TT_TL_S_BWD_BEGIN)))
+			continue;
+		l->seen |= TT_TL_S_EVICT;
+		l->status = TT_POLICY_ACCEPTED;
+		l->final_bytes = b;
+		tl->counts.layers_accepted++;
+		/* its prefetch: released by the backward pass only */
+		for (j = tl->ndue; j > tl->due_pos &&
+		     tl->st.due[j - 1].rank > l->rank; j--)
+			tl->st.due[j] = tl->st.due[j - 1];
+		tl->st.due[j].t = TT_TL_NO_TIME;
+		tl->st.due[j].id = l->id;
+		tl->st.due[j].rank = l->rank;
+		tl->ndue++;
+		*idx = (unsigned int)i;
+		*bytes = b;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Close a TT_TL_MODE_DYNAMIC iteration: fold it into its signature's
+ * profile, a new slot (the least recently seen one when all are taken)
+ * for a new signature.
+ */
+static void dyn_close(struct tt_tl *tl)
+{
+	static const struct tt_tl_times zero;
+	unsigned int i, slot = TT_TL_SIGS;
+	unsigned long long oldest = ~0ULL;
+
+	if (!tl->cur_n)
+		return;
+	for (i = 0; i < TT_TL_SIGS; i++)
+		if (tl->sigs[i].hash == tl->cur_hash &&
+		    tl->sigs[i].nlayers == tl->cur_n)
+			slot = i;
+	if (slot == TT_TL_SIGS) {
+		for (i = 0; i < TT_TL_SIGS; i++) {
+			if (!tl->sigs[i].hash) {
+				slot = i;
+				break;
+			}
+			if (tl->sigs[i].last_iter < oldest) {
+				oldest = tl->sigs[i].last_iter;
+				slot = i;
+			}
+		}
+		for (i = 0; i < tl->n; i++) {
+			tl->st.layers[i].sprof[slot] = zero;
+			tl->st.layers[i].spos[slot] = 0;
+			tl->st.layers[i].ssamples[slot] = 0;
+		}
+		tl->sigs[slot].hash = tl->cur_hash;
+		tl->sigs[slot].nlayers = tl->cur_n;
+		tl->sigs[slot].samples = 0;
+		miss(tl, TT_TL_MISS_NEW, 0, tl->cur_n);
+	}
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+
+		if (!l->fpos || !complete(l))
+			continue;
+		fold_into(l, &l->sprof[slot], &l->ssamples[slot]);
+		l->spos[slot] = l->fpos;
+	}
+	if (tl->sigs[slot].samples < ~0U)
+		tl->sigs[slot].samples++;
+	tl->sigs[slot].last_iter = tl->iter_seq;
+	if (tl->cur_sig >= 0 && !tl->fallback)
+		tl->counts.dyn_predicted++;
+}
+
+/*
+ * The signature to plan the new iteration from: the one seen most often
+ * (profiled at least profile_iters times), the latest on a tie; -1 when
+ * none. With its profile loaded the plan is the usual one.
+ */
+static int dyn_predict(struct tt_tl *tl)
+{
+	unsigned int i, best_n = 0;
+	int best = -1;
+
+	for (i = 0; i < TT_TL_SIGS; i++) {
+		const struct tt_tl_sig *g = &tl->sigs[i];
+
+		if (!g->hash || g->samples < tl->profile_iters)
+			continue;
+		if (g->samples > best_n ||
+		    (g->samples == best_n && best >= 0 &&
+		     g->last_iter > tl->sigs[best].last_iter)) {
+			best = (int)i;
+			best_n = g->samples;
+		}
+	}
+	if (best < 0)
+		return -1;
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+
+		if (l->spos[best] && l->ssamples[best]) {
+			l->prof = l->sprof[best];
+			l->samples = l->ssamples[best];
+			l->flags |= TT_TL_L_PROFILED;
+		} else {
+			l->flags &= ~TT_TL_L_PROFILED;
+		}
+	}
+	return best;
 }
 
 /* Close the current iteration at relative time @end_rel. */
@@ -188,7 +448,7 @@ static unsigned int close_iteration(struct tt_tl *tl,
 	 * TT_SCHED_COUNT: one layer late -> release one layer earlier; a
 	 * long run on time -> one later (less time back on the fast tier).
 	 */
-	if (tl->count && tl->planned) {
+	if ((tl->count && tl->planned) || tl->fallback) {
 		if (tl->late_iter) {
 			if (tl->ahead < TT_TL_AHEAD_MAX)
 				tl->ahead++;
@@ -215,9 +475,15 @@ static unsigned int close_iteration(struct tt_tl *tl,
 			l->lead_ns -= l->lead_ns / 16;
 		if (complete(l))
 			ncomplete++;
+		if (tl->dynamic)
+			continue;
 		if (tl->profiled &&
 		    !complete(l) != !(l->flags & TT_TL_L_PROFILED))
 			deviate = 1;
+	}
+	if (tl->dynamic) {
+		dyn_close(tl);
+		return 0;
 	}
 	if (tl->profiled && tl->last_rel / 2 > tl->prof_iter_ns)
 		deviate = 1;
@@ -369,6 +635,12 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->drift_ns = 0;
 	tl->released = 0;
 	tl->planned = 0;
+	tl->cur_sig = -1;
+	tl->fallback = 0;
+	tl->cur_hash = TT_TL_FNV_OFFSET;
+	tl->cur_n = 0;
+	tl->evict_pos = 0;
+	tl->bwd_seen = 0;
 	tl->ndue = 0;
 	tl->due_pos = 0;
 	for (i = 0; i < tl->n; i++) {
@@ -383,6 +655,19 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 		l->final_bytes = 0;
 		l->prefetch_ns = 0;
 		l->rank = 0;
+		l->fpos = 0;
+	}
+	if (tl->dynamic) {
+		tl->cur_sig = dyn_predict(tl);
+		if (tl->cur_sig >= 0 && plan(tl)) {
+			tl->planned = 1;
+			ret |= TT_TL_IB_PLANNED;
+		} else {
+			/* no signature to predict from: the count fallback */
+			tl->cur_sig = -1;
+			go_fallback(tl);
+		}
+		return ret;
 	}
 	if (tl->profiled >= tl->profile_iters && plan(tl)) {
 		tl->planned = 1;
@@ -411,7 +696,12 @@ static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
 	l->seen |= TT_TL_S_FWD_END;
 	l->cur.fwd_end = rel;
 	l->x.fwd_end = rel;
-	if ((l->seen & TT_TL_S_ERR) || !tl->planned || tl->off ||
+	l->fpos = ++tl->cur_n;
+	tl->cur_hash = fnv(tl->cur_hash, l->id);
+	tl->recent[l->fpos % TT_TL_RECENT] = l->id;
+	if (tl->dynamic)
+		dyn_fwd_end(tl, l);
+	if ((l->seen & TT_TL_S_ERR) || !tl->planned || tl->off || tl->fallback ||
 	    !(l->flags & TT_TL_L_PLANNED))
 		return TT_TL_ACT_NONE;
 	if (!l->final_bytes) {
@@ -452,7 +742,7 @@ static void anchor(struct tt_tl *tl, const struct tt_tl_layer *l, int phase,
 static unsigned long long due_time(const struct tt_tl *tl,
 				   const struct tt_tl_due *d)
 {
-	if (!tl->anchor || !tl->drift_ns)
+	if (!tl->anchor || !tl->drift_ns || d->t == TT_TL_NO_TIME)
 		return d->t;
 	if (tl->drift_ns > 0)
 		return d->t + (unsigned long long)tl->drift_ns;
@@ -496,9 +786,14 @@ enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
 			l->seen |= TT_TL_S_BWD_BEGIN;
 			l->cur.bwd_start = rel;
 			l->x.bwd_start = rel;
-			/* TT_SCHED_COUNT: release the next k layers' prefetches */
-			if (tl->count && tl->planned && l->rank &&
-			    l->rank + tl->ahead > tl->released)
+			if (tl->dynamic)
+				dyn_bwd_begin(tl);
+			/*
+			 * TT_SCHED_COUNT, or the dynamic fallback: release the
+			 * next k layers' prefetches
+			 */
+			if (((tl->count && tl->planned) || tl->fallback) &&
+			    l->rank && l->rank + tl->ahead > tl->released)
 				tl->released = l->rank + tl->ahead;
 		}
 		return TT_TL_ACT_FETCH;
@@ -544,9 +839,11 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 	}
 	d = &tl->st.due[tl->due_pos];
 	if (tt_tl_rel(tl, now) < due_time(tl, d)) {
-		/* TT_SCHED_COUNT: released by the backward pass */
-		if (!tl->count || !d->rank || d->rank > tl->released) {
-			*next = tl->iter_start + due_time(tl, d);
+		/* TT_SCHED_COUNT, the fallback: released by the backward pass */
+		if (!(tl->count || tl->fallback) || !d->rank ||
+		    d->rank > tl->released) {
+			*next = due_time(tl, d) == TT_TL_NO_TIME ? TT_TL_NO_TIME :
+				tl->iter_start + due_time(tl, d);
 			return 0;
 		}
 		tl->counts.count_released++;
@@ -559,17 +856,20 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 	return 1;
 }
 
-void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor,
-		     int count)
+void tt_tl_set_modes(struct tt_tl *tl, unsigned int modes)
 {
-	tl->off = !!off;
-	tl->alap = !!alap;
-	tl->anchor = !!anchor;
-	if (count && !tl->count) {
+	int count = !!(modes & TT_TL_MODE_COUNT);
+	int dynamic = !!(modes & TT_TL_MODE_DYNAMIC);
+
+	tl->off = !!(modes & TT_TL_MODE_OFF);
+	tl->alap = !!(modes & TT_TL_MODE_ALAP);
+	tl->anchor = !!(modes & TT_TL_MODE_ANCHOR);
+	if ((count && !tl->count) || (dynamic && !tl->dynamic)) {
 		tl->ahead = 1;
 		tl->ontime_run = 0;
 	}
-	tl->count = !!count;
+	tl->count = count;
+	tl->dynamic = dynamic;
 }
 
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,
@@ -625,6 +925,8 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 	if (outstanding) {
 		tl->counts.late_count++;
 		tl->late_iter = 1;
+		if (tl->fallback)
+			miss(tl, TT_TL_MISS_LATE, l->id, outstanding);
 		l->seen |= TT_TL_S_LATE;
 	} else if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start) {
 		lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);

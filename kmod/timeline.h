@@ -90,6 +90,55 @@ enum tt_tl_action {
 };
 
 /*
+ * TT_SCHED_DYNAMIC (TT_TL_MODE_DYNAMIC): signatures remembered, entries of
+ * the miss log, and the rank base of a fallback iteration (ranks there are
+ * this minus the forward position, so the backward order is the reverse
+ * forward order whatever the depth).
+ */
+#define TT_TL_SIGS		8U
+#define TT_TL_MISSES		16U
+#define TT_TL_RANK_FWD		(1U << 30)
+/* forward layer ids remembered for the delayed evictions (> TT_TL_AHEAD_MAX) */
+#define TT_TL_RECENT		16U
+
+/*
+ * struct tt_tl_sig - one layer-sequence signature (TT_TL_MODE_DYNAMIC)
+ * @hash:      FNV-1a of the layer ids in forward-end order (0 = free slot).
+ * @nlayers:   forward ends in the sequence.
+ * @samples:   iterations folded into its profile.
+ * @last_iter: the latest iteration (iter_seq) seen with it.
+ */
+struct tt_tl_sig {
+	unsigned long long hash;
+	unsigned int nlayers;
+	unsigned int samples;
+	unsigned long long last_iter;
+};
+
+/*
+ * struct tt_tl_miss.kind; the values are the uapi's TT_TRACE_F_MISS_* bits
+ * (the executors check that they are equal)
+ */
+#define TT_TL_MISS_NEW		(1U << 11)	/* the signature was new */
+#define TT_TL_MISS_PREDICT	(1U << 12)	/* the prediction diverged */
+#define TT_TL_MISS_LATE		(1U << 13)	/* late in a fallback */
+
+/*
+ * struct tt_tl_miss - one entry of the miss log (TT_TL_MODE_DYNAMIC)
+ * @iter:  iteration (iter_seq).
+ * @kind:  TT_TL_MISS_*.
+ * @layer: the layer where the prediction failed, or the late layer (0
+ *         for a new signature or a sequence that ended early).
+ * @bytes: late bytes (TT_TL_MISS_LATE), else the forward position.
+ */
+struct tt_tl_miss {
+	unsigned long long iter;
+	unsigned int kind;
+	unsigned int layer;
+	unsigned long long bytes;
+};
+
+/*
  * struct tt_tl_times - the times and size of one layer in one iteration
  * (relative ns) or averaged over iterations (the profile)
  * @fwd_start: forward begin (the forward end when it was not reported).
@@ -145,7 +194,14 @@ struct tt_tl_exec {
  * @final_bytes: plan: bytes to evict and prefetch (szP).
  * @prefetch_ns: plan: prefetch trigger time (relative).
  * @rank:        plan: place in the profiled backward order (1 = the first
- *               backward layer; 0 = not planned).
+ *               backward layer; 0 = not planned); in a fallback iteration
+ *               (TT_TL_MODE_DYNAMIC) TT_TL_RANK_FWD minus @fpos.
+ * @fpos:        forward position in the current iteration (1 = the first
+ *               forward end; 0 = none yet).
+ * @sprof:       TT_TL_MODE_DYNAMIC: the profile in each signature slot.
+ * @spos:        TT_TL_MODE_DYNAMIC: the forward position in each signature
+ *               (0 = not in it).
+ * @ssamples:    TT_TL_MODE_DYNAMIC: iterations folded into @sprof.
  * @x:           execution record of the current iteration.
  * @priv:        the caller's per-layer object (moves with the entry).
  */
@@ -162,6 +218,10 @@ struct tt_tl_layer {
 	unsigned long long final_bytes;
 	unsigned long long prefetch_ns;
 	unsigned int rank;
+	unsigned int fpos;
+	struct tt_tl_times sprof[TT_TL_SIGS];
+	unsigned int spos[TT_TL_SIGS];
+	unsigned int ssamples[TT_TL_SIGS];
 	struct tt_tl_exec x;
 	void *priv;
 };
@@ -224,6 +284,12 @@ struct tt_tl_storage {
  * @reprofiles:      profile restarts after a deviation.
  * @count_released:  prefetches a backward begin released before their
  *                   trigger time (TT_SCHED_COUNT).
+ * @dyn_predicted:   TT_TL_MODE_DYNAMIC: iterations planned from a
+ *                   signature that held to the end.
+ * @dyn_mispredicted: iterations whose predicted signature diverged.
+ * @dyn_fallback:    iterations that ran (in part) on the layer-count
+ *                   fallback.
+ * @dyn_misses:      entries written to the miss log.
  */
 struct tt_tl_counts {
 	unsigned long long iterations;
@@ -236,6 +302,10 @@ struct tt_tl_counts {
 	unsigned long long late_count;
 	unsigned long long reprofiles;
 	unsigned long long count_released;
+	unsigned long long dyn_predicted;
+	unsigned long long dyn_mispredicted;
+	unsigned long long dyn_fallback;
+	unsigned long long dyn_misses;
 };
 
 /*
@@ -261,6 +331,20 @@ struct tt_tl_counts {
  * @late_iter:     TT_SCHED_COUNT: a layer of the current iteration was late.
  * @ontime_run:    TT_SCHED_COUNT: planned iterations in a row without a
  *                 late layer.
+ * @dynamic:       one profile per signature (TT_TL_MODE_DYNAMIC).
+ * @sigs:          the signatures.
+ * @cur_sig:       slot predicted for the current iteration (-1: none).
+ * @fallback:      the current iteration runs on the layer-count trigger.
+ * @cur_hash:      signature of the current iteration's forward ends so far.
+ * @cur_n:         forward ends so far (the last forward position).
+ * @evict_pos:     fallback: forward positions up to this one were
+ *                 considered for a delayed eviction.
+ * @bwd_seen:      a backward begin came in the current iteration.
+ * @recent:        ids of the latest forward positions (position %
+ *                 TT_TL_RECENT).
+ * @misses:        the miss log, a ring.
+ * @miss_head:     entries ever written (the next one goes to
+ *                 miss_head % TT_TL_MISSES).
  * @drift_ns:      how much later than its profiled time the current
  *                 iteration's latest layer event of a planned layer came
  *                 (negative: earlier); 0 at iteration begin.
@@ -292,6 +376,17 @@ struct tt_tl {
 	unsigned int released;
 	int late_iter;
 	unsigned int ontime_run;
+	int dynamic;
+	struct tt_tl_sig sigs[TT_TL_SIGS];
+	int cur_sig;
+	int fallback;
+	unsigned long long cur_hash;
+	unsigned int cur_n;
+	unsigned int evict_pos;
+	int bwd_seen;
+	unsigned int recent[TT_TL_RECENT];
+	struct tt_tl_miss misses[TT_TL_MISSES];
+	unsigned int miss_head;
 	long long drift_ns;
 	int in_iter;
 	int planned;
@@ -378,14 +473,47 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		   unsigned long long *next);
 
 /*
- * tt_tl_set_modes() - @off: never order an eviction; @alap: plan
- * prefetches as late as possible; @anchor: triggers follow the drift;
- * @count: a backward begin releases the prefetches of the next k layers
- * (k restarts at 1 when @count is switched on).
- * Applies from the next plan (@off, @anchor and @count at once).
+ * tt_tl_set_modes() - @modes, TT_TL_MODE_* bits (other bits ignored):
+ * OFF: never order an eviction; ALAP: plan prefetches as late as possible;
+ * ANCHOR: triggers follow the drift; COUNT: a backward begin releases the
+ * prefetches of the next k layers (k restarts at 1 when COUNT or DYNAMIC
+ * is switched on); DYNAMIC: one profile per layer-sequence signature, the
+ * layer-count fallback for an iteration no signature predicts.
+ * Applies from the next plan (OFF, ANCHOR and COUNT at once).
  */
-void tt_tl_set_modes(struct tt_tl *tl, int off, int alap, int anchor,
-		     int count);
+void tt_tl_set_modes(struct tt_tl *tl, unsigned int modes);
+
+/*
+ * TT_TL_MODE_* - the timeline's modes; the values are the TT_SCHED_* flag
+ * bits of the uapi header (the executors check that they are equal), so a
+ * session's flags word can be passed as it is.
+ */
+#define TT_TL_MODE_OFF		(1U << 1)
+#define TT_TL_MODE_ANCHOR	(1U << 2)
+#define TT_TL_MODE_ALAP		(1U << 3)
+#define TT_TL_MODE_COUNT	(1U << 6)
+#define TT_TL_MODE_DYNAMIC	(1U << 7)
+
+/*
+ * tt_tl_next_evict() - TT_TL_MODE_DYNAMIC's fallback: after a forward end,
+ * the delayed evictions it ordered, one per call (the layer k forward
+ * positions back, whole): 1 with *@idx and *@bytes set, 0 when none is
+ * left. The caller evicts the layer if its previous episode is over, as
+ * for TT_TL_ACT_EVICT; its prefetch comes out of tt_tl_next_due() when the
+ * backward pass is k layers before it.
+ */
+int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
+		     unsigned long long *bytes);
+
+/*
+ * tt_tl_miss_get() - miss log entry @i, 0 the newest: 1 and *@m, or 0 past
+ * the entries kept.
+ */
+int tt_tl_miss_get(const struct tt_tl *tl, unsigned int i,
+		   struct tt_tl_miss *m);
+
+/* tt_tl_signatures() - signatures remembered now. */
+unsigned int tt_tl_signatures(const struct tt_tl *tl);
 
 /* TT_SCHED_COUNT: k's bounds, and the on-time iterations that shrink it */
 #define TT_TL_AHEAD_MAX		8U

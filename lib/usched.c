@@ -987,6 +987,24 @@ static void tt_us_iter_begin(struct tt_session *s, uint64_t now)
 }
 
 /* A layer event; *@sync gets the layer when the caller must fetch it. */
+/* Queue the eviction of @bytes of layer @sl's ranges (lock held). */
+static void tt_us_order_evict(struct tt_session *s, struct tt_us_layer *sl,
+			      unsigned long long bytes)
+{
+	struct tt_us *us = s->us;
+
+	/* Without its threads the session moves nothing. */
+	if (tt_us_start(s) < 0)
+		return;
+	sl->state = TT_US_EVICT_QUEUED;
+	sl->iter = us->tl.iter_seq;
+	sl->target = bytes;
+	sl->cpu_nid = us->ops->cpu_node(us->ctx);
+	sl->pf_due = false;
+	__atomic_store_n(&sl->abort, 0, __ATOMIC_RELEASE);
+	tt_us_push(us, TT_US_EVICT, sl);
+}
+
 static int tt_us_layer_event(struct tt_session *s, const struct tt_event *ev,
 			     uint64_t now, struct tt_us_layer **sync)
 {
@@ -997,6 +1015,7 @@ static int tt_us_layer_event(struct tt_session *s, const struct tt_event *ev,
 	struct tt_us_layer *sl;
 	struct tt_tl_layer *l;
 	unsigned long long bytes;
+	unsigned int didx;
 	bool mine;
 	int idx, ret;
 
@@ -1009,16 +1028,7 @@ static int tt_us_layer_event(struct tt_session *s, const struct tt_event *ev,
 	mine = sl->state != TT_US_IDLE && sl->iter == us->tl.iter_seq;
 	switch (act) {
 	case TT_TL_ACT_EVICT:
-		/* Without its threads the session moves nothing. */
-		if (tt_us_start(s) < 0)
-			break;
-		sl->state = TT_US_EVICT_QUEUED;
-		sl->iter = us->tl.iter_seq;
-		sl->target = bytes;
-		sl->cpu_nid = us->ops->cpu_node(us->ctx);
-		sl->pf_due = false;
-		__atomic_store_n(&sl->abort, 0, __ATOMIC_RELEASE);
-		tt_us_push(us, TT_US_EVICT, sl);
+		tt_us_order_evict(s, sl, bytes);
 		break;
 	case TT_TL_ACT_FETCH:
 		l = &us->tl.st.layers[idx];
@@ -1042,6 +1052,14 @@ static int tt_us_layer_event(struct tt_session *s, const struct tt_event *ev,
 		break;
 	case TT_TL_ACT_NONE:
 		break;
+	}
+	/* TT_SCHED_DYNAMIC's fallback: the evictions k positions late */
+	while (phase == TT_TL_FWD && end &&
+	       tt_tl_next_evict(&us->tl, &didx, &bytes)) {
+		struct tt_us_layer *dl = us->tl.st.layers[didx].priv;
+
+		if (dl && dl->state == TT_US_IDLE)
+			tt_us_order_evict(s, dl, bytes);
 	}
 	return 0;
 }
@@ -1129,10 +1147,11 @@ int tt_us_event(struct tt_session *s, const struct tt_event *ev,
 	}
 	ret = tt_us_layer_event(s, ev, now, sync);
 	/*
-	 * TT_SCHED_ANCHOR: the event moved the triggers; TT_SCHED_COUNT: a
-	 * backward begin released some. Look again.
+	 * TT_SCHED_ANCHOR: the event moved the triggers; TT_SCHED_COUNT, the
+	 * dynamic fallback: a backward begin released some. Look again.
 	 */
-	if (!ret && (s->us->tl.anchor || s->us->tl.count)) {
+	if (!ret && (s->us->tl.anchor || s->us->tl.count ||
+		     s->us->tl.fallback)) {
 		tt_us_dispatch(s, NULL);
 		tt_us_kick_locked(s->us);
 	}
@@ -1210,6 +1229,7 @@ uint64_t tt_us_now(struct tt_session *s)
 void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st)
 {
 	const struct tt_tl *tl = &s->us->tl;
+	struct tt_tl_miss m;
 
 	st->iterations = tl->counts.iterations;
 	st->layers_accepted = tl->counts.layers_accepted;
@@ -1226,6 +1246,20 @@ void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st)
 	st->archived_bytes = tt_hint_bytes(&s->us->hints, TT_HINT_ARCHIVE);
 	st->count_ahead = tl->count ? tl->ahead : 0;
 	st->count_released = tl->counts.count_released;
+	st->dyn_signatures = tt_tl_signatures(tl);
+	st->dyn_predicted = tl->counts.dyn_predicted;
+	st->dyn_mispredicted = tl->counts.dyn_mispredicted;
+	st->dyn_fallback = tl->counts.dyn_fallback;
+	st->dyn_misses = tl->counts.dyn_misses;
+	_Static_assert(TT_TL_MISS_NEW == TT_TRACE_F_MISS_NEW &&
+		       TT_TL_MISS_PREDICT == TT_TRACE_F_MISS_PREDICT &&
+		       TT_TL_MISS_LATE == TT_TRACE_F_MISS_LATE,
+		       "TT_TL_MISS_* differ from TT_TRACE_F_MISS_*");
+	if (tt_tl_miss_get(tl, 0, &m)) {
+		st->last_miss_iter = m.iter;
+		st->last_miss_layer = m.layer;
+		st->last_miss_kind = m.kind;
+	}
 }
 
 /* tt_us_sched_get() - the settings, with the timeline's current rates. */
@@ -1307,10 +1341,14 @@ void tt_us_sched_apply(struct tt_session *s, const struct tt_ioc_sched *req)
 	struct tt_tl *tl = &s->us->tl;
 
 	if (req->valid & TT_SCHED_SET_FLAGS) {
-		tt_tl_set_modes(tl, req->flags & TT_SCHED_OFF,
-				req->flags & TT_SCHED_ALAP,
-				req->flags & TT_SCHED_ANCHOR,
-				req->flags & TT_SCHED_COUNT);
+		/* the timeline's modes are the flag bits themselves */
+		_Static_assert(TT_TL_MODE_OFF == TT_SCHED_OFF &&
+			       TT_TL_MODE_ANCHOR == TT_SCHED_ANCHOR &&
+			       TT_TL_MODE_ALAP == TT_SCHED_ALAP &&
+			       TT_TL_MODE_COUNT == TT_SCHED_COUNT &&
+			       TT_TL_MODE_DYNAMIC == TT_SCHED_DYNAMIC,
+			       "TT_TL_MODE_* differ from TT_SCHED_*");
+		tt_tl_set_modes(tl, req->flags);
 		s->us->merge = req->flags & TT_SCHED_MERGE;
 	}
 	if (req->valid & TT_SCHED_SET_PROFILE)

@@ -911,7 +911,7 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 		 "for k in ['workers', 'batch_pages', 'max_ranges', 'max_layers', 'profile_iters',\n"
 		 "          'stay_time_us', 'er_seed_mbps', 'pr_seed_mbps', 'evict_workers',\n"
 		 "          'prefetch_workers', 'sync_late', 'bw_cap_mbps', 'min_migrate_kib', 'event_ring',\n"
-		 "          'anchor', 'alap', 'defer_late', 'merge', 'count']:\n"
+		 "          'anchor', 'alap', 'defer_late', 'merge', 'count', 'dynamic']:\n"
 		 "    assert k in keys, k\n"
 		 "for e in c:\n"
 		 "    assert e['min'] <= e['value'] <= e['max'] and e['min'] <= e['default'] <= e['max'], e\n"

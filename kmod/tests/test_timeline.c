@@ -97,7 +97,10 @@ static void sim_due(struct tt_tl *tl, struct sim *sm, unsigned long long now)
 		assert_true(i >= 0);
 		if (!sm->evicted[i])
 			continue;
+		/* at its trigger time, or now when released before it */
 		start = tl->iter_start + tl->st.layers[i].prefetch_ns;
+		if (tl->fallback || start > now)
+			start = now;
 		if (start < sm->evict_end[i])
 			start = sm->evict_end[i];
 		if (start < sm->pf_busy)
@@ -112,31 +115,44 @@ static void sim_due(struct tt_tl *tl, struct sim *sm, unsigned long long now)
 	assert_true(next == ~0ULL || next > now);
 }
 
+static void sim_evict(struct tt_tl *tl, struct sim *sm, unsigned int i,
+		      unsigned long long bytes, unsigned long long now)
+{
+	assert_true(bytes > 0);
+	sm->evictions++;
+	sm->evict_ids |= 1U << (tl->st.layers[i].id / 10 - 1);
+	sm->evicted[i] = bytes;
+	sm->evict_end[i] = now + xfer(bytes, sm->er_true);
+	tt_tl_evict_start(tl, i, now);
+	tt_tl_evict_end(tl, i, sm->evict_end[i], bytes);
+	if (sm->learn)
+		tt_tl_rate_sample(tl, TT_TL_EVICT, bytes,
+				  sm->evict_end[i] - now);
+}
+
 static enum tt_tl_action sim_event(struct tt_tl *tl, struct sim *sm,
 				   unsigned int id, int phase, int end,
 				   unsigned long long now)
 {
 	unsigned long long bytes = 0;
 	enum tt_tl_action act;
+	unsigned int j;
 	int i;
 
 	sim_due(tl, sm, now);
 	i = idx_of(tl, id);
 	act = tt_tl_layer_event(tl, i, phase, end, now, sm->allow, &bytes);
+	/* TT_TL_MODE_DYNAMIC's fallback: the delayed evictions */
+	while (phase == TT_TL_FWD && end && tt_tl_next_evict(tl, &j, &bytes))
+		sim_evict(tl, sm, j, bytes, now);
+	/* the backward begin may have released prefetches */
+	if (phase == TT_TL_BWD && !end)
+		sim_due(tl, sm, now);
 	switch (act) {
 	case TT_TL_ACT_EVICT:
 		assert_int_equal(phase, TT_TL_FWD);
 		assert_int_equal(end, 1);
-		assert_true(bytes > 0);
-		sm->evictions++;
-		sm->evict_ids |= 1U << (id / 10 - 1);
-		sm->evicted[i] = bytes;
-		sm->evict_end[i] = now + xfer(bytes, sm->er_true);
-		tt_tl_evict_start(tl, i, now);
-		tt_tl_evict_end(tl, i, sm->evict_end[i], bytes);
-		if (sm->learn)
-			tt_tl_rate_sample(tl, TT_TL_EVICT, bytes,
-					  sm->evict_end[i] - now);
+		sim_evict(tl, sm, i, bytes, now);
 		break;
 	case TT_TL_ACT_FETCH:
 		if (!sm->evicted[i])
@@ -198,6 +214,35 @@ static unsigned int run_iter(struct tt_tl *tl, struct sim *sm,
 			continue;
 		sim_event(tl, sm, ids[k], TT_TL_BWD, 0, t);
 		sim_event(tl, sm, ids[k], TT_TL_BWD, 1, t + 10 * MS * scale);
+	}
+	return ret;
+}
+
+/*
+ * One iteration of depth @depth from @t0: layers 10, 20, ..., 10 x depth,
+ * each 10 ms of forward and of backward (x @scale), 5 ms between the passes.
+ */
+static unsigned int run_depth(struct tt_tl *tl, struct sim *sm,
+			      unsigned long long t0, unsigned int depth,
+			      unsigned int scale)
+{
+	unsigned long long t = t0, ms = MS * scale;
+	unsigned int ret, k;
+
+	memset(sm->evicted, 0, sizeof(sm->evicted));
+	memset(sm->pf_end, 0, sizeof(sm->pf_end));
+	sm->pf_busy = 0;
+	sm->evict_ids = 0;
+	ret = tt_tl_iter_begin(tl, t0);
+	for (k = 1; k <= depth; k++, t += 10 * ms) {
+		sim_event(tl, sm, 10 * k, TT_TL_FWD, 0, t);
+		tt_tl_saved(tl, idx_of(tl, 10 * k), 8 * MIB, 0);
+		sim_event(tl, sm, 10 * k, TT_TL_FWD, 1, t + 10 * ms);
+	}
+	t += 5 * ms;
+	for (k = depth; k >= 1; k--, t += 10 * ms) {
+		sim_event(tl, sm, 10 * k, TT_TL_BWD, 0, t);
+		sim_event(tl, sm, 10 * k, TT_TL_BWD, 1, t + 10 * ms);
 	}
 	return ret;
 }
@@ -691,7 +736,7 @@ static void test_anchor(void **state)
 	(void)state;
 	for (anchor = 0; anchor <= 1; anchor++) {
 		setup_tl(&tl, 1, CAP);
-		tt_tl_set_modes(&tl, 0, 0, anchor, 0);
+		tt_tl_set_modes(&tl, anchor ? TT_TL_MODE_ANCHOR : 0);
 		run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
 		assert_true(tt_tl_iter_begin(&tl, t0) & TT_TL_IB_PLANNED);
 		assert_true(tl.ndue >= 1);
@@ -724,7 +769,7 @@ static void test_anchor(void **state)
 	}
 	/* a drift more negative than a trigger clamps it at the start */
 	setup_tl(&tl, 1, CAP);
-	tt_tl_set_modes(&tl, 0, 0, 1, 0);
+	tt_tl_set_modes(&tl, TT_TL_MODE_ANCHOR);
 	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
 	tt_tl_iter_begin(&tl, t0);
 	tl.drift_ns = -(long long)(10000 * MS);
@@ -750,7 +795,7 @@ static void test_count(void **state)
 	(void)state;
 	for (count = 0; count <= 1; count++) {
 		setup_tl(&tl, 1, CAP);
-		tt_tl_set_modes(&tl, 0, 0, 0, count);
+		tt_tl_set_modes(&tl, count ? TT_TL_MODE_COUNT : 0);
 		run_iter(&tl, &sm, 1000 * MS, 10, 0, 0);
 		assert_true(tt_tl_iter_begin(&tl, t0) & TT_TL_IB_PLANNED);
 		assert_int_equal(tl.ndue, 4);
@@ -804,7 +849,7 @@ static void test_count(void **state)
 
 	/* prefetches 1000x slower than planned: every iteration has a late layer */
 	setup_tl(&tl, 1, CAP);
-	tt_tl_set_modes(&tl, 0, 0, 0, 1);
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
 	assert_int_equal(tl.ahead, 1);
 	t = 1000 * MS;
 	run_iter(&tl, &sm, t, 10, 0, 0);		/* profile */
@@ -828,9 +873,96 @@ static void test_count(void **state)
 	tt_tl_iter_begin(&tl, t);
 	assert_int_equal(tl.ahead, TT_TL_AHEAD_MAX - 1);
 	/* switched off and on: k starts at 1 again */
-	tt_tl_set_modes(&tl, 0, 0, 0, 0);
-	tt_tl_set_modes(&tl, 0, 0, 0, 1);
+	tt_tl_set_modes(&tl, 0);
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
 	assert_int_equal(tl.ahead, 1);
+}
+
+/*
+ * TT_SCHED_DYNAMIC: one profile per layer-sequence signature; an
+ * iteration without a signature to predict from, or whose predicted
+ * sequence diverges, runs on the layer-count fallback (evictions k forward
+ * positions late, prefetches released k layers ahead); the miss log.
+ */
+static void test_dynamic(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long t = 1000 * MS;
+	struct tt_tl_miss m;
+	struct tt_tl tl;
+	unsigned int ret, d;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, TT_TL_MODE_DYNAMIC);
+	/* 1: nothing known: fallback from the start, the last layer stays */
+	ret = run_depth(&tl, &sm, t, 4, 10);
+	assert_false(ret & TT_TL_IB_PLANNED);
+	assert_int_equal(tl.counts.dyn_fallback, 1);
+	assert_int_equal(sm.evict_ids, 0x7);		/* 10, 20, 30 */
+	assert_int_equal(tl.counts.late_count, 0);
+	assert_int_equal(tl.counts.ontime_bytes, 3 * 8 * MIB);
+	/* all three released by the backward pass, not by a clock */
+	assert_int_equal(tl.counts.count_released, 3);
+	/* 2: the same sequence: planned from its signature */
+	t += 10000 * MS;
+	ret = run_depth(&tl, &sm, t, 4, 10);
+	assert_true(ret & TT_TL_IB_PLANNED);
+	assert_int_equal(tl.cur_sig >= 0, 1);
+	assert_int_equal(tt_tl_signatures(&tl), 1);
+	assert_int_equal(tl.counts.dyn_fallback, 1);
+	assert_int_equal(tt_tl_miss_get(&tl, 0, &m), 1);
+	assert_int_equal(m.kind, TT_TL_MISS_NEW);
+	assert_int_equal(m.iter, 1);
+	assert_int_equal(tt_tl_miss_get(&tl, 1, &m), 0);
+	/* 3: shorter: the prediction fails at the first backward begin */
+	t += 10000 * MS;
+	run_depth(&tl, &sm, t, 3, 10);
+	assert_int_equal(tl.counts.dyn_predicted, 1);	/* iteration 2 */
+	assert_int_equal(tl.counts.dyn_mispredicted, 1);
+	assert_int_equal(tl.counts.dyn_fallback, 2);
+	/*
+	 * the newest: layer 30, evicted by the 4-deep plan, needed at once
+	 * (late); before it, the prediction failing at position 3
+	 */
+	assert_int_equal(tt_tl_miss_get(&tl, 0, &m), 1);
+	assert_int_equal(m.kind, TT_TL_MISS_LATE);
+	assert_int_equal(m.layer, 30);
+	assert_int_equal(m.bytes, 8 * MIB);
+	assert_int_equal(tt_tl_miss_get(&tl, 1, &m), 1);
+	assert_int_equal(m.kind, TT_TL_MISS_PREDICT);
+	assert_int_equal(m.layer, 0);
+	assert_int_equal(m.bytes, 3);			/* the position */
+	assert_int_equal(m.iter, 3);
+	/* every evicted byte came back, on time or late, none lost */
+	assert_int_equal(tl.counts.ontime_bytes + tl.counts.late_bytes,
+			 (unsigned long long)sm.evictions * 8 * MIB);
+	/* 4: deeper: fails at the fifth forward end */
+	t += 10000 * MS;
+	ret = run_depth(&tl, &sm, t, 5, 10);
+	assert_true(ret & TT_TL_IB_PLANNED);
+	assert_int_equal(tt_tl_signatures(&tl), 2);	/* 4 and 3 deep */
+	assert_int_equal(tl.counts.dyn_mispredicted, 2);
+	assert_int_equal(tt_tl_miss_get(&tl, 0, &m), 1);
+	assert_int_equal(m.kind, TT_TL_MISS_PREDICT);
+	assert_int_equal(m.layer, 50);
+	assert_int_equal(tl.counts.ontime_bytes + tl.counts.late_bytes,
+			 (unsigned long long)sm.evictions * 8 * MIB);
+	/* the layer-count k never leaves its bounds; late only in fallback */
+	assert_true(tl.ahead >= 1 && tl.ahead <= TT_TL_AHEAD_MAX);
+	/* at most TT_TL_SIGS signatures, the least recently seen replaced */
+	for (d = 1; d <= 10; d++) {
+		t += 10000 * MS;
+		run_depth(&tl, &sm, t, d, 10);
+	}
+	t += 10000 * MS;
+	tt_tl_iter_begin(&tl, t);
+	assert_int_equal(tt_tl_signatures(&tl), TT_TL_SIGS);
+	assert_int_equal(tl.counts.reprofiles, 0);
+	/* the miss log keeps the newest TT_TL_MISSES */
+	assert_true(tl.counts.dyn_misses > TT_TL_MISSES);
+	assert_int_equal(tt_tl_miss_get(&tl, TT_TL_MISSES - 1, &m), 1);
+	assert_int_equal(tt_tl_miss_get(&tl, TT_TL_MISSES, &m), 0);
 }
 
 int main(void)
@@ -851,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_due_before_forward_end),
 		cmocka_unit_test(test_anchor),
 		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_dynamic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,7 @@ int main(void)
 	CONST(TT_SCHED_DEFER_LATE);
 	CONST(TT_SCHED_MERGE);
 	CONST(TT_SCHED_COUNT);
+	CONST(TT_SCHED_DYNAMIC);
 	CONST(TT_SCHED_FLAGS_ALL);
 	CONST(TT_HINT_WILL_USE);
 	CONST(TT_HINT_PIN_FAST);
@@ -133,6 +134,14 @@ int main(void)
 	M(tt_ioc_stats, mover_fallbacks);
 	M(tt_ioc_stats, mover_late);
 	M(tt_ioc_stats, movers);
+	M(tt_ioc_stats, dyn_signatures);
+	M(tt_ioc_stats, dyn_predicted);
+	M(tt_ioc_stats, dyn_mispredicted);
+	M(tt_ioc_stats, dyn_fallback);
+	M(tt_ioc_stats, dyn_misses);
+	M(tt_ioc_stats, last_miss_iter);
+	M(tt_ioc_stats, last_miss_layer);
+	M(tt_ioc_stats, last_miss_kind);
 	END();
 
 	BEGIN(tt_ioc_sched);

@@ -305,6 +305,21 @@ struct tt_ioc_residency {
  *                    back to the engine (ignored: counted once, by the
  *                    engine).
  * @movers:           threads registered as movers now (alive).
+ * Dynamic networks (TT_SCHED_DYNAMIC; 0 when the flag was never set):
+ * @dyn_signatures:   layer-sequence signatures remembered now (at most 8).
+ * @dyn_predicted:    iterations planned from a signature that held.
+ * @dyn_mispredicted: iterations whose predicted signature diverged (a
+ *                    layer at another forward position, more or fewer
+ *                    forward layers).
+ * @dyn_fallback:     iterations that ran, from the start or from the
+ *                    divergence on, on the layer-count fallback.
+ * @dyn_misses:       entries written to the miss log: new signatures,
+ *                    failed predictions, layers late in a fallback; each
+ *                    is also a TT_TRACE_MISS trace event.
+ * @last_miss_iter:   iteration of the newest miss (0: none).
+ * @last_miss_layer:  its layer (0: a new signature, or a forward pass that
+ *                    ended early).
+ * @last_miss_kind:   its kind: TT_TRACE_F_MISS_NEW, _PREDICT or _LATE.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -354,6 +369,15 @@ struct tt_ioc_stats {
 	__u64 mover_fallbacks;
 	__u64 mover_late;
 	__u64 movers;
+	/* appended with TT_SCHED_DYNAMIC */
+	__u64 dyn_signatures;
+	__u64 dyn_predicted;
+	__u64 dyn_mispredicted;
+	__u64 dyn_fallback;
+	__u64 dyn_misses;
+	__u64 last_miss_iter;
+	__u64 last_miss_layer;
+	__u64 last_miss_kind;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -597,10 +621,30 @@ struct tt_ioc_sched {
  * pass runs faster than average.
  */
 #define TT_SCHED_COUNT		(1U << 6)
+/*
+ * TT_SCHED_DYNAMIC (extension after DyNN-Offload, default off): dynamic
+ * networks, whose layer sequence differs from one iteration to the next
+ * (conditional layers, variable depth). The scheduler keeps one profile
+ * per layer-sequence signature (a hash of the layer ids in forward-end
+ * order), up to 8, the least recently seen replaced. An iteration is
+ * planned from the signature seen most often, as the reference plans from
+ * its one profile; when the iteration's forward sequence departs from it
+ * (a layer at another position, more or fewer layers), or when no
+ * signature has been profiled yet, the rest of the iteration runs on the
+ * layer-count fallback: the forward layers from then on are evicted whole
+ * k forward positions late (the last k layers of a pass are never
+ * evicted), and every prefetch still out is released when the backward
+ * pass begins the layer k forward positions after it, with k adapted from
+ * late layers as for TT_SCHED_COUNT. Deviations never restart the profile
+ * with this flag. Misses (new signature, failed prediction, late layer in
+ * a fallback) go to the miss log: stats dyn_* and last_miss_*, trace
+ * events TT_TRACE_MISS.
+ */
+#define TT_SCHED_DYNAMIC	(1U << 7)
 #define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF | \
 				 TT_SCHED_ANCHOR | TT_SCHED_ALAP | \
 				 TT_SCHED_DEFER_LATE | TT_SCHED_MERGE | \
-				 TT_SCHED_COUNT)
+				 TT_SCHED_COUNT | TT_SCHED_DYNAMIC)
 
 /*
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
@@ -1010,6 +1054,8 @@ struct tt_ioc_mover {
  *                     New sessions.
  *   count             1: new sessions start with TT_SCHED_COUNT, 0..1 (0).
  *                     New sessions.
+ *   dynamic           1: new sessions start with TT_SCHED_DYNAMIC, 0..1
+ *                     (0). New sessions.
  *   mover_timeout_ms  how long an order given to a session's mover (see
  *                     "Mover") may take per huge page it holds before it
  *                     goes back to the in-kernel engine, ms, 0..600000; 0
@@ -1291,6 +1337,14 @@ enum tt_cfg_applies {
  *                        the queueing system (TT_TRACE_F_MIN_SIZE clear),
  *                        or its planned eviction was below min_migrate_kib
  *                        (TT_TRACE_F_MIN_SIZE set).
+ * @TT_TRACE_MISS:        TT_SCHED_DYNAMIC's miss log: flags
+ *                        TT_TRACE_F_MISS_NEW (the iteration ended with a
+ *                        new signature; bytes: its forward layers),
+ *                        TT_TRACE_F_MISS_PREDICT (the predicted signature
+ *                        diverged at @layer, 0 when the forward pass ended
+ *                        early; bytes: the forward position) or
+ *                        TT_TRACE_F_MISS_LATE (@layer was late in a
+ *                        fallback iteration; bytes: late bytes).
  */
 enum tt_trace_type {
 	TT_TRACE_ITER_BEGIN = 1,
@@ -1301,12 +1355,16 @@ enum tt_trace_type {
 	TT_TRACE_PREFETCH = 6,
 	TT_TRACE_LATE = 7,
 	TT_TRACE_DROP = 8,
+	TT_TRACE_MISS = 9,
 };
 
 /* Trace event flags, besides TT_FWD, TT_BWD and TT_EV_PERSISTENT. */
 #define TT_TRACE_F_SYNC		(1U << 8)
 #define TT_TRACE_F_STOPPED	(1U << 9)
 #define TT_TRACE_F_MIN_SIZE	(1U << 10)
+#define TT_TRACE_F_MISS_NEW	(1U << 11)
+#define TT_TRACE_F_MISS_PREDICT	(1U << 12)
+#define TT_TRACE_F_MISS_LATE	(1U << 13)
 
 /*
  * struct tt_trace_event - one trace event (TT_A_EVENT)
