@@ -98,6 +98,11 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  * @merge:         set TT_SCHED_MERGE (touching tensors in joined batches).
  * @count:         set TT_SCHED_COUNT (prefetches released by backward
  *                 progress too).
+ * @dynamic:       set TT_SCHED_DYNAMIC (one profile per layer sequence,
+ *                 the layer-count fallback otherwise).
+ * @min_depth:     --random-depth: each iteration runs the first D layers,
+ *                 D drawn from [@min_depth, @layers] by the iteration
+ *                 number (the same D in every mode); 0 = all layers.
  * @pieces:        tensors each activation is reported as (contiguous
  *                 pieces of it, one tt_tensor_saved() each).
  * @rows:          rows of the ASCII timeline.
@@ -122,6 +127,8 @@ struct tt_cfg {
 	int defer_late;
 	int merge;
 	int count;
+	int dynamic;
+	unsigned int min_depth;
 	unsigned int pieces;
 	unsigned int rows;
 	int timeline;
@@ -158,10 +165,12 @@ struct tt_lrec {
  * @excluded: time spent in --verify-ontime checks (not training).
  * @tlb:      TLB shootdown interrupts the CPUs received during it (the
  *            "TLB" row of /proc/interrupts; 0 when unreadable).
+ * @depth:    layers it ran (--random-depth).
  */
 struct tt_irec {
 	uint64_t begin, end, excluded;
 	uint64_t tlb;
+	unsigned int depth;
 };
 
 /**
@@ -951,6 +960,10 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 	TT_D(huge_kept);
 	TT_D(huge_split);
 	TT_D(mover_fallbacks);
+	TT_D(dyn_predicted);
+	TT_D(dyn_mispredicted);
+	TT_D(dyn_fallback);
+	TT_D(dyn_misses);
 #undef TT_D
 }
 
@@ -996,7 +1009,8 @@ static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 		    (t->cfg.alap ? TT_SCHED_ALAP : 0) |
 		    (t->cfg.defer_late ? TT_SCHED_DEFER_LATE : 0) |
 		    (t->cfg.merge ? TT_SCHED_MERGE : 0) |
-		    (t->cfg.count ? TT_SCHED_COUNT : 0);
+		    (t->cfg.count ? TT_SCHED_COUNT : 0) |
+		    (t->cfg.dynamic ? TT_SCHED_DYNAMIC : 0);
 	ret = tt_sched_set(s, &cfg);
 	if (ret)
 		tt_die("%s: tt_sched_set(profile_iters %u, flags %#x): %s", want,
@@ -1094,6 +1108,23 @@ static int tt_mode_begin(struct tt_train *t, enum tt_mode mode)
 	return 1;
 }
 
+/*
+ * Layers iteration @it runs: all, or with --random-depth a depth drawn from
+ * [min_depth, layers] by a hash of @it (every mode runs the same depths).
+ */
+static unsigned int tt_depth(const struct tt_train *t, unsigned int it)
+{
+	uint64_t h = (it + 1) * 0x9e3779b97f4a7c15ULL;
+	unsigned int lo = t->cfg.min_depth, L = t->cfg.layers;
+
+	if (!lo || lo >= L)
+		return L;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	return lo + (unsigned int)(h % (L - lo + 1));
+}
+
 /* Iteration @it of the running mode; 0 when the mode had to stop. */
 static int tt_mode_iter(struct tt_train *t, unsigned int it)
 {
@@ -1136,6 +1167,8 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 		}
 		tt_call(t, ret, "tt_iter_begin", 0, it);
 	}
+	L = tt_depth(t, it);
+	t->irec[it].depth = L;
 	for (l = 0; l < L; l++)
 		tt_forward(t, it, l);
 	for (l = L; l-- > 0;)
@@ -1321,15 +1354,17 @@ static void tt_print_table(const struct tt_train *t)
 	printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
 	       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
 	       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
-	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s\n",
+	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s%s\n",
 	       t->cfg.pieces, t->cfg.pieces == 1 ? "" : "s",
 	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
 	       t->cfg.defer_late ? "defer-late " : "",
 	       t->cfg.merge ? "merge " : "",
 	       t->cfg.count ? "count " : "",
+	       t->cfg.dynamic ? "dynamic " : "",
 	       t->cfg.sync_late ? "sync-late " : "",
 	       t->cfg.anchor || t->cfg.alap || t->cfg.sync_late ||
-	       t->cfg.defer_late || t->cfg.merge || t->cfg.count ? "" :
+	       t->cfg.defer_late || t->cfg.merge || t->cfg.count ||
+	       t->cfg.dynamic ? "" :
 	       "none (the paper's reference)");
 	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
 	       ref ? "" : " (not run: against this run's untiered model)");
@@ -1449,6 +1484,15 @@ static void tt_print_goals(const struct tt_train *t)
 		else
 			printf("%s: on time: nothing was evicted in the measured iterations (goal >= %.0f%%: MISSED)\n",
 			       tt_mode_name[m], TT_GOAL_ONTIME_PCT);
+		if (t->cfg.dynamic)
+			printf("%s: dynamic: %llu signatures known, over the measured iterations %llu planned from a signature that held, %llu mispredicted, %llu on the layer-count fallback, %llu misses logged; k %llu\n",
+			       tt_mode_name[m],
+			       (unsigned long long)r->st.dyn_signatures,
+			       (unsigned long long)r->st.dyn_predicted,
+			       (unsigned long long)r->st.dyn_mispredicted,
+			       (unsigned long long)r->st.dyn_fallback,
+			       (unsigned long long)r->st.dyn_misses,
+			       (unsigned long long)r->st.count_ahead);
 		if (own >= 0)
 			printf("%s: own check at backward begins: %.1f MiB still slow (scheduler: %.1f MiB late), on time %.2f%%\n",
 			       tt_mode_name[m], r->late_own / TT_MIB,
@@ -1875,7 +1919,7 @@ static void tt_write_json(const struct tt_train *t)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
 	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"tensors_per_layer\": %u, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
@@ -1884,7 +1928,9 @@ static void tt_write_json(const struct tt_train *t)
 		t->cfg.alap ? "true" : "false",
 		t->cfg.defer_late ? "true" : "false",
 		t->cfg.merge ? "true" : "false",
-		t->cfg.count ? "true" : "false", t->cfg.pieces);
+		t->cfg.count ? "true" : "false",
+		t->cfg.dynamic ? "true" : "false", t->cfg.min_depth,
+		t->cfg.pieces);
 	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
 		TT_GOAL_STEP_PCT);
@@ -1938,6 +1984,10 @@ static void tt_usage(FILE *f)
 		"                     (TT_SCHED_MERGE, an extension)\n"
 		"  --count            a backward begin also releases the next k layers'\n"
 		"                     prefetches (TT_SCHED_COUNT, an extension)\n"
+		"  --dynamic          one profile per layer sequence, the layer-count\n"
+		"                     fallback otherwise (TT_SCHED_DYNAMIC, an extension)\n"
+		"  --random-depth MIN each iteration runs the first D layers, D drawn\n"
+		"                     from MIN..LAYERS (the same D in every mode)\n"
 		"  --tensors-per-layer N  report each activation as N contiguous tensors,\n"
 		"                     1..4096 (default 1)\n"
 		"  --defer-late       late bytes stay slow while the backward pass reads\n"
@@ -2120,6 +2170,8 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "defer-late", no_argument, NULL, 'D' },
 		{ "merge", no_argument, NULL, 'G' },
 		{ "count", no_argument, NULL, 'C' },
+		{ "dynamic", no_argument, NULL, 'Z' },
+		{ "random-depth", required_argument, NULL, 'E' },
 		{ "tensors-per-layer", required_argument, NULL, 'K' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "no-timeline", no_argument, NULL, 'N' },
@@ -2224,6 +2276,13 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'C':
 			c->count = 1;
+			break;
+		case 'Z':
+			c->dynamic = 1;
+			break;
+		case 'E':
+			c->min_depth = tt_num("--random-depth", optarg, 1,
+					      TT_TRAIN_MAX_LAYERS);
 			break;
 		case 'K':
 			c->pieces = tt_num("--tensors-per-layer", optarg, 1, 4096);

@@ -25,6 +25,10 @@
  *                       the pin and the archive.
  *   merge               TT_SCHED_MERGE with tensors reported in 64
  *                       pieces: evicted, back, data intact.
+ *   dynamic             TT_SCHED_DYNAMIC with a random depth per iteration:
+ *                       the fallback evicts all but the last layer, one
+ *                       signature per depth, mispredictions fall back,
+ *                       every evicted byte due at a backward begin.
  *   count               TT_SCHED_COUNT: profiled with a pause before the
  *                       backward pass, then an iteration without it: the
  *                       planned triggers are late, the backward begins
@@ -843,9 +847,14 @@ static void count_pass(struct __test_metadata *_metadata, struct trainer *tr,
 	for (i = 0; i < 2; i++) {
 		if (!info[i].last_evicted_bytes)
 			continue;
-		/* the planned trigger is still ahead at the backward begin */
-		ASSERT_LT(info[i].last_bwd_start_ns + TR_COUNT_PAUSE / 2 * 1000000ULL,
-			  info[i].prefetch_ns);
+		/*
+		 * Only a layer whose planned trigger was still ahead at its
+		 * backward begin tells (a loaded host can delay the pass
+		 * until it is not).
+		 */
+		if (info[i].last_bwd_start_ns + TR_COUNT_PAUSE / 2 * 1000000ULL >=
+		    info[i].prefetch_ns)
+			continue;
 		if (info[i].last_late_bytes) {
 			(*late)++;
 			continue;
@@ -865,11 +874,19 @@ TEST_F_TIMEOUT(sched, count, 300)
 	if (!tr_selected(_metadata))
 		return;
 	self->tr.compute_ms = 30;
-	/* without the flag: the triggers alone are late */
-	count_pass(_metadata, &self->tr, 0, &ontime, &late);
-	TH_LOG("without TT_SCHED_COUNT: %u of layers 1-2 on time, %u late",
-	       ontime, late);
-	ASSERT_EQ(0, ontime);
+	/* without the flag: the triggers alone are late (again if none told) */
+	for (tries = 0; tries < 3; tries++) {
+		if (tries) {
+			tt_close(self->tr.s);
+			TT_OPEN_KERNEL_SESSION(&self->tr.s);
+		}
+		count_pass(_metadata, &self->tr, 0, &ontime, &late);
+		TH_LOG("without TT_SCHED_COUNT: %u of layers 1-2 on time, %u late",
+		       ontime, late);
+		ASSERT_EQ(0, ontime);
+		if (late)
+			break;
+	}
 	ASSERT_LT(0, late);
 	TR_STATS(&self->tr, &st);
 	ASSERT_EQ(0, st.count_ahead);
@@ -893,6 +910,65 @@ TEST_F_TIMEOUT(sched, count, 300)
 			break;
 	}
 	ASSERT_EQ(2, ontime);
+}
+
+/*
+ * TT_SCHED_DYNAMIC with a random depth per iteration (the first 2, 3 or 4
+ * layers): the first iteration, with no signature yet, runs on the
+ * layer-count fallback and evicts every layer but the last k = 1; one
+ * signature per depth; mispredicted iterations fall back; every evicted
+ * byte is due at a backward begin; nothing reprofiles; data intact.
+ */
+TEST_F_TIMEOUT(sched, dynamic, 300)
+{
+	static const unsigned int depth[] = {
+		4, 4, 3, 4, 2, 4, 3, 3, 4, 2, 4, 4, 3, 2, 4, 4,
+	};
+	struct tt_ioc_stats st;
+	unsigned int i, l;
+
+	if (!tr_selected(_metadata))
+		return;
+	ASSERT_EQ(0, tr_set(&self->tr, TT_SCHED_SET_FLAGS, TT_SCHED_DYNAMIC,
+			    0, 0));
+	for (i = 0; i < ARRAY_SIZE(depth); i++) {
+		for (l = depth[i]; l < self->tr.nl; l++)
+			self->tr.lflags[l] = TR_SKIP;
+		TR_RUN(&self->tr);
+		if (i)
+			continue;
+		/* the fallback: layers 1-3 ordered out, layer 4 kept */
+		TR_STATS(&self->tr, &st);
+		ASSERT_EQ(1, st.dyn_fallback);
+		ASSERT_EQ(3, st.layers_accepted);
+		ASSERT_LT(0, st.bytes_evicted);
+		ASSERT_GE(3 * self->tr.sz, st.bytes_evicted);
+	}
+	ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
+	TR_STATS(&self->tr, &st);
+	log_layers(_metadata, &self->tr);
+	TH_LOG("%llu iterations: %llu signatures, %llu planned from one that held, %llu mispredicted, %llu on the fallback, %llu misses (last: iteration %llu layer %llu kind %#llx); evicted %llu, on time %llu, late %llu in %llu; k %llu",
+	       st.iterations, st.dyn_signatures, st.dyn_predicted,
+	       st.dyn_mispredicted, st.dyn_fallback, st.dyn_misses,
+	       st.last_miss_iter, st.last_miss_layer, st.last_miss_kind,
+	       st.bytes_evicted, st.ontime_bytes, st.late_bytes, st.late_count,
+	       st.count_ahead);
+	ASSERT_EQ(3, st.dyn_signatures);
+	ASSERT_EQ(0, st.reprofiles);
+	ASSERT_LT(0, st.dyn_predicted);
+	ASSERT_LT(0, st.dyn_mispredicted);
+	/* the first iteration plus every mispredicted one */
+	ASSERT_EQ(1 + st.dyn_mispredicted, st.dyn_fallback);
+	/* three new signatures at least, and every misprediction logged */
+	ASSERT_LE(3 + st.dyn_mispredicted, st.dyn_misses);
+	ASSERT_LT(0, st.last_miss_iter);
+	ASSERT_NE(0, st.last_miss_kind & (TT_TRACE_F_MISS_NEW |
+					  TT_TRACE_F_MISS_PREDICT |
+					  TT_TRACE_F_MISS_LATE));
+	ASSERT_LT(0, st.bytes_evicted);
+	ASSERT_EQ(st.bytes_evicted, st.bytes_prefetched);
+	ASSERT_EQ(st.bytes_evicted, st.ontime_bytes + st.late_bytes);
+	ASSERT_EQ(0, tr_data_ok(&self->tr, self->tr.iter - 1)) TH_LOG("%s", self->tr.err);
 }
 
 /* Run iterations waiting for evictions until one was planned. */

@@ -280,9 +280,9 @@ struct tt_ioc_residency {
  * @pinned_bytes:     bytes of memory hinted TT_HINT_PIN_FAST now (whole
  *                    pages; appended with TT_IOC_HINT).
  * @archived_bytes:   bytes of memory hinted TT_HINT_ARCHIVE now.
- * @count_ahead:      TT_SCHED_COUNT: k, how many backward layers ahead of
- *                    its own a prefetch is released (1..8; 0 when the flag
- *                    is off).
+ * @count_ahead:      TT_SCHED_COUNT and TT_SCHED_DYNAMIC: k, how many
+ *                    backward layers ahead of its own a prefetch is
+ *                    released (1..8; 0 when both flags are off).
  * @count_released:   TT_SCHED_COUNT: prefetches released by a backward
  *                    layer's begin before their planned trigger time.
  * The execution backends (see "Mover" below; every migration of the

@@ -61,7 +61,7 @@ def _warn_once(key, msg):
 
 def attach(model, *, layers=None, sched_flags=0, sync_late=False,
            anchor=True, alap=False, defer_late=False, merge=False,
-           count=True, off=False, profile_iters=None,
+           count=True, dynamic=False, off=False, profile_iters=None,
            stay_us=None, slow_node=None, fast_node=None, train_only=True,
            params=False, warmup=2, strict=False):
     """Tier the saved tensors of every training iteration of @model.
@@ -75,7 +75,8 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     or the keywords @sync_late (TT_SCHED_SYNC_LATE), @anchor
     (TT_SCHED_ANCHOR, default on), @alap (TT_SCHED_ALAP), @defer_late
     (TT_SCHED_DEFER_LATE), @merge (TT_SCHED_MERGE), @count
-    (TT_SCHED_COUNT, default on), @off (TT_SCHED_OFF: events, no migration);
+    (TT_SCHED_COUNT, default on), @dynamic (TT_SCHED_DYNAMIC: models whose
+    layer sequence changes between iterations), @off (TT_SCHED_OFF: events, no migration);
     @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic).
 
     @train_only: forward passes of a model in eval mode make no events
@@ -97,7 +98,7 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     return Handle(model, layers=layers, sched_flags=sched_flags,
                   sync_late=sync_late, anchor=anchor, alap=alap,
                   defer_late=defer_late, merge=merge, count=count,
-                  off=off,
+                  dynamic=dynamic, off=off,
                   profile_iters=profile_iters, stay_us=stay_us,
                   slow_node=slow_node, fast_node=fast_node,
                   train_only=train_only, params=params, warmup=warmup,
@@ -245,13 +246,14 @@ class Handle:
     """
 
     def __init__(self, model, *, layers, sched_flags, sync_late, anchor,
-                 alap, defer_late, merge, count, off, profile_iters, stay_us,
+                 alap, defer_late, merge, count, dynamic, off, profile_iters,
+                 stay_us,
                  slow_node, fast_node, train_only, params, warmup, strict):
         if not isinstance(model, _torch.nn.Module):
             raise TypeError("tiertrain.torch.attach: expected a "
                             "torch.nn.Module, got %s" % type(model).__name__)
         flags = self._flags(sched_flags, sync_late, anchor, alap,
-                            defer_late, merge, count, off)
+                            defer_late, merge, count, dynamic, off)
         sched = self._sched_fields(flags, profile_iters, stay_us, slow_node,
                                    fast_node)
         if not isinstance(warmup, int) or warmup < 0:
@@ -340,7 +342,7 @@ class Handle:
     # ---- set-up ---------------------------------------------------------------
     @staticmethod
     def _flags(sched_flags, sync_late, anchor, alap, defer_late, merge,
-               count, off):
+               count, dynamic, off):
         if not isinstance(sched_flags, int) or sched_flags < 0:
             raise TypeError("tiertrain.torch.attach: sched_flags=%r: expected "
                             "TT_SCHED_* bits (a non-negative int)" %
@@ -357,6 +359,7 @@ class Handle:
                         (defer_late, _uapi.TT_SCHED_DEFER_LATE),
                         (merge, _uapi.TT_SCHED_MERGE),
                         (count, _uapi.TT_SCHED_COUNT),
+                        (dynamic, _uapi.TT_SCHED_DYNAMIC),
                         (off, _uapi.TT_SCHED_OFF)):
             if on:
                 flags |= bit
