@@ -185,6 +185,19 @@ static void fold(struct tt_tl_layer *l)
 	l->flags |= TT_TL_L_PROFILED;
 }
 
+/* The plan's eviction of @l, ordered now. */
+static enum tt_tl_action order_evict(struct tt_tl *tl, struct tt_tl_layer *l,
+				     unsigned long long *bytes)
+{
+	if (l->status == TT_POLICY_ACCEPTED)
+		tl->counts.layers_accepted++;
+	else
+		tl->counts.layers_modified++;
+	l->seen |= TT_TL_S_EVICT;
+	*bytes = l->final_bytes;
+	return TT_TL_ACT_EVICT;
+}
+
 /* ---- TT_TL_MODE_DYNAMIC ------------------------------------------------ */
 
 #define TT_TL_FNV_OFFSET	14695981039346656037ULL
@@ -313,8 +326,8 @@ static void dyn_bwd_begin(struct tt_tl *tl)
 int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
 		     unsigned long long *bytes)
 {
-	while (tl->fallback && !tl->off && !tl->bwd_seen &&
-	       tl->evict_pos + tl->ahead < tl->cur_n) {
+	while ((tl->fallback || (tl->dynamic && tl->planned)) && !tl->off &&
+	       !tl->bwd_seen && tl->evict_pos + tl->ahead < tl->cur_n) {
 		unsigned int q = ++tl->evict_pos, j;
 		unsigned long long b;
 		struct tt_tl_layer *l;
@@ -323,6 +336,17 @@ int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
 		if (i < 0)
 			continue;
 		l = &tl->st.layers[i];
+		if (!tl->fallback) {
+			/* a held prediction: the plan's eviction, k late */
+			if (l->fpos != q || !(l->flags & TT_TL_L_PLANNED) ||
+			    !l->final_bytes ||
+			    (l->seen & (TT_TL_S_ERR | TT_TL_S_EVICT |
+					TT_TL_S_DUE | TT_TL_S_BWD_BEGIN)))
+				continue;
+			order_evict(tl, l, bytes);
+			*idx = (unsigned int)i;
+			return 1;
+		}
 		b = l->cur.saved & ~(tl->page_size - 1);
 		if (l->fpos != q || !b || tl->ndue >= tl->st.cap ||
 		    (l->seen & (TT_TL_S_ERR | TT_TL_S_EVICT | TT_TL_S_BWD_BEGIN)))
@@ -708,16 +732,13 @@ static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
 		tl->counts.layers_dropped++;
 		return TT_TL_ACT_NONE;
 	}
+	/* TT_TL_MODE_DYNAMIC: k positions later (tt_tl_next_evict()) */
+	if (tl->dynamic)
+		return TT_TL_ACT_NONE;
 	/* Not when its prefetch is already due: the plan is off the mark. */
 	if (!allow || (l->seen & TT_TL_S_DUE))
 		return TT_TL_ACT_NONE;
-	if (l->status == TT_POLICY_ACCEPTED)
-		tl->counts.layers_accepted++;
-	else
-		tl->counts.layers_modified++;
-	l->seen |= TT_TL_S_EVICT;
-	*bytes = l->final_bytes;
-	return TT_TL_ACT_EVICT;
+	return order_evict(tl, l, bytes);
 }
 
 /*

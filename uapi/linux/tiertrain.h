@@ -628,7 +628,8 @@ struct tt_ioc_sched {
  * per layer-sequence signature (a hash of the layer ids in forward-end
  * order), up to 8, the least recently seen replaced. An iteration is
  * planned from the signature seen most often, as the reference plans from
- * its one profile; when the iteration's forward sequence departs from it
+ * its one profile but with each planned eviction ordered k forward
+ * positions after the layer's forward end; when the iteration's forward sequence departs from it
  * (a layer at another position, more or fewer layers), or when no
  * signature has been profiled yet, the rest of the iteration runs on the
  * layer-count fallback: the forward layers from then on are evicted whole
