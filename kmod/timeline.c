@@ -277,7 +277,7 @@ static void go_fallback(struct tt_tl *tl)
 	if (tl->cur_sig >= 0)
 		tl->counts.dyn_mispredicted++;
 	/* the positions passed were the plan's to evict */
-	tl->evict_pos = tl->cur_n > tl->ahead ? tl->cur_n - tl->ahead : 0;
+	tl->evict_pos = tl->cur_n > tl->ahead + 1 ? tl->cur_n - tl->ahead - 1 : 0;
 	tl->released = 0;
 	for (i = 0; i < tl->n; i++) {
 		struct tt_tl_layer *l = &tl->st.layers[i];
@@ -326,8 +326,12 @@ static void dyn_bwd_begin(struct tt_tl *tl)
 int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
 		     unsigned long long *bytes)
 {
+	/*
+	 * k + 1 positions late: an eviction ordered at the last forward end
+	 * still has a forward and a backward layer before its release
+	 */
 	while ((tl->fallback || (tl->dynamic && tl->planned)) && !tl->off &&
-	       !tl->bwd_seen && tl->evict_pos + tl->ahead < tl->cur_n) {
+	       !tl->bwd_seen && tl->evict_pos + tl->ahead + 1 < tl->cur_n) {
 		unsigned int q = ++tl->evict_pos, j;
 		unsigned long long b;
 		struct tt_tl_layer *l;
@@ -425,17 +429,19 @@ static void dyn_close(struct tt_tl *tl)
 
 /*
  * The signature to plan the new iteration from: the one seen most often
- * (profiled at least profile_iters times), the latest on a tie; -1 when
- * none. With its profile loaded the plan is the usual one.
+ * (profiled at least profile_iters times), the latest on a tie, if it holds
+ * a majority of the iterations the table remembers; -1 when none. With its
+ * profile loaded the plan is the usual one.
  */
 static int dyn_predict(struct tt_tl *tl)
 {
-	unsigned int i, best_n = 0;
+	unsigned int i, best_n = 0, total = 0;
 	int best = -1;
 
 	for (i = 0; i < TT_TL_SIGS; i++) {
 		const struct tt_tl_sig *g = &tl->sigs[i];
 
+		total += g->samples;
 		if (!g->hash || g->samples < tl->profile_iters)
 			continue;
 		if (g->samples > best_n ||
@@ -445,7 +451,8 @@ static int dyn_predict(struct tt_tl *tl)
 			best_n = g->samples;
 		}
 	}
-	if (best < 0)
+	/* a prediction needs a majority: else the fallback from the start */
+	if (best < 0 || 2 * best_n <= total)
 		return -1;
 	for (i = 0; i < tl->n; i++) {
 		struct tt_tl_layer *l = &tl->st.layers[i];
@@ -945,7 +952,13 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 	tl->counts.late_bytes += outstanding;
 	if (outstanding) {
 		tl->counts.late_count++;
-		tl->late_iter = 1;
+		/*
+		 * k grows for a prefetch that had its eviction behind it and
+		 * still came late; releasing earlier does not help one that
+		 * waited for its eviction
+		 */
+		if (l->x.evict_end && l->x.evict_end <= l->cur.bwd_start)
+			tl->late_iter = 1;
 		if (tl->fallback)
 			miss(tl, TT_TL_MISS_LATE, l->id, outstanding);
 		l->seen |= TT_TL_S_LATE;

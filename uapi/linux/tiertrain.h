@@ -614,7 +614,8 @@ struct tt_ioc_sched {
  * backward order, whichever comes first. The backward begin of the layer
  * of rank r (1 = the first backward layer) releases the prefetches of the
  * layers of rank r+1..r+k. k starts at 1, grows by one after an iteration
- * with a late layer (to at most 8) and shrinks by one after 16 iterations
+ * with a late layer whose eviction had ended before its backward pass (to
+ * at most 8) and shrinks by one after 16 iterations
  * in a row without one; stats count_ahead shows it. Steps whose layers
  * vary in pace (a CPU-bound framework, a shared host) otherwise find the
  * prefetches timed from the profile's averages late whenever the backward
@@ -627,16 +628,18 @@ struct tt_ioc_sched {
  * (conditional layers, variable depth). The scheduler keeps one profile
  * per layer-sequence signature (a hash of the layer ids in forward-end
  * order), up to 8, the least recently seen replaced. An iteration is
- * planned from the signature seen most often, as the reference plans from
- * its one profile but with each planned eviction ordered k forward
- * positions after the layer's forward end; when the iteration's forward sequence departs from it
- * (a layer at another position, more or fewer layers), or when no
- * signature has been profiled yet, the rest of the iteration runs on the
+ * planned from the signature seen most often if it holds a majority of the
+ * iterations remembered, as the reference plans from its one profile but
+ * with each planned eviction ordered k + 1 forward positions after the
+ * layer's forward end. When the iteration's forward sequence departs from
+ * it (a layer at another position, more or fewer layers), or when no
+ * signature is predicted, the rest of the iteration runs on the
  * layer-count fallback: the forward layers from then on are evicted whole
- * k forward positions late (the last k layers of a pass are never
+ * k + 1 forward positions late (the last k + 1 layers of a pass are never
  * evicted), and every prefetch still out is released when the backward
  * pass begins the layer k forward positions after it, with k adapted from
- * late layers as for TT_SCHED_COUNT. Deviations never restart the profile
+ * late layers (whose eviction had ended before their backward pass) as
+ * for TT_SCHED_COUNT. Deviations never restart the profile
  * with this flag. Misses (new signature, failed prediction, late layer in
  * a fallback) go to the miss log: stats dyn_* and last_miss_*, trace
  * events TT_TRACE_MISS.
