@@ -26,7 +26,7 @@
  *   merge               TT_SCHED_MERGE with tensors reported in 64
  *                       pieces: evicted, back, data intact.
  *   dynamic             TT_SCHED_DYNAMIC with a random depth per iteration:
- *                       the fallback evicts all but the last layer, one
+ *                       the fallback evicts all but the last 2 layers, one
  *                       signature per depth, mispredictions fall back,
  *                       every evicted byte due at a backward begin.
  *   count               TT_SCHED_COUNT: profiled with a pause before the
@@ -937,12 +937,15 @@ TEST_F_TIMEOUT(sched, dynamic, 300)
 		TR_RUN(&self->tr);
 		if (i)
 			continue;
-		/* the fallback: layers 1-3 ordered out, layer 4 kept */
+		/*
+		 * the fallback: layers 1-2 ordered out k + 1 = 2 positions
+		 * late, layers 3-4 kept
+		 */
 		TR_STATS(&self->tr, &st);
 		ASSERT_EQ(1, st.dyn_fallback);
-		ASSERT_EQ(3, st.layers_accepted);
+		ASSERT_EQ(2, st.layers_accepted);
 		ASSERT_LT(0, st.bytes_evicted);
-		ASSERT_GE(3 * self->tr.sz, st.bytes_evicted);
+		ASSERT_GE(2 * self->tr.sz, st.bytes_evicted);
 	}
 	ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
 	TR_STATS(&self->tr, &st);
@@ -957,8 +960,14 @@ TEST_F_TIMEOUT(sched, dynamic, 300)
 	ASSERT_EQ(0, st.reprofiles);
 	ASSERT_LT(0, st.dyn_predicted);
 	ASSERT_LT(0, st.dyn_mispredicted);
-	/* the first iteration plus every mispredicted one */
-	ASSERT_EQ(1 + st.dyn_mispredicted, st.dyn_fallback);
+	/*
+	 * the first iteration, every mispredicted one, and those without a
+	 * majority signature fell back; the others held (the last one is
+	 * not closed yet)
+	 */
+	ASSERT_LE(1 + st.dyn_mispredicted, st.dyn_fallback);
+	ASSERT_LE(st.iterations - 1, st.dyn_predicted + st.dyn_fallback);
+	ASSERT_GE(st.iterations, st.dyn_predicted + st.dyn_fallback);
 	/* three new signatures at least, and every misprediction logged */
 	ASSERT_LE(3 + st.dyn_mispredicted, st.dyn_misses);
 	ASSERT_LT(0, st.last_miss_iter);
