@@ -1358,7 +1358,8 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 	out->pr_bps = sc->tl.pr_bps;
 	out->pinned_bytes = tt_hint_bytes(&sc->hints, TT_HINT_PIN_FAST);
 	out->archived_bytes = tt_hint_bytes(&sc->hints, TT_HINT_ARCHIVE);
-	out->count_ahead = sc->tl.count || sc->tl.dynamic ? sc->tl.ahead : 0;
+	out->count_ahead = sc->tl.count || sc->tl.dynamic ?
+			   tt_tl_ahead_max(&sc->tl) : 0;
 	out->count_released = sc->tl.counts.count_released;
 	out->dyn_signatures = tt_tl_signatures(&sc->tl);
 	out->dyn_predicted = sc->tl.counts.dyn_predicted;

@@ -36,7 +36,6 @@ void tt_tl_init(struct tt_tl *tl, unsigned long long page_size,
 	tl->stay_ns = stay_ns;
 	tl->er_bps = er_bps ? er_bps : 1;
 	tl->pr_bps = pr_bps ? pr_bps : 1;
-	tl->ahead = 1;
 	tl->cur_sig = -1;
 }
 
@@ -98,6 +97,7 @@ int tt_tl_add(struct tt_tl *tl, unsigned int id, void *priv)
 	*l = zero;
 	l->id = id;
 	l->priv = priv;
+	l->ahead = 1;
 	l->status = TT_POLICY_DROPPED;
 	tl->hint = pos;
 	return (int)pos;
@@ -277,8 +277,9 @@ static void go_fallback(struct tt_tl *tl)
 	if (tl->cur_sig >= 0)
 		tl->counts.dyn_mispredicted++;
 	/* the positions passed were the plan's to evict */
-	tl->evict_pos = tl->cur_n > tl->ahead + 1 ? tl->cur_n - tl->ahead - 1 : 0;
-	tl->released = 0;
+	tl->evict_pos = tl->cur_n > TT_TL_EVICT_DELAY ?
+			tl->cur_n - TT_TL_EVICT_DELAY : 0;
+	tl->bwd_rank = 0;
 	for (i = 0; i < tl->n; i++) {
 		struct tt_tl_layer *l = &tl->st.layers[i];
 
@@ -327,11 +328,13 @@ int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
 		     unsigned long long *bytes)
 {
 	/*
-	 * k + 1 positions late: an eviction ordered at the last forward end
-	 * still has a forward and a backward layer before its release
+	 * TT_TL_EVICT_DELAY positions late: the last layers of a pass, which
+	 * its backward pass needs first, are never on their way out, and an
+	 * eviction ordered at the last forward end still has a forward and a
+	 * backward layer before its release
 	 */
 	while ((tl->fallback || (tl->dynamic && tl->planned)) && !tl->off &&
-	       !tl->bwd_seen && tl->evict_pos + tl->ahead + 1 < tl->cur_n) {
+	       !tl->bwd_seen && tl->evict_pos + TT_TL_EVICT_DELAY < tl->cur_n) {
 		unsigned int q = ++tl->evict_pos, j;
 		unsigned long long b;
 		struct tt_tl_layer *l;
@@ -366,6 +369,7 @@ int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
 		tl->st.due[j].t = TT_TL_NO_TIME;
 		tl->st.due[j].id = l->id;
 		tl->st.due[j].rank = l->rank;
+		tl->st.due[j].ahead = l->ahead;
 		tl->ndue++;
 		*idx = (unsigned int)i;
 		*bytes = b;
@@ -475,22 +479,6 @@ static unsigned int close_iteration(struct tt_tl *tl,
 	unsigned int i, ncomplete = 0;
 	int deviate = 0;
 
-	/*
-	 * TT_SCHED_COUNT: one layer late -> release one layer earlier; a
-	 * long run on time -> one later (less time back on the fast tier).
-	 */
-	if ((tl->count && tl->planned) || tl->fallback) {
-		if (tl->late_iter) {
-			if (tl->ahead < TT_TL_AHEAD_MAX)
-				tl->ahead++;
-			tl->ontime_run = 0;
-		} else if (++tl->ontime_run >= TT_TL_AHEAD_SHRINK) {
-			if (tl->ahead > 1)
-				tl->ahead--;
-			tl->ontime_run = 0;
-		}
-	}
-	tl->late_iter = 0;
 	for (i = 0; i < tl->n; i++) {
 		struct tt_tl_layer *l = &tl->st.layers[i];
 
@@ -632,6 +620,7 @@ static int plan(struct tt_tl *tl)
 			continue;
 		tl->st.due[tl->ndue].t = pl->prefetch_ns;
 		tl->st.due[tl->ndue].id = l->id;
+		tl->st.due[tl->ndue].ahead = l->ahead;
 		tl->ndue++;
 	}
 	/* the backward order, for TT_SCHED_COUNT: ranks from 1 */
@@ -664,7 +653,7 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->iter_start = now;
 	tl->last_rel = 0;
 	tl->drift_ns = 0;
-	tl->released = 0;
+	tl->bwd_rank = 0;
 	tl->planned = 0;
 	tl->cur_sig = -1;
 	tl->fallback = 0;
@@ -821,8 +810,8 @@ enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
 			 * next k layers' prefetches
 			 */
 			if (((tl->count && tl->planned) || tl->fallback) &&
-			    l->rank && l->rank + tl->ahead > tl->released)
-				tl->released = l->rank + tl->ahead;
+			    l->rank > tl->bwd_rank)
+				tl->bwd_rank = l->rank;
 		}
 		return TT_TL_ACT_FETCH;
 	}
@@ -855,6 +844,33 @@ void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx, unsigned long long bytes)
 	l->persist_bytes -= min_u64(bytes, l->persist_bytes);
 }
 
+/* The first pending entry the backward pass released (ndue: none). */
+static unsigned int released(const struct tt_tl *tl)
+{
+	unsigned int j;
+
+	if (!(tl->count || tl->fallback) || !tl->bwd_rank)
+		return tl->ndue;
+	for (j = tl->due_pos; j < tl->ndue; j++) {
+		const struct tt_tl_due *d = &tl->st.due[j];
+
+		if (d->rank && d->rank != ~0U &&
+		    d->rank <= tl->bwd_rank + d->ahead)
+			return j;
+	}
+	return tl->ndue;
+}
+
+unsigned int tt_tl_ahead_max(const struct tt_tl *tl)
+{
+	unsigned int i, k = 1;
+
+	for (i = 0; i < tl->n; i++)
+		if (tl->st.layers[i].ahead > k)
+			k = tl->st.layers[i].ahead;
+	return k;
+}
+
 int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		   unsigned long long *next)
 {
@@ -867,12 +883,24 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 	}
 	d = &tl->st.due[tl->due_pos];
 	if (tt_tl_rel(tl, now) < due_time(tl, d)) {
-		/* TT_SCHED_COUNT, the fallback: released by the backward pass */
-		if (!(tl->count || tl->fallback) || !d->rank ||
-		    d->rank > tl->released) {
+		/*
+		 * TT_SCHED_COUNT, the fallback: one released by the backward
+		 * pass (each with its own k, so any entry may be), moved to
+		 * the head
+		 */
+		unsigned int j = released(tl);
+
+		if (j >= tl->ndue) {
 			*next = due_time(tl, d) == TT_TL_NO_TIME ? TT_TL_NO_TIME :
 				tl->iter_start + due_time(tl, d);
 			return 0;
+		}
+		if (j > tl->due_pos) {
+			struct tt_tl_due r = tl->st.due[j];
+
+			for (; j > tl->due_pos; j--)
+				tl->st.due[j] = tl->st.due[j - 1];
+			tl->st.due[j] = r;
 		}
 		tl->counts.count_released++;
 	}
@@ -886,16 +914,18 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 
 void tt_tl_set_modes(struct tt_tl *tl, unsigned int modes)
 {
+	unsigned int i;
 	int count = !!(modes & TT_TL_MODE_COUNT);
 	int dynamic = !!(modes & TT_TL_MODE_DYNAMIC);
 
 	tl->off = !!(modes & TT_TL_MODE_OFF);
 	tl->alap = !!(modes & TT_TL_MODE_ALAP);
 	tl->anchor = !!(modes & TT_TL_MODE_ANCHOR);
-	if ((count && !tl->count) || (dynamic && !tl->dynamic)) {
-		tl->ahead = 1;
-		tl->ontime_run = 0;
-	}
+	if ((count && !tl->count) || (dynamic && !tl->dynamic))
+		for (i = 0; i < tl->n; i++) {
+			tl->st.layers[i].ahead = 1;
+			tl->st.layers[i].ahead_run = 0;
+		}
 	tl->count = count;
 	tl->dynamic = dynamic;
 }
@@ -935,6 +965,32 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
 		lead_grow(tl, l, rel - l->cur.bwd_start);
 }
 
+/*
+ * TT_SCHED_COUNT, the fallback: the layer's k. Late although its eviction
+ * had ended before its backward pass: released one layer earlier next
+ * time (releasing earlier does not help one that waited for its own
+ * eviction); TT_TL_AHEAD_SHRINK iterations in a row on time: one later
+ * (less time back on the fast tier).
+ */
+static void ahead_adapt(struct tt_tl *tl, struct tt_tl_layer *l, int late)
+{
+	if (!((tl->count && tl->planned) || tl->fallback))
+		return;
+	if (late) {
+		if (l->x.evict_end && l->x.evict_end <= l->cur.bwd_start &&
+		    l->ahead < TT_TL_AHEAD_MAX) {
+			l->ahead++;
+			l->ahead_run = 0;
+		}
+		return;
+	}
+	if (++l->ahead_run >= TT_TL_AHEAD_SHRINK) {
+		if (l->ahead > 1)
+			l->ahead--;
+		l->ahead_run = 0;
+	}
+}
+
 void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 		     unsigned long long evicted,
 		     unsigned long long outstanding)
@@ -952,18 +1008,14 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 	tl->counts.late_bytes += outstanding;
 	if (outstanding) {
 		tl->counts.late_count++;
-		/*
-		 * k grows for a prefetch that had its eviction behind it and
-		 * still came late; releasing earlier does not help one that
-		 * waited for its eviction
-		 */
-		if (l->x.evict_end && l->x.evict_end <= l->cur.bwd_start)
-			tl->late_iter = 1;
+		ahead_adapt(tl, l, 1);
 		if (tl->fallback)
 			miss(tl, TT_TL_MISS_LATE, l->id, outstanding);
 		l->seen |= TT_TL_S_LATE;
-	} else if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start) {
-		lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);
+	} else {
+		ahead_adapt(tl, l, 0);
+		if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start)
+			lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);
 	}
 }
 

@@ -198,6 +198,10 @@ struct tt_tl_exec {
  *               (TT_TL_MODE_DYNAMIC) TT_TL_RANK_FWD minus @fpos.
  * @fpos:        forward position in the current iteration (1 = the first
  *               forward end; 0 = none yet).
+ * @ahead:       TT_SCHED_COUNT and the dynamic fallback: k, the backward
+ *               layers before its own that release the layer's prefetch
+ *               (1..TT_TL_AHEAD_MAX).
+ * @ahead_run:   iterations in a row the layer came back on time.
  * @sprof:       TT_TL_MODE_DYNAMIC: the profile in each signature slot.
  * @spos:        TT_TL_MODE_DYNAMIC: the forward position in each signature
  *               (0 = not in it).
@@ -219,6 +223,8 @@ struct tt_tl_layer {
 	unsigned long long prefetch_ns;
 	unsigned int rank;
 	unsigned int fpos;
+	unsigned int ahead;
+	unsigned int ahead_run;
 	struct tt_tl_times sprof[TT_TL_SIGS];
 	unsigned int spos[TT_TL_SIGS];
 	unsigned int ssamples[TT_TL_SIGS];
@@ -247,11 +253,13 @@ struct tt_tl_layer {
  * @t:    trigger time, relative ns.
  * @id:   layer id.
  * @rank: the layer's place in the backward order (struct tt_tl_layer.rank).
+ * @ahead: the layer's k when the entry was made.
  */
 struct tt_tl_due {
 	unsigned long long t;
 	unsigned int id;
 	unsigned int rank;
+	unsigned int ahead;
 };
 
 /*
@@ -325,20 +333,18 @@ struct tt_tl_counts {
  *                 (TT_SCHED_ANCHOR).
  * @count:         release prefetches by backward progress as well
  *                 (TT_SCHED_COUNT).
- * @ahead:         TT_SCHED_COUNT: k, backward layers ahead (1..TT_TL_AHEAD_MAX).
- * @released:      TT_SCHED_COUNT: the highest rank released in the current
- *                 iteration.
- * @late_iter:     TT_SCHED_COUNT: a layer of the current iteration was late.
- * @ontime_run:    TT_SCHED_COUNT: planned iterations in a row without a
- *                 late layer.
+ * @bwd_rank:      TT_SCHED_COUNT, the fallback: the highest rank whose
+ *                 backward pass began in the current iteration; a prefetch
+ *                 of rank r with k ahead is released once r <= bwd_rank + k.
  * @dynamic:       one profile per signature (TT_TL_MODE_DYNAMIC).
  * @sigs:          the signatures.
  * @cur_sig:       slot predicted for the current iteration (-1: none).
  * @fallback:      the current iteration runs on the layer-count trigger.
  * @cur_hash:      signature of the current iteration's forward ends so far.
  * @cur_n:         forward ends so far (the last forward position).
- * @evict_pos:     fallback: forward positions up to this one were
- *                 considered for a delayed eviction.
+ * @evict_pos:     dynamic: forward positions up to this one were
+ *                 considered for a delayed eviction (TT_TL_EVICT_DELAY
+ *                 positions behind the latest forward end).
  * @bwd_seen:      a backward begin came in the current iteration.
  * @recent:        ids of the latest forward positions (position %
  *                 TT_TL_RECENT).
@@ -372,10 +378,7 @@ struct tt_tl {
 	int alap;
 	int anchor;
 	int count;
-	unsigned int ahead;
-	unsigned int released;
-	int late_iter;
-	unsigned int ontime_run;
+	unsigned int bwd_rank;
 	int dynamic;
 	struct tt_tl_sig sigs[TT_TL_SIGS];
 	int cur_sig;
@@ -515,9 +518,17 @@ int tt_tl_miss_get(const struct tt_tl *tl, unsigned int i,
 /* tt_tl_signatures() - signatures remembered now. */
 unsigned int tt_tl_signatures(const struct tt_tl *tl);
 
-/* TT_SCHED_COUNT: k's bounds, and the on-time iterations that shrink it */
+/*
+ * TT_SCHED_COUNT: k's bounds, and the on-time iterations that shrink it;
+ * TT_TL_MODE_DYNAMIC: how many forward positions an eviction trails its
+ * layer's forward end.
+ */
 #define TT_TL_AHEAD_MAX		8U
 #define TT_TL_AHEAD_SHRINK	16U
+#define TT_TL_EVICT_DELAY	2U
+
+/* tt_tl_ahead_max() - the largest k of the layers (1 without layers). */
+unsigned int tt_tl_ahead_max(const struct tt_tl *tl);
 
 /* Execution reports for layer @idx of the current iteration. */
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,

@@ -1244,7 +1244,7 @@ void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st)
 	st->pr_bps = tl->pr_bps;
 	st->pinned_bytes = tt_hint_bytes(&s->us->hints, TT_HINT_PIN_FAST);
 	st->archived_bytes = tt_hint_bytes(&s->us->hints, TT_HINT_ARCHIVE);
-	st->count_ahead = tl->count || tl->dynamic ? tl->ahead : 0;
+	st->count_ahead = tl->count || tl->dynamic ? tt_tl_ahead_max(tl) : 0;
 	st->count_released = tl->counts.count_released;
 	st->dyn_signatures = tt_tl_signatures(tl);
 	st->dyn_predicted = tl->counts.dyn_predicted;

@@ -915,7 +915,7 @@ TEST_F_TIMEOUT(sched, count, 300)
 /*
  * TT_SCHED_DYNAMIC with a random depth per iteration (the first 2, 3 or 4
  * layers): the first iteration, with no signature yet, runs on the
- * layer-count fallback and evicts every layer but the last k = 1; one
+ * layer-count fallback and evicts every layer but the last 2; one
  * signature per depth; mispredicted iterations fall back; every evicted
  * byte is due at a backward begin; nothing reprofiles; data intact.
  */
@@ -938,7 +938,7 @@ TEST_F_TIMEOUT(sched, dynamic, 300)
 		if (i)
 			continue;
 		/*
-		 * the fallback: layers 1-2 ordered out k + 1 = 2 positions
+		 * the fallback: layers 1-2 ordered out 2 positions
 		 * late, layers 3-4 kept
 		 */
 		TR_STATS(&self->tr, &st);

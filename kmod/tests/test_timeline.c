@@ -822,7 +822,7 @@ static void test_count(void **state)
 		/* the backward pass runs 30 ms ahead of the profile */
 		tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 0,
 				  t0 + 420 * MS, 1, &bytes);
-		assert_int_equal(tl.released, count ? 2 : 0);
+		assert_int_equal(tl.bwd_rank, count ? 1 : 0);
 		/* ranks 1 and 2 released (40 is late anyway), not 3 */
 		for (k = 0; k < 2 * count; k++) {
 			assert_int_equal(tt_tl_next_due(&tl, t0 + 420 * MS, &id,
@@ -844,38 +844,48 @@ static void test_count(void **state)
 			assert_int_equal(id, 20);
 		/* the next iteration starts from nothing released */
 		tt_tl_iter_begin(&tl, t0 + 1000 * MS);
-		assert_int_equal(tl.released, 0);
+		assert_int_equal(tl.bwd_rank, 0);
 	}
 
-	/* prefetches 1000x slower than planned: every iteration has a late layer */
+	/*
+	 * prefetches 1000x slower than planned: layer 10 (evicted whole in
+	 * every iteration) is late each time, its k grows to TT_TL_AHEAD_MAX
+	 */
 	setup_tl(&tl, 1, CAP);
 	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
-	assert_int_equal(tl.ahead, 1);
 	t = 1000 * MS;
 	run_iter(&tl, &sm, t, 10, 0, 0);		/* profile */
+	assert_int_equal(L(&tl, 10)->ahead, 1);
+	assert_int_equal(tt_tl_ahead_max(&tl), 1);
 	sm.pr_true = RATE / 1000;
 	for (i = 1; i <= 10; i++) {
 		t += 100000 * MS;
 		run_iter(&tl, &sm, t, 10, 0, 0);
-		assert_int_equal(tl.ahead, i < 8 ? i : 8);
+		assert_int_equal(L(&tl, 10)->ahead, 1 + i < 8 ? 1 + i : 8);
 	}
-	t += 100000 * MS;
-	run_iter(&tl, &sm, t, 10, 0, 0);
-	assert_int_equal(tl.ahead, TT_TL_AHEAD_MAX);
+	assert_int_equal(tt_tl_ahead_max(&tl), TT_TL_AHEAD_MAX);
 	assert_true(tl.counts.late_count >= 10);
-	/* fast again: 16 planned iterations on time take k down by one */
+	/* its due entry carries its k */
+	t += 100000 * MS;
+	tt_tl_iter_begin(&tl, t);
+	for (i = 0; i < tl.ndue; i++)
+		if (tl.st.due[i].id == 10)
+			assert_int_equal(tl.st.due[i].ahead, TT_TL_AHEAD_MAX);
+	/*
+	 * fast again: 16 iterations on time in a row take k down by one
+	 * (the first one profiles again: the iteration begun above had no
+	 * layer)
+	 */
 	sm.pr_true = RATE * 1000;
-	for (i = 0; i < TT_TL_AHEAD_SHRINK; i++) {
+	for (i = 0; i < TT_TL_AHEAD_SHRINK + 1; i++) {
 		t += 100000 * MS;
 		run_iter(&tl, &sm, t, 10, 0, 0);
 	}
-	t += 100000 * MS;
-	tt_tl_iter_begin(&tl, t);
-	assert_int_equal(tl.ahead, TT_TL_AHEAD_MAX - 1);
+	assert_int_equal(L(&tl, 10)->ahead, TT_TL_AHEAD_MAX - 1);
 	/* switched off and on: k starts at 1 again */
 	tt_tl_set_modes(&tl, 0);
 	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
-	assert_int_equal(tl.ahead, 1);
+	assert_int_equal(tt_tl_ahead_max(&tl), 1);
 }
 
 /*
@@ -896,7 +906,7 @@ static void test_dynamic(void **state)
 	setup_tl(&tl, 1, CAP);
 	tt_tl_set_modes(&tl, TT_TL_MODE_DYNAMIC);
 	/*
-	 * 1: nothing known: fallback from the start; evictions k + 1 = 2
+	 * 1: nothing known: fallback from the start; evictions 2
 	 * positions late, so the last two layers stay
 	 */
 	ret = run_depth(&tl, &sm, t, 4, 10);
@@ -926,7 +936,7 @@ static void test_dynamic(void **state)
 	assert_int_equal(tl.counts.dyn_fallback, 2);
 	/*
 	 * the prediction failed at position 3; the 4-deep plan's evictions
-	 * came k + 1 = 2 positions late, so layers 30 and 20, needed first,
+	 * came 2 positions late, so layers 30 and 20, needed first,
 	 * were never evicted: nothing late
 	 */
 	assert_int_equal(sm.evict_ids, 0x1);		/* 10 */
@@ -951,7 +961,8 @@ static void test_dynamic(void **state)
 	assert_int_equal(tl.counts.ontime_bytes + tl.counts.late_bytes,
 			 (unsigned long long)sm.evictions * 8 * MIB);
 	/* the layer-count k never leaves its bounds; late only in fallback */
-	assert_true(tl.ahead >= 1 && tl.ahead <= TT_TL_AHEAD_MAX);
+	assert_true(tt_tl_ahead_max(&tl) >= 1 &&
+		    tt_tl_ahead_max(&tl) <= TT_TL_AHEAD_MAX);
 	/* at most TT_TL_SIGS signatures, the least recently seen replaced */
 	for (d = 0; d < 20; d++) {		/* depths 1..10, twice */
 		t += 10000 * MS;

@@ -280,9 +280,10 @@ struct tt_ioc_residency {
  * @pinned_bytes:     bytes of memory hinted TT_HINT_PIN_FAST now (whole
  *                    pages; appended with TT_IOC_HINT).
  * @archived_bytes:   bytes of memory hinted TT_HINT_ARCHIVE now.
- * @count_ahead:      TT_SCHED_COUNT and TT_SCHED_DYNAMIC: k, how many
- *                    backward layers ahead of its own a prefetch is
- *                    released (1..8; 0 when both flags are off).
+ * @count_ahead:      TT_SCHED_COUNT and TT_SCHED_DYNAMIC: the largest k of
+ *                    the layers, how many backward layers ahead of its own
+ *                    a layer's prefetch is released (1..8; 0 when both
+ *                    flags are off).
  * @count_released:   TT_SCHED_COUNT: prefetches released by a backward
  *                    layer's begin before their planned trigger time.
  * The execution backends (see "Mover" below; every migration of the
@@ -613,10 +614,10 @@ struct tt_ioc_sched {
  * backward pass reaches the layer k places before it in the profiled
  * backward order, whichever comes first. The backward begin of the layer
  * of rank r (1 = the first backward layer) releases the prefetches of the
- * layers of rank r+1..r+k. k starts at 1, grows by one after an iteration
- * with a late layer whose eviction had ended before its backward pass (to
- * at most 8) and shrinks by one after 16 iterations
- * in a row without one; stats count_ahead shows it. Steps whose layers
+ * layers of rank r+1..r+k, each layer with its own k: 1 at first, one more
+ * each time the layer is late although its eviction had ended before its
+ * backward pass (to at most 8), one less after 16 iterations in a row on
+ * time; stats count_ahead shows the largest. Steps whose layers
  * vary in pace (a CPU-bound framework, a shared host) otherwise find the
  * prefetches timed from the profile's averages late whenever the backward
  * pass runs faster than average.
@@ -630,16 +631,15 @@ struct tt_ioc_sched {
  * order), up to 8, the least recently seen replaced. An iteration is
  * planned from the signature seen most often if it holds a majority of the
  * iterations remembered, as the reference plans from its one profile but
- * with each planned eviction ordered k + 1 forward positions after the
+ * with each planned eviction ordered 2 forward positions after the
  * layer's forward end. When the iteration's forward sequence departs from
  * it (a layer at another position, more or fewer layers), or when no
  * signature is predicted, the rest of the iteration runs on the
  * layer-count fallback: the forward layers from then on are evicted whole
- * k + 1 forward positions late (the last k + 1 layers of a pass are never
+ * 2 forward positions late (the last 2 layers of a pass are never
  * evicted), and every prefetch still out is released when the backward
- * pass begins the layer k forward positions after it, with k adapted from
- * late layers (whose eviction had ended before their backward pass) as
- * for TT_SCHED_COUNT. Deviations never restart the profile
+ * pass begins the layer k forward positions after it, with the layer's k
+ * adapted as for TT_SCHED_COUNT. Deviations never restart the profile
  * with this flag. Misses (new signature, failed prediction, late layer in
  * a fallback) go to the miss log: stats dyn_* and last_miss_*, trace
  * events TT_TRACE_MISS.
