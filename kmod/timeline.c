@@ -907,8 +907,10 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 	tl->due_pos++;
 	*id = d->id;
 	idx = tt_tl_find(tl, d->id);
-	if (idx >= 0)
+	if (idx >= 0) {
 		tl->st.layers[idx].seen |= TT_TL_S_DUE;
+		tl->st.layers[idx].x.due_at = tt_tl_rel(tl, now);
+	}
 	return 1;
 }
 
@@ -967,17 +969,27 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
 
 /*
  * TT_SCHED_COUNT, the fallback: the layer's k. Late although its eviction
- * had ended before its backward pass: released one layer earlier next
- * time (releasing earlier does not help one that waited for its own
- * eviction); TT_TL_AHEAD_SHRINK iterations in a row on time: one later
- * (less time back on the fast tier).
+ * had ended before its backward pass and its prefetch started soon after
+ * it was handed out (within a quarter of its transfer time at PR):
+ * released one layer earlier next time. Releasing earlier does not help a
+ * prefetch that waited for its own eviction, or in the queue behind
+ * others (which earlier releases would make longer). TT_TL_AHEAD_SHRINK
+ * iterations in a row on time: one later (less time back on the fast
+ * tier).
  */
 static void ahead_adapt(struct tt_tl *tl, struct tt_tl_layer *l, int late)
 {
+	const struct tt_tl_exec *x = &l->x;
+
 	if (!((tl->count && tl->planned) || tl->fallback))
 		return;
 	if (late) {
-		if (l->x.evict_end && l->x.evict_end <= l->cur.bwd_start &&
+		unsigned long long wait = x->prefetch_start > x->due_at ?
+					  x->prefetch_start - x->due_at : 0;
+
+		if (x->evict_end && x->evict_end <= l->cur.bwd_start &&
+		    x->prefetch_start &&
+		    4 * wait <= tt_policy_xfer_ns(x->evicted_bytes, tl->pr_bps) &&
 		    l->ahead < TT_TL_AHEAD_MAX) {
 			l->ahead++;
 			l->ahead_run = 0;

@@ -167,6 +167,7 @@ struct tt_tl_times {
  * @bwd_start:      backward begin.
  * @evicted_bytes:  bytes evicted.
  * @late_bytes:     evicted bytes not back at the backward begin.
+ * @due_at:         the prefetch was handed out (trigger time or release).
  */
 struct tt_tl_exec {
 	unsigned long long fwd_end;
@@ -177,6 +178,7 @@ struct tt_tl_exec {
 	unsigned long long bwd_start;
 	unsigned long long evicted_bytes;
 	unsigned long long late_bytes;
+	unsigned long long due_at;
 };
 
 /*
