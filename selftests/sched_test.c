@@ -1544,7 +1544,7 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	ASSERT_EQ(-1, cfg.slow_node);
 	ASSERT_EQ(-1, cfg.fast_node);
 	ASSERT_LT(0, cfg.er_bps);
-	cfg.valid = 1U << 5;
+	cfg.valid = TT_SCHED_SET_ALL + 1;	/* the first unknown bit */
 	ASSERT_EQ(-1, ioctl(fd, TT_IOC_SET_SCHED, &cfg));
 	ASSERT_EQ(EOPNOTSUPP, errno);
 	cfg.valid = 0;

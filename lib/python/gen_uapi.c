@@ -52,6 +52,7 @@ int main(void)
 	CONST(TT_SCHED_SET_STAY);
 	CONST(TT_SCHED_SET_RATES);
 	CONST(TT_SCHED_SET_NODES);
+	CONST(TT_SCHED_SET_BUDGET);
 	CONST(TT_SCHED_SET_ALL);
 	CONST(TT_SCHED_SYNC_LATE);
 	CONST(TT_SCHED_OFF);
@@ -142,13 +143,26 @@ int main(void)
 	M(tt_ioc_stats, last_miss_iter);
 	M(tt_ioc_stats, last_miss_layer);
 	M(tt_ioc_stats, last_miss_kind);
+	M(tt_ioc_stats, budget_bytes);
+	M(tt_ioc_stats, fast_registered_bytes);
+	M(tt_ioc_stats, fast_peak_bytes);
+	M(tt_ioc_stats, victims);
+	M(tt_ioc_stats, victim_bytes);
+	M(tt_ioc_stats, victim_archived_bytes);
+	M(tt_ioc_stats, victims_skipped_pages);
+	M(tt_ioc_stats, budget_waits);
+	M(tt_ioc_stats, budget_overruns);
+	M(tt_ioc_stats, heat_wf);
+	M(tt_ioc_stats, heat_wr);
+	M(tt_ioc_stats, heat_ws);
+	M(tt_ioc_stats, heat_wl);
 	END();
 
 	BEGIN(tt_ioc_sched);
 	M(tt_ioc_sched, valid);
 	M(tt_ioc_sched, flags);
 	M(tt_ioc_sched, profile_iters);
-	M(tt_ioc_sched, reserved);
+	M(tt_ioc_sched, budget_mib);
 	M(tt_ioc_sched, stay_ns);
 	M(tt_ioc_sched, er_bps);
 	M(tt_ioc_sched, pr_bps);

@@ -860,7 +860,7 @@ static void test_sched_apply(void **state)
 	want = def;
 	req = def;
 	req.profile_iters = 7;
-	req.valid = TT_SCHED_SET_ALL | (1U << 5);
+	req.valid = TT_SCHED_SET_ALL + 1;	/* the first unknown bit */
 	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
 	req.valid = TT_SCHED_SET_ALL;
 	req.flags = TT_SCHED_FLAGS_ALL + 1;	/* the first unknown bit */

@@ -321,6 +321,28 @@ struct tt_ioc_residency {
  * @last_miss_layer:  its layer (0: a new signature, or a forward pass that
  *                    ended early).
  * @last_miss_kind:   its kind: TT_TRACE_F_MISS_NEW, _PREDICT or _LATE.
+ * Fast-tier budget (see "Fast-tier budget" under TT_IOC_SET_SCHED):
+ * @budget_bytes:     the budget in force now: the smaller of the session's
+ *                    own and its fair share of the module's (0: none).
+ * @fast_registered_bytes: the session's registered bytes counted on the
+ *                    fast tier now (kept whether or not a budget is set).
+ * @fast_peak_bytes:  the highest @fast_registered_bytes after a call
+ *                    returned or a prefetch was admitted, since the
+ *                    session opened.
+ * @victims:          victim evictions: saved tensors (or pieces of them)
+ *                    evicted to make room.
+ * @victim_bytes:     bytes they moved to the slow tier.
+ * @victim_archived_bytes: of those, bytes hinted TT_HINT_ARCHIVE.
+ * @victims_skipped_pages: pages of victims that could not move (pinned or
+ *                    busy, not present, unsupported, no room on the slow
+ *                    node); data stays where it is.
+ * @budget_waits:     times a prefetch stopped to wait for room.
+ * @budget_overruns:  calls that returned over the budget because no
+ *                    victim could be found.
+ * @heat_wf:          heat weight of the future access count, 1024 = 1.0.
+ * @heat_wr:          heat weight of the distance to the next use.
+ * @heat_ws:          heat weight of the size.
+ * @heat_wl:          heat weight of the lifetime.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -379,6 +401,20 @@ struct tt_ioc_stats {
 	__u64 last_miss_iter;
 	__u64 last_miss_layer;
 	__u64 last_miss_kind;
+	/* appended with the fast-tier budget */
+	__u64 budget_bytes;
+	__u64 fast_registered_bytes;
+	__u64 fast_peak_bytes;
+	__u64 victims;
+	__u64 victim_bytes;
+	__u64 victim_archived_bytes;
+	__u64 victims_skipped_pages;
+	__u64 budget_waits;
+	__u64 budget_overruns;
+	__u64 heat_wf;
+	__u64 heat_wr;
+	__u64 heat_ws;
+	__u64 heat_wl;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -517,7 +553,12 @@ struct tt_ioc_events {
  *                 sets all the bits it knows.
  * @flags:         TT_SCHED_* behaviour bits (applied with TT_SCHED_SET_FLAGS).
  * @profile_iters: iterations that only record the profile, 1..1000.
- * @reserved:      must be 0.
+ * @budget_mib:    the session's fast-tier budget in MiB (applied with
+ *                 TT_SCHED_SET_BUDGET; 0 means no budget of its own, the
+ *                 default): its registered bytes on the fast tier stay
+ *                 within it (see "Fast-tier budget" below). Without
+ *                 TT_SCHED_SET_BUDGET in @valid it must be 0 (it was the
+ *                 member @reserved, which older programs leave 0).
  * @stay_ns:       stay time ST in ns (minimum time evicted data stays slow);
  *                 0 is allowed.
  * @er_bps:        eviction rate to assume now (bytes/s, > 0); the measured
@@ -534,7 +575,10 @@ struct tt_ioc_sched {
 	__u32 valid;
 	__u32 flags;
 	__u32 profile_iters;
-	__u32 reserved;
+	union {
+		__u32 reserved;		/* the name before TT_SCHED_SET_BUDGET */
+		__u32 budget_mib;
+	};
 	__u64 stay_ns;
 	__u64 er_bps;
 	__u64 pr_bps;
@@ -547,9 +591,10 @@ struct tt_ioc_sched {
 #define TT_SCHED_SET_STAY	(1U << 2)
 #define TT_SCHED_SET_RATES	(1U << 3)
 #define TT_SCHED_SET_NODES	(1U << 4)
+#define TT_SCHED_SET_BUDGET	(1U << 5)
 #define TT_SCHED_SET_ALL	(TT_SCHED_SET_FLAGS | TT_SCHED_SET_PROFILE | \
 				 TT_SCHED_SET_STAY | TT_SCHED_SET_RATES | \
-				 TT_SCHED_SET_NODES)
+				 TT_SCHED_SET_NODES | TT_SCHED_SET_BUDGET)
 
 /*
  * TT_SCHED_SYNC_LATE: at TT_EV_LAYER_BEGIN(TT_BWD), fetch the layer's late
@@ -654,9 +699,56 @@ struct tt_ioc_sched {
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
  * scheduler settings. Defaults come from the module parameters
  * profile_iters (1), stay_time_us (1000), er_seed_mbps and pr_seed_mbps
- * (1024 each). Errors: EOPNOTSUPP (unknown valid or flags bits, even when
- * TT_SCHED_SET_FLAGS is not set; reserved not 0), EINVAL (a
- * value out of range), ENODEV (a node that is offline or has no memory).
+ * (1024 each), and budget_mib (none). Errors: EOPNOTSUPP (unknown valid
+ * or flags bits, even when TT_SCHED_SET_FLAGS is not set; budget_mib not 0
+ * without TT_SCHED_SET_BUDGET), EINVAL (a value out of range), ENODEV (a
+ * node that is offline or has no memory). A budget lowered below what the
+ * session holds on the fast tier makes room (evicts victims, see below)
+ * before TT_IOC_SET_SCHED returns.
+ *
+ * Fast-tier budget (after DeepTM's eq. 7 and CachedArrays' evictfrom;
+ * off unless budget_mib or the module setting budget_mib is set). The
+ * budget counts a session's registered bytes on the fast tier: the bytes
+ * of the saved tensors its scheduler holds (fast_registered_bytes in
+ * TT_IOC_STATS), less what its evictions moved to the slow tier, with a
+ * prefetch counted on the fast tier from the moment it is admitted, before
+ * it moves. The budget in force (budget_bytes) is the smaller of the
+ * session's own budget_mib and its share of the module's budget_mib:
+ * max-min fair among the open sessions that hold registered bytes, each
+ * demanding what it holds (capped by its own budget), so a session
+ * holding less than an equal split keeps all of it and the others split
+ * the rest equally; the sum of the sessions' registered bytes on the fast
+ * tier also stays within the module's budget.
+ *   Registration: a TT_EV_TENSOR_SAVED that takes the session over makes
+ *   room before the call returns: it waits for the session's evictions
+ *   already queued or running when they free enough, else evicts
+ *   victims itself.
+ *   Admission: a prefetch moves a migration batch only when it fits;
+ *   otherwise victims colder than the layer being prefetched are evicted
+ *   first; when there are none the prefetch waits (budget_waits) and is
+ *   retried when registered memory is released (a backward pass ends, an
+ *   iteration begins, tensors are retired or unmapped, another session
+ *   releases or closes, a budget grows). A layer whose backward pass has
+ *   begun is the hottest: its prefetch may evict any other victim.
+ *   Victims: the session's own saved tensors on the fast tier with no
+ *   migration in flight and whose layer's backward pass is not running:
+ *   pages hinted TT_HINT_ARCHIVE first, then tensors by increasing heat
+ *   (DeepTM: future access count, minus distance to the next use, size
+ *   and lifetime, normalised, with weights adjusted toward the budget;
+ *   heat_w* in TT_IOC_STATS). Pages hinted TT_HINT_PIN_FAST are never
+ *   victims. A victim comes back like an eviction of its layer (at the
+ *   planned trigger time, else as soon as the budget has room, nearest
+ *   next use first, at the latest at its layer's backward begin). Pages a
+ *   victim eviction cannot move (pinned, not present, no room on the slow
+ *   node) are skipped and counted (victims_skipped_pages); data is never
+ *   lost and no call waits for room forever: when no victim can be found
+ *   the call returns over budget (budget_overruns).
+ * So after any call returns, the session's registered bytes on the fast
+ * tier are within its budget plus one migration batch (batch_pages), and
+ * the sessions together within the module's budget plus one batch each.
+ * A session closing gives its share to the others; nothing is forced on
+ * them. Only the kernel backend has budgets: libtiertrain's move_pages
+ * backend rejects a budget_mib other than 0 (EOPNOTSUPP).
  */
 #define TT_IOC_SET_SCHED	_IOW(TT_IOC_MAGIC, 0x09, struct tt_ioc_sched)
 #define TT_IOC_GET_SCHED	_IOR(TT_IOC_MAGIC, 0x0a, struct tt_ioc_sched)
@@ -1065,6 +1157,10 @@ struct tt_ioc_mover {
  *                     goes back to the in-kernel engine, ms, 0..600000; 0
  *                     means no orders: the engine moves everything, huge
  *                     pages split (1000). Now.
+ *   budget_mib        the module's fast-tier budget, MiB: the registered
+ *                     bytes of all sessions on the fast tier together,
+ *                     shared max-min fairly (see "Fast-tier budget" under
+ *                     TT_IOC_SET_SCHED), 0..1048576; 0 means off (0). Now.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
  * its own with TT_IOC_SET_SCHED).
@@ -1328,7 +1424,9 @@ enum tt_cfg_applies {
  * @TT_TRACE_EVICT:       an eviction ended: bytes moved to @node in
  *                        [ts_ns - dur_ns, ts_ns] (TT_TRACE_F_STOPPED: it
  *                        was stopped before its end, by a backward begin or
- *                        the session closing).
+ *                        the session closing; TT_TRACE_F_VICTIM: a victim
+ *                        eviction made for the fast-tier budget, not by the
+ *                        plan).
  * @TT_TRACE_PREFETCH:    a prefetch ended: bytes moved back to @node
  *                        (TT_TRACE_F_SYNC: fetched by the backward begin
  *                        itself, TT_SCHED_SYNC_LATE; TT_TRACE_F_STOPPED: the
@@ -1369,6 +1467,7 @@ enum tt_trace_type {
 #define TT_TRACE_F_MISS_NEW	(1U << 11)
 #define TT_TRACE_F_MISS_PREDICT	(1U << 12)
 #define TT_TRACE_F_MISS_LATE	(1U << 13)
+#define TT_TRACE_F_VICTIM	(1U << 14)
 
 /*
  * struct tt_trace_event - one trace event (TT_A_EVENT)
