@@ -24,6 +24,7 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
+#include "budget.h"
 #include "config.h"
 #include "migrate.h"
 #include "sched.h"
@@ -89,6 +90,9 @@
 #define TT_DYNAMIC_DEF 0
 #define TT_DYNAMIC_DESC \
 	"1: new sessions start with TT_SCHED_DYNAMIC (one profile per layer-sequence signature, the layer-count fallback otherwise), 0..1 (default 0)"
+#define TT_BUDGET_MIB_DEF 0
+#define TT_BUDGET_MIB_DESC \
+	"Fast-tier budget of all sessions' registered bytes together, MiB, shared max-min fairly among the sessions, 0..1048576; 0 means off (default 0)"
 #define TT_MOVER_TIMEOUT_MS_DEF 1000
 #define TT_MOVER_TIMEOUT_MS_DESC \
 	"How long a migration order given to a session's mover thread may take per huge page it holds before it goes back to the in-kernel engine, ms, 0..600000; 0 means no orders (the engine moves everything, huge pages split) (default 1000)"
@@ -202,6 +206,11 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.unit = "", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
 		.desc = TT_DYNAMIC_DESC,
 	},
+	[TT_CFG_BUDGET_MIB] = {
+		.name = "budget_mib", .def = TT_BUDGET_MIB_DEF, .min = 0, .max = 1048576,
+		.unit = "MiB", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_BUDGET_MIB_DESC,
+	},
 };
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
@@ -227,6 +236,7 @@ static u32 tt_cfg_values[TT_CFG_NR] = {
 	[TT_CFG_COUNT] = TT_COUNT_DEF,
 	[TT_CFG_MOVER_TIMEOUT_MS] = TT_MOVER_TIMEOUT_MS_DEF,
 	[TT_CFG_DYNAMIC] = TT_DYNAMIC_DEF,
+	[TT_CFG_BUDGET_MIB] = TT_BUDGET_MIB_DEF,
 };
 
 /**
@@ -291,6 +301,9 @@ static void tt_config_effect(enum tt_cfg_key key)
 	case TT_CFG_EVICT_WORKERS:
 	case TT_CFG_PREFETCH_WORKERS:
 		tt_sched_pools_resize();
+		break;
+	case TT_CFG_BUDGET_MIB:
+		tt_budget_changed();
 		break;
 	default:
 		break;
@@ -416,6 +429,9 @@ MODULE_PARM_DESC(mover_timeout_ms, TT_MOVER_TIMEOUT_MS_DESC);
 module_param_cb(dynamic, &tt_config_param_ops, &tt_cfg_values[TT_CFG_DYNAMIC],
 		0644);
 MODULE_PARM_DESC(dynamic, TT_DYNAMIC_DESC);
+module_param_cb(budget_mib, &tt_config_param_ops, &tt_cfg_values[TT_CFG_BUDGET_MIB],
+		0644);
+MODULE_PARM_DESC(budget_mib, TT_BUDGET_MIB_DESC);
 
 /**
  * tt_config_init() - check that every key has its module parameter

@@ -36,6 +36,7 @@ enum tt_cfg_key {
 	TT_CFG_COUNT,
 	TT_CFG_MOVER_TIMEOUT_MS,
 	TT_CFG_DYNAMIC,
+	TT_CFG_BUDGET_MIB,
 	TT_CFG_NR,
 };
 

@@ -26,7 +26,7 @@
 /* ...and one adjustment takes at most this many steps. */
 #define TT_HEAT_STEPS_MAX	64U
 /* The heat of an item in use (its backward pass runs): hotter than any. */
-#define TT_HEAT_IN_USE		(1LL << 40)
+#define TT_HEAT_IN_USE		1099511627776LL	/* 2^40 */
 
 /*
  * struct tt_heat_w - the weights of the four features, TT_HEAT_ONE = 1.0

@@ -16,6 +16,7 @@
 #include <net/genetlink.h>
 #include <linux/tiertrain.h>
 
+#include "budget.h"
 #include "chardev.h"
 #include "config.h"
 #include "memtiers.h"
@@ -54,6 +55,10 @@ static int __init tt_init(void)
 	if (ret)
 		goto err_sched;
 
+	ret = tt_budget_init();
+	if (ret)
+		goto err_budget;
+
 	ret = tt_netlink_init();
 	if (ret)
 		goto err_netlink;
@@ -70,6 +75,8 @@ static int __init tt_init(void)
 err_chardev:
 	tt_netlink_exit();
 err_netlink:
+	tt_budget_exit();
+err_budget:
 	tt_sched_module_exit();
 err_sched:
 	tt_migrate_exit();
@@ -85,6 +92,7 @@ static void __exit tt_exit(void)
 {
 	tt_chardev_exit();
 	tt_netlink_exit();
+	tt_budget_exit();
 	tt_sched_module_exit();
 	tt_migrate_exit();
 	tt_session_exit();

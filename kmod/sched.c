@@ -47,6 +47,14 @@
  * Close: the timer and every work item are cancelled or waited for
  * (running migrations stop at their next batch through the session's stop
  * flag); data already on the slow node stays there, intact.
+ *
+ * Fast-tier budget (see the block "Fast-tier budget" below): the session
+ * counts its registered bytes (@bud.held) and what of them its evictions
+ * moved out and no prefetch has admitted back (@bud.slow, per chunk in
+ * @counted); prefetches admit each chunk before moving it, registrations
+ * that take the session over make room in the event call, and victims are
+ * appended to their layer's episode, so they come back as its evictions
+ * do.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -102,6 +110,13 @@ void tt_sched_pools_resize(void)
  * @end:        end address (exclusive).
  * @id:         unique in the session, to find the entry again.
  * @persistent: kept across iterations (TT_EV_PERSISTENT).
+ * @taken:      bytes of its pages outside every hint that the layer's
+ *              episode holds (cut by the plan or by victims), in address
+ *              order; 0 when the layer has no episode.
+ * @arch_taken: the same for its pages hinted TT_HINT_ARCHIVE (victims).
+ * @saved_ns:   when it was saved (ktime_get_ns()).
+ * @uses:       how many times it was saved (a persistent tensor saved
+ *              again each iteration): the heat's access count.
  */
 struct tt_srange {
 	struct list_head link;
@@ -109,6 +124,10 @@ struct tt_srange {
 	unsigned long end;
 	u64 id;
 	bool persistent;
+	unsigned long taken;
+	unsigned long arch_taken;
+	u64 saved_ns;
+	u32 uses;
 };
 
 enum tt_ep_state {
@@ -146,6 +165,22 @@ enum tt_ep_state {
  *                 for its trace event.
  * @below_min:     the plan's eviction of this iteration was under
  *                 min_migrate_kib and dropped (tt_sched_min_size()).
+ * @counted:       per chunk, the registered bytes it holds on the slow
+ *                 tier as the budget counts them (in @bud.slow) until its
+ *                 prefetch admits it.
+ * @chunk_cap:     entries @chunks and @counted have room for.
+ * @forget_gen:    bumped whenever ranges of the layer are forgotten.
+ * @cut_gen:       @forget_gen when the latest chunks were cut.
+ * @victim:        EVICTING is a victim eviction made by the thread that
+ *                 needed room (not by @evict_work).
+ * @bud_wait:      EVICTED, due back, waiting for room in the budget.
+ * @bud_waited:    the episode's prefetch waited for room (no lateness
+ *                 feedback: the schedule was not late, the budget was full).
+ * @in_round:      on a victim round's list (@vlink).
+ * @vlink:         the victim round's list.
+ * @vfrom:         the first chunk the victim round appended.
+ * @vmoved:        bytes the victim round moved.
+ * @velapsed:      the engine's time for them.
  * @evict_work:    the eviction, on the evict pool.
  * @prefetch_work: the prefetch, on the prefetch pool.
  *
@@ -174,6 +209,18 @@ struct tt_slayer {
 	atomic_t abort;
 	u64 mig_start;
 	bool below_min;
+	u64 *counted;
+	unsigned int chunk_cap;
+	u32 forget_gen;
+	u32 cut_gen;
+	bool victim;
+	bool bud_wait;
+	bool bud_waited;
+	bool in_round;
+	struct list_head vlink;
+	unsigned int vfrom;
+	u64 vmoved;
+	u64 velapsed;
 	struct work_struct evict_work;
 	struct work_struct prefetch_work;
 };
@@ -251,6 +298,7 @@ static struct tt_slayer *tt_sched_layer(struct tt_session *s, u32 id,
 	sl->id = id;
 	sl->s = s;
 	INIT_LIST_HEAD(&sl->ranges);
+	INIT_LIST_HEAD(&sl->vlink);
 	sl->state = TT_EP_IDLE;
 	sl->cpu_nid = NUMA_NO_NODE;
 	atomic_set(&sl->abort, 0);
@@ -335,8 +383,61 @@ static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
 
 static void tt_sched_range_free(struct tt_sched *sc, struct tt_srange *r)
 {
+	sc->bud.held -= min_t(u64, r->end - r->start, sc->bud.held);
+	tt_budget_publish(container_of(sc, struct tt_session, sched));
 	list_move(&r->link, &sc->free);
 	sc->nr_ranges--;
+}
+
+/* Bytes [@a, @b) and [@c, @d) have in common. */
+static u64 tt_overlap(u64 a, u64 b, u64 c, u64 d)
+{
+	u64 lo = max(a, c), hi = min(b, d);
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/*
+ * Ranges of @sl are about to be forgotten: @r, or with @r NULL every
+ * one-shot range. What its chunks count on the slow tier for them no
+ * longer counts: they are no longer registered (lock held).
+ */
+static void tt_sched_detach(struct tt_sched *sc, struct tt_slayer *sl,
+			    const struct tt_srange *r)
+{
+	const struct tt_srange *o;
+	bool all = !r;
+	unsigned int i;
+	u64 ov, d;
+
+	sl->forget_gen++;
+	sc->bud.released = true;
+	if (!sl->counted)
+		return;
+	if (!r)
+		list_for_each_entry(o, &sl->ranges, link)
+			all &= !o->persistent;
+	for (i = 0; i < sl->nr_chunks; i++) {
+		const struct tt_chunk *c = &sl->chunks[i];
+
+		if (!sl->counted[i])
+			continue;
+		if (all) {
+			ov = sl->counted[i];
+		} else if (r) {
+			ov = tt_overlap(c->start, c->end, r->start, r->end);
+		} else {
+			ov = 0;
+			list_for_each_entry(o, &sl->ranges, link)
+				if (!o->persistent)
+					ov += tt_overlap(c->start, c->end,
+							 o->start, o->end);
+		}
+		d = min(ov, sl->counted[i]);
+		sl->counted[i] -= d;
+		sc->bud.slow -= min(d, sc->bud.slow);
+	}
+	tt_budget_publish(container_of(sc, struct tt_session, sched));
 }
 
 /* Forget the one-shot ranges of a layer (lock held). */
@@ -346,6 +447,7 @@ static void tt_sched_forget(struct tt_sched *sc, struct tt_slayer *sl)
 
 	if (!sl->nr_oneshot)
 		return;
+	tt_sched_detach(sc, sl, NULL);
 	list_for_each_entry_safe(r, tmp, &sl->ranges, link) {
 		if (!r->persistent)
 			tt_sched_range_free(sc, r);
@@ -356,6 +458,22 @@ static void tt_sched_forget(struct tt_sched *sc, struct tt_slayer *sl)
 /* End an episode: forget its chunks (lock held). */
 static void tt_sched_episode_end(struct tt_slayer *sl)
 {
+	struct tt_sched *sc = tt_sched_of(sl->s);
+	struct tt_srange *r;
+	unsigned int i;
+
+	for (i = 0; sl->counted && i < sl->nr_chunks; i++)
+		sc->bud.slow -= min(sl->counted[i], sc->bud.slow);
+	tt_budget_publish(sl->s);
+	kfree(sl->counted);
+	sl->counted = NULL;
+	sl->chunk_cap = 0;
+	list_for_each_entry(r, &sl->ranges, link) {
+		r->taken = 0;
+		r->arch_taken = 0;
+	}
+	sl->bud_wait = false;
+	sl->bud_waited = false;
 	kfree(sl->chunks);
 	sl->chunks = NULL;
 	sl->nr_chunks = 0;
@@ -445,7 +563,7 @@ static int tt_sched_slow_nodes(struct tt_sched *sc, struct tt_slayer *sl,
 static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
 				 unsigned long batch, struct tt_chunk *c)
 {
-	unsigned long long left = PAGE_ALIGN(sl->target);
+	unsigned long long left = PAGE_ALIGN(sl->target), before;
 	struct tt_chunk_cut x = { .c = c };
 	struct tt_srange *r;
 
@@ -454,8 +572,11 @@ static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
 		if (!left)
 			break;
 		x.range_id = r->id;
+		before = left;
 		tt_hint_cut(&sc->hints, r->start, r->end, &left, batch,
 			    tt_chunk_emit, &x);
+		if (c)
+			r->taken = before - left;
 	}
 	return x.n;
 }
@@ -471,8 +592,11 @@ static int tt_sched_select(struct tt_sched *sc, struct tt_slayer *sl)
 	if (!n)
 		return 0;
 	sl->chunks = kmalloc_array(n, sizeof(*sl->chunks), GFP_KERNEL);
-	if (!sl->chunks)
+	sl->counted = kcalloc(n, sizeof(*sl->counted), GFP_KERNEL);
+	if (!sl->chunks || !sl->counted)
 		return -ENOMEM;
+	sl->chunk_cap = n;
+	sl->cut_gen = sl->forget_gen;
 	sl->nr_chunks = tt_sched_cut(sc, sl, batch, sl->chunks);
 	if (sc->cfg.flags & TT_SCHED_MERGE)
 		sl->nr_chunks = tt_chunk_merge(sl->chunks, sl->nr_chunks, batch);
@@ -489,6 +613,7 @@ static void tt_sched_forget_range(struct tt_sched *sc, struct tt_slayer *sl,
 	list_for_each_entry(r, &sl->ranges, link) {
 		if (r->id != id)
 			continue;
+		tt_sched_detach(sc, sl, r);
 		if (r->persistent) {
 			idx = tt_tl_find(&sc->tl, sl->id);
 			if (idx >= 0)
@@ -567,6 +692,616 @@ static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
 	return 0;
 }
 
+/*
+ * Fast-tier budget (Documentation/scheduler.md, "Fast-tier budget"; the
+ * heat and the fair share are heat.c's, the module-wide side budget.c's).
+ *
+ * Accounts, under the lock: @bud.held, the bytes of the saved ranges;
+ * @bud.slow, the bytes of them an eviction of the session moved to the
+ * slow tier and no prefetch has admitted back, per chunk in @counted (set
+ * when the chunk's eviction returns, to what it moved of pages still
+ * registered; taken back when a prefetch admits the chunk, or when the
+ * ranges are forgotten). Fast registered bytes = held - slow, an upper
+ * bound of what is on the fast tier: an eviction in flight counts as
+ * fast until its batch is done, a prefetch from its admission.
+ *
+ * Victims are cut from ranges of layers with no migration in flight (IDLE
+ * or EVICTED) whose backward pass is not running, appended to the layer's
+ * episode (started if it had none) and moved by the thread that needs the
+ * room, with the layer EVICTING and @victim set; then the episode is
+ * EVICTED as after a planned eviction, and its prefetch brings the victims
+ * back with the rest: at the plan's trigger if it is still ahead, else as
+ * soon as there is room (@bud_wait), at the latest at the backward begin.
+ */
+
+/*
+ * Chunk @i of @sl was moved out: count what it moved of registered pages
+ * on the slow tier (lock held).
+ */
+static void tt_sched_count_slow(struct tt_sched *sc, struct tt_slayer *sl,
+				unsigned int i)
+{
+	const struct tt_chunk *c = &sl->chunks[i];
+	const struct tt_srange *r;
+	u64 n = c->moved, reg = 0;
+
+	if (!n || !sl->counted)
+		return;
+	/* ranges forgotten since the cut: only what is still registered */
+	if (sl->forget_gen != sl->cut_gen) {
+		list_for_each_entry(r, &sl->ranges, link)
+			reg += tt_overlap(c->start, c->end, r->start, r->end);
+		n = min(n, reg);
+	}
+	sl->counted[i] += n;
+	sc->bud.slow += n;
+	tt_budget_publish(sl->s);
+}
+
+/* Registered bytes counted on the fast tier (lock held). */
+static u64 tt_sched_fast(const struct tt_sched *sc)
+{
+	return sc->bud.held > sc->bud.slow ? sc->bud.held - sc->bud.slow : 0;
+}
+
+static void tt_sched_peak(struct tt_sched *sc, u64 fast)
+{
+	if (fast > sc->bud.counts.peak)
+		sc->bud.counts.peak = fast;
+}
+
+/*
+ * The heat features of range @r of layer @l at @now (@rel: the same in
+ * the iteration): the distance to its next use and its lifetime from the
+ * layer's profile (the backward begin; after the backward end, the next
+ * iteration's), else last in, first out: the longer ago a tensor was
+ * saved, the later it is needed and the longer it lives.
+ */
+static void tt_sched_features(const struct tt_tl *tl,
+			      const struct tt_tl_layer *l,
+			      const struct tt_srange *r, u64 now, u64 rel,
+			      struct tt_heat_item *it)
+{
+	u64 age = now > r->saved_ns ? now - r->saved_ns : 0;
+
+	it->bytes = r->end - r->start;
+	it->uses = r->uses;
+	it->in_use = (l->seen & TT_TL_S_BWD_BEGIN) &&
+		     !(l->seen & TT_TL_S_BWD_END);
+	it->done = 0;
+	if (!(l->flags & TT_TL_L_PROFILED)) {
+		it->dist = age;
+		it->life = age;
+		return;
+	}
+	if (l->seen & TT_TL_S_BWD_END)
+		it->dist = (tl->prof_iter_ns > rel ? tl->prof_iter_ns - rel : 0) +
+			   l->prof.bwd_start;
+	else
+		it->dist = l->prof.bwd_start > rel ? l->prof.bwd_start - rel : 0;
+	it->life = l->prof.bwd_start > l->prof.fwd_end ?
+		   l->prof.bwd_start - l->prof.fwd_end : 0;
+}
+
+/* The nearest next use of a layer's ranges (0: in use or none). */
+static u64 tt_sched_layer_dist(const struct tt_tl *tl,
+			       const struct tt_tl_layer *l, u64 now, u64 rel)
+{
+	const struct tt_slayer *sl = l->priv;
+	const struct tt_srange *r;
+	struct tt_heat_item it;
+	u64 d = ~0ULL;
+
+	list_for_each_entry(r, &sl->ranges, link) {
+		tt_sched_features(tl, l, r, now, rel, &it);
+		d = min(d, it.in_use ? 0 : it.dist);
+	}
+	return d == ~0ULL ? 0 : d;
+}
+
+/* Room for @n heat items (lock held): 0 or -ENOMEM. */
+static int tt_sched_bud_scratch(struct tt_budget *b, unsigned long n)
+{
+	struct tt_heat_item *items;
+	unsigned long cap;
+	void **refs;
+
+	if (n <= b->cap)
+		return 0;
+	cap = max3(n, 2UL * b->cap, 64UL);
+	items = kvmalloc_array(cap, sizeof(*items), GFP_KERNEL);
+	refs = kvmalloc_array(2 * cap, sizeof(*refs), GFP_KERNEL);
+	if (!items || !refs) {
+		kvfree(items);
+		kvfree(refs);
+		return -ENOMEM;
+	}
+	kvfree(b->items);
+	kvfree(b->refs);
+	b->items = items;
+	b->refs = refs;
+	b->cap = cap;
+	return 0;
+}
+
+/*
+ * Will the plan's trigger bring @sl's evicted bytes back in this
+ * iteration (lock held)?
+ */
+static bool tt_sched_trigger_ahead(struct tt_sched *sc, struct tt_slayer *sl)
+{
+	const struct tt_tl_layer *l;
+	int idx;
+
+	if (!sc->tl.planned || sl->iter != sc->tl.iter_seq ||
+	    !tt_sched_find(sc, sl->id, &idx))
+		return false;
+	l = &sc->tl.st.layers[idx];
+	return (l->flags & TT_TL_L_PLANNED) && l->final_bytes &&
+	       !(l->seen & (TT_TL_S_DUE | TT_TL_S_BWD_BEGIN | TT_TL_S_BWD_END));
+}
+
+/*
+ * Append the pieces of range @r a victim may take to @sl's episode (lock
+ * held): with @arch its pages hinted TT_HINT_ARCHIVE (not pinned), else
+ * its pages outside every hint, after those the episode holds already, at
+ * most @want bytes (page granular), in batches as the plan's. An IDLE
+ * layer starts an episode. Return: the bytes appended (0 when out of
+ * memory too).
+ */
+static u64 tt_sched_victim_cut(struct tt_sched *sc, struct tt_slayer *sl,
+			       struct tt_srange *r, bool arch, u64 want)
+{
+	unsigned long long batch = (unsigned long long)tt_migrate_batch_pages() << PAGE_SHIFT;
+	unsigned int fl = arch ? TT_HINT_ARCHIVE : 0;
+	unsigned int avoid = arch ? TT_HINT_PIN_FAST : 0;
+	unsigned long long skip0 = arch ? r->arch_taken : r->taken;
+	unsigned long long skip = skip0, left = PAGE_ALIGN(want);
+	struct tt_chunk_cut x = { .c = NULL, .range_id = r->id };
+	unsigned int n, cap, i;
+	struct tt_chunk *c;
+	u64 *cnt;
+
+	n = tt_heat_cut(&sc->hints, r->start, r->end, fl, avoid, &skip, &left,
+			batch, tt_chunk_emit, &x);
+	if (!n)
+		return 0;
+	if (sl->nr_chunks + n > sl->chunk_cap) {
+		cap = max(sl->nr_chunks + n, 2 * sl->chunk_cap);
+		c = krealloc_array(sl->chunks, cap, sizeof(*c), GFP_KERNEL);
+		if (!c)
+			return 0;
+		sl->chunks = c;
+		cnt = krealloc_array(sl->counted, cap, sizeof(*cnt), GFP_KERNEL);
+		if (!cnt)
+			return 0;
+		for (i = sl->chunk_cap; i < cap; i++)
+			cnt[i] = 0;
+		sl->counted = cnt;
+		sl->chunk_cap = cap;
+	}
+	if (sl->state == TT_EP_IDLE && !sl->nr_chunks) {
+		sl->iter = sc->tl.iter_seq;
+		sl->target = 0;
+		sl->cpu_nid = numa_node_id();
+		sl->fast_nid = NUMA_NO_NODE;
+		sl->evicted = 0;
+		sl->returned = 0;
+		sl->next_chunk = 0;
+		sl->pf_due = false;
+		sl->sync = false;
+	}
+	sl->cut_gen = sl->forget_gen;
+	skip = skip0;
+	left = PAGE_ALIGN(want);
+	x.c = &sl->chunks[sl->nr_chunks];
+	x.n = 0;
+	tt_heat_cut(&sc->hints, r->start, r->end, fl, avoid, &skip, &left,
+		    batch, tt_chunk_emit, &x);
+	for (i = 0; i < x.n; i++)
+		sl->counted[sl->nr_chunks + i] = 0;
+	sl->nr_chunks += x.n;
+	if (arch)
+		r->arch_taken += PAGE_ALIGN(want) - left;
+	else
+		r->taken += PAGE_ALIGN(want) - left;
+	return PAGE_ALIGN(want) - left;
+}
+
+/* Is chunk @c inside pages hinted TT_HINT_ARCHIVE? */
+static bool tt_sched_archived(const struct tt_sched *sc,
+			      const struct tt_chunk *c)
+{
+	const struct tt_hint_iv *iv = tt_hint_next(&sc->hints, c->start, c->end);
+
+	return iv && iv->start <= c->start && (iv->flags & TT_HINT_ARCHIVE);
+}
+
+/*
+ * Move what a victim round appended to each layer of @round to the slow
+ * tier (lock held, dropped while memory moves; @remote: from a worker,
+ * else from the session's process).
+ */
+static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
+				 bool remote)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	int slow[TT_MIG_TARGETS], nr_slow, fast = sc->cfg.fast_node;
+	struct tt_slayer *sl, *tmp;
+	u64 *bytes = NULL;
+	bool have_mm;
+
+	sl = list_first_entry(round, struct tt_slayer, vlink);
+	nr_slow = tt_sched_slow_nodes(sc, sl, slow);
+	list_for_each_entry(sl, round, vlink) {
+		sl->state = TT_EP_EVICTING;
+		sl->victim = true;
+		sl->vmoved = 0;
+		sl->velapsed = 0;
+		sl->mig_start = ktime_get_ns();
+		atomic_set(&sl->abort, 0);
+		sc->bud.busy++;
+	}
+	mutex_unlock(&sc->lock);
+
+	have_mm = nr_slow && (!remote || mmget_not_zero(s->mm));
+	if (have_mm && fast < 0)
+		bytes = kcalloc(2 * nr_node_ids, sizeof(*bytes), GFP_KERNEL);
+	list_for_each_entry(sl, round, vlink) {
+		bool fresh = !sl->evicted;
+		unsigned int i;
+
+		if (bytes)
+			memset(bytes, 0, nr_node_ids * sizeof(*bytes));
+		for (i = sl->vfrom; have_mm && i < sl->nr_chunks; i++) {
+			struct tt_chunk *c = &sl->chunks[i];
+			struct tt_migrate_result res = {};
+			int ret;
+
+			if (atomic_read(&sl->abort) || atomic_read(&s->stop))
+				break;
+			if (bytes && fresh)
+				tt_sched_residency(s->mm, c->start, c->end, bytes,
+						   bytes + nr_node_ids);
+			ret = tt_sched_evict_chunk(s, sl, c, slow, nr_slow, &res);
+			c->moved = res.moved << PAGE_SHIFT;
+			tt_sched_account(s, &res, slow[0]);
+
+			mutex_lock(&sc->lock);
+			if (ret)
+				tt_sched_forget_range(sc, sl, c->range_id);
+			sl->evicted += c->moved;
+			sl->vmoved += c->moved;
+			sl->velapsed += res.elapsed_ns;
+			sc->counts.bytes_evicted += c->moved;
+			sc->bud.counts.victim_bytes += c->moved;
+			if (c->moved && tt_sched_archived(sc, c))
+				sc->bud.counts.victim_archived += c->moved;
+			sc->bud.counts.skipped_pages += res.skipped_busy +
+				res.skipped_not_present + res.skipped_unsupported +
+				res.skipped_no_memory;
+			tt_sched_count_slow(sc, sl, i);
+			mutex_unlock(&sc->lock);
+		}
+		if (fresh)
+			sl->fast_nid = fast >= 0 ? fast : bytes ?
+				tt_sched_majority_fast(bytes, sl->cpu_nid) :
+				sl->cpu_nid;
+	}
+	if (have_mm && remote)
+		mmput(s->mm);
+	kfree(bytes);
+
+	mutex_lock(&sc->lock);
+	list_for_each_entry_safe(sl, tmp, round, vlink) {
+		list_del_init(&sl->vlink);
+		sl->in_round = false;
+		sl->victim = false;
+		sc->bud.busy--;
+		if (sl->fast_nid < 0)
+			sl->fast_nid = numa_node_id();
+		tt_evlog_migration(s, TT_TRACE_EVICT, sl->id, sl->iter,
+				   sl->vmoved, sl->mig_start,
+				   nr_slow ? slow[0] : NUMA_NO_NODE,
+				   TT_TRACE_F_VICTIM);
+		tt_tl_rate_sample(&sc->tl, TT_TL_EVICT, sl->vmoved, sl->velapsed);
+		if (!sl->evicted) {
+			tt_sched_episode_end(sl);
+		} else if (sl->pf_due && !sc->closing) {
+			tt_sched_queue_prefetch(s, sl);
+		} else {
+			sl->state = TT_EP_EVICTED;
+			sl->bud_wait = !tt_sched_trigger_ahead(sc, sl);
+		}
+	}
+	wake_up_all(&sc->bud.wq);
+}
+
+/* May @sl give a victim (lock held)? Not @hot, not in use, nothing in flight. */
+static bool tt_sched_victim_ok(const struct tt_slayer *sl,
+			       const struct tt_slayer *hot,
+			       const struct tt_heat_item *it)
+{
+	return sl != hot && !it->in_use &&
+	       (sl->state == TT_EP_IDLE || sl->state == TT_EP_EVICTED);
+}
+
+/*
+ * Evict victims worth @need bytes (lock held, dropped while they move):
+ * pages hinted TT_HINT_ARCHIVE first, then ranges by increasing heat, of
+ * which only those colder than the ranges of @hot (the layer a prefetch is
+ * admitting; NULL for a registration: any). @budget: the budget in force,
+ * toward which Algorithm 1 moves the weights first. @remote: from a
+ * worker. Return: by how much the registered bytes on the fast tier went
+ * down (victims moved, or ranges forgotten because their memory was gone).
+ */
+static u64 tt_sched_make_room(struct tt_session *s, u64 need,
+			      struct tt_slayer *hot, u64 budget, bool remote)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	struct tt_budget *b = &sc->bud;
+	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now), got;
+	u64 fast = tt_sched_fast(sc);
+	long long below = LLONG_MAX;
+	unsigned int i, k = 0, pass;
+	LIST_HEAD(round);
+	int j;
+
+	if (!need || sc->closing || (sc->cfg.flags & TT_SCHED_OFF) ||
+	    tt_sched_bud_scratch(b, sc->nr_ranges))
+		return 0;
+	for (i = 0; i < sc->tl.n; i++) {
+		const struct tt_tl_layer *l = &sc->tl.st.layers[i];
+		struct tt_slayer *sl = l->priv;
+		struct tt_srange *r;
+
+		list_for_each_entry(r, &sl->ranges, link) {
+			if (k >= b->cap)
+				break;
+			tt_sched_features(&sc->tl, l, r, now, rel, &b->items[k]);
+			b->refs[2 * k] = r;
+			b->refs[2 * k + 1] = sl;
+			k++;
+		}
+	}
+	if (!k)
+		return 0;
+	if (budget != TT_BUDGET_NONE)
+		tt_heat_adjust(&b->w, b->items, k, budget);
+	else
+		tt_heat_score(b->items, k, &b->w);
+	if (hot) {
+		below = LLONG_MIN;
+		for (i = 0; i < k; i++)
+			if (b->refs[2 * i + 1] == hot && b->items[i].heat > below)
+				below = b->items[i].heat;
+	}
+	/* pass 0: archived pages (any heat), pass 1: the colder ranges */
+	for (pass = 0; pass < 2 && need; pass++) {
+		for (i = 0; i < k; i++)
+			b->items[i].done = !tt_sched_victim_ok(b->refs[2 * i + 1],
+							       hot, &b->items[i]);
+		while (need) {
+			struct tt_srange *r;
+			struct tt_slayer *sl;
+
+			j = tt_heat_coldest(b->items, k, pass ? below : LLONG_MAX);
+			if (j < 0)
+				break;
+			b->items[j].done = 1;
+			r = b->refs[2 * j];
+			sl = b->refs[2 * j + 1];
+			if (!sl->in_round)
+				sl->vfrom = sl->nr_chunks;
+			got = tt_sched_victim_cut(sc, sl, r, pass == 0, need);
+			if (!got)
+				continue;
+			b->counts.victims++;
+			need -= min(got, need);
+			if (!sl->in_round) {
+				sl->in_round = true;
+				list_add_tail(&sl->vlink, &round);
+			}
+		}
+	}
+	if (list_empty(&round))
+		return 0;
+	tt_sched_victims_move(s, &round, remote);
+	return fast > tt_sched_fast(sc) ? fast - tt_sched_fast(sc) : 0;
+}
+
+/*
+ * Admit chunk @i of @sl's prefetch (lock held, dropped while victims
+ * move): from now on its registered bytes count on the fast tier. It fits
+ * when the session stays within its budget and the sessions within the
+ * module's; else colder victims make room; else it waits. Return: 0, or
+ * -EAGAIN: no room and no victim, the prefetch stops here (@bud_wait).
+ */
+static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
+			  unsigned int i, bool remote)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	struct tt_budget *b = &sc->bud;
+	u64 c, lim, total, g, fast;
+	unsigned int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		c = sl->counted ? sl->counted[i] : 0;
+		if (!c)
+			return 0;
+		fast = tt_sched_fast(sc);
+		lim = tt_budget_limit(s, &total, &g);
+		if ((sc->cfg.flags & TT_SCHED_OFF) ||
+		    ((lim == TT_BUDGET_NONE || fast + c <= lim) &&
+		     (!g || total + c <= g))) {
+			sl->counted[i] = 0;
+			b->slow -= min(c, b->slow);
+			tt_budget_publish(s);
+			tt_sched_peak(sc, fast + c);
+			return 0;
+		}
+		if (lim != TT_BUDGET_NONE && fast + c > lim) {
+			if (tt_sched_make_room(s, fast + c - lim, sl, lim, remote))
+				continue;
+		} else {
+			tt_budget_kick();	/* others over their share */
+		}
+		break;
+	}
+	sl->bud_wait = true;
+	sl->bud_waited = true;
+	b->counts.waits++;
+	return -EAGAIN;
+}
+
+/*
+ * Retry the prefetches waiting for room, the nearest next use first
+ * (lock held); each admits its chunks again.
+ */
+static void tt_sched_budget_retry(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now), d, best_d;
+	struct tt_slayer *best;
+	unsigned int i;
+
+	while (!sc->closing) {
+		best = NULL;
+		best_d = ~0ULL;
+		for (i = 0; i < sc->tl.n; i++) {
+			const struct tt_tl_layer *l = &sc->tl.st.layers[i];
+			struct tt_slayer *sl = l->priv;
+
+			if (!sl->bud_wait || sl->state != TT_EP_EVICTED)
+				continue;
+			/* TT_SCHED_DEFER_LATE: back at its backward end */
+			if ((sc->cfg.flags & TT_SCHED_DEFER_LATE) &&
+			    (l->seen & TT_TL_S_BWD_BEGIN) &&
+			    !(l->seen & TT_TL_S_BWD_END))
+				continue;
+			d = tt_sched_layer_dist(&sc->tl, l, now, rel);
+			if (!best || d < best_d) {
+				best = sl;
+				best_d = d;
+			}
+		}
+		if (!best)
+			break;
+		best->bud_wait = false;
+		tt_sched_queue_prefetch(s, best);
+	}
+}
+
+/*
+ * Registered memory was released (lock held): retry this session's
+ * waiting prefetches, and the other sessions' when they share a budget.
+ */
+static void tt_sched_budget_released(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+
+	if (!sc->bud.released)
+		return;
+	sc->bud.released = false;
+	tt_sched_budget_retry(s);
+	if (tt_config_get(TT_CFG_BUDGET_MIB))
+		tt_budget_kick();
+}
+
+/* Is the session over its budget, or the sessions over the module's? */
+static bool tt_sched_over(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 total, g, lim;
+
+	if (!tt_budget_active(s) || (sc->cfg.flags & TT_SCHED_OFF))
+		return false;
+	lim = tt_budget_limit(s, &total, &g);
+	return (lim != TT_BUDGET_NONE && tt_sched_fast(sc) > lim) ||
+	       (g && total > g);
+}
+
+/*
+ * Make room in the call that took the session over its budget (or the
+ * sessions over the module's): wait for the session's evictions already
+ * queued or running when they free enough, else evict victims; give up
+ * (budget_overruns) when neither is left (lock not held).
+ */
+static void tt_sched_budget_room(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	struct tt_budget *b = &sc->bud;
+	unsigned int tries, i;
+
+	mutex_lock(&sc->lock);
+	for (tries = 0; tries < 64; tries++) {
+		u64 total, g, lim = tt_budget_limit(s, &total, &g);
+		u64 fast = tt_sched_fast(sc), over = 0, pending = 0;
+		struct tt_slayer *wait = NULL;
+
+		if (lim != TT_BUDGET_NONE && fast > lim)
+			over = fast - lim;
+		if (g && total > g) {
+			over = max(over, total - g);
+			tt_budget_kick();	/* others over their share */
+		}
+		if (!over || sc->closing || (sc->cfg.flags & TT_SCHED_OFF))
+			break;
+		for (i = 0; i < sc->tl.n; i++) {
+			struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+
+			if (sl->state == TT_EP_EVICTING && !sl->victim) {
+				pending += sl->target > sl->evicted ?
+					   sl->target - sl->evicted : 0;
+				wait = sl;
+			} else if (sl->state == TT_EP_EVICT_QUEUED) {
+				pending += sl->target;
+				if (!wait)
+					wait = sl;
+			}
+		}
+		if (pending < over &&
+		    tt_sched_make_room(s, over - pending, NULL, lim, false))
+			continue;
+		if (!wait) {
+			b->counts.overruns++;
+			break;
+		}
+		mutex_unlock(&sc->lock);
+		flush_work(&wait->evict_work);
+		mutex_lock(&sc->lock);
+	}
+	tt_sched_peak(sc, tt_sched_fast(sc));
+	mutex_unlock(&sc->lock);
+}
+
+/**
+ * tt_sched_budget_visit() - the module's budget work visits the session
+ * (budget.c)
+ * @s:      the session (the caller holds a reference).
+ * @shrink: true: evict victims down to the budget in force when over it
+ *          (its share may have shrunk); false: retry the prefetches
+ *          waiting for room.
+ */
+void tt_sched_budget_visit(struct tt_session *s, bool shrink)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 total, g, lim, fast;
+
+	mutex_lock(&sc->lock);
+	if (!sc->closing) {
+		if (shrink) {
+			lim = tt_budget_limit(s, &total, &g);
+			fast = tt_sched_fast(sc);
+			if (lim != TT_BUDGET_NONE && fast > lim)
+				tt_sched_make_room(s, fast - lim, NULL, lim, true);
+		} else {
+			tt_sched_budget_retry(s);
+		}
+	}
+	mutex_unlock(&sc->lock);
+}
+
 static void tt_sched_evict_work(struct work_struct *work)
 {
 	struct tt_slayer *sl = container_of(work, struct tt_slayer, evict_work);
@@ -616,6 +1351,7 @@ static void tt_sched_evict_work(struct work_struct *work)
 			tt_sched_forget_range(sc, sl, c->range_id);
 		sl->evicted += c->moved;
 		sc->counts.bytes_evicted += c->moved;
+		tt_sched_count_slow(sc, sl, i);
 		/* moved after the backward pass began: late as well */
 		if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
 			tt_tl_late_add(&sc->tl, idx, c->moved);
@@ -677,6 +1413,12 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 		if (remote && atomic_read(&sl->abort))
 			break;
 		if (c->moved) {
+			/* the fast-tier budget: room for it first */
+			mutex_lock(&sc->lock);
+			ret = tt_sched_admit(s, sl, i, remote);
+			mutex_unlock(&sc->lock);
+			if (ret)
+				break;
 			ret = tt_mover_migrate(s, c->start, c->end,
 					       &sl->fast_nid, 1,
 					       remote ? TT_MIG_REMOTE : 0,
@@ -730,7 +1472,9 @@ static void tt_sched_fetched(struct tt_sched *sc, struct tt_slayer *sl,
 			tt_sched_queue_prefetch(s, sl);
 		return;
 	}
-	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
+	/* late for want of room in the budget: not the schedule's fault */
+	if (sl->iter == sc->tl.iter_seq && !sl->bud_waited &&
+	    tt_sched_find(sc, sl->id, &idx))
 		tt_tl_prefetch_end(&sc->tl, idx, ktime_get_ns());
 	tt_sched_episode_end(sl);
 }
@@ -811,7 +1555,10 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 		case TT_EP_EVICTING:
 			atomic_set(&sl->abort, 1);
 			mutex_unlock(&sc->lock);
-			flush_work(&sl->evict_work);
+			if (READ_ONCE(sl->victim))
+				wait_event(sc->bud.wq, !READ_ONCE(sl->victim));
+			else
+				flush_work(&sl->evict_work);
 			mutex_lock(&sc->lock);
 			continue;
 		case TT_EP_PREFETCHING:
@@ -1023,6 +1770,7 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 		/* Saved again (say every iteration): keep the one entry. */
 		list_for_each_entry(r, &sl->ranges, link) {
 			if (r->persistent && r->start == start && r->end == end) {
+				r->uses++;
 				sc->counts.tensors_saved++;
 				return 0;
 			}
@@ -1040,8 +1788,17 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 	r->end = end;
 	r->id = ++sc->range_seq;
 	r->persistent = persistent;
+	r->taken = 0;
+	r->arch_taken = 0;
+	r->saved_ns = ktime_get_ns();
+	r->uses = 1;
 	list_add_tail(&r->link, &sl->ranges);
 	sc->nr_ranges++;
+	sc->bud.held += end - start;
+	tt_budget_publish(s);
+	/* over the budget: room is made once the event is done */
+	if (tt_sched_over(s))
+		sc->bud.room = true;
 	if (!persistent)
 		sl->nr_oneshot++;
 	tt_tl_saved(&sc->tl, idx, end - start, persistent);
@@ -1117,6 +1874,7 @@ int tt_sched_events(struct tt_session *s, const struct tt_event *ev,
 	while (*done < n) {
 		sync = NULL;
 		ret = tt_sched_event(s, &ev[*done], &sync);
+		tt_sched_budget_released(s);
 		if (ret)
 			break;
 		(*done)++;
@@ -1125,7 +1883,14 @@ int tt_sched_events(struct tt_session *s, const struct tt_event *ev,
 			tt_sched_sync_fetch(s, sync);
 			mutex_lock(&sc->lock);
 		}
+		if (sc->bud.room) {
+			sc->bud.room = false;
+			mutex_unlock(&sc->lock);
+			tt_sched_budget_room(s);
+			mutex_lock(&sc->lock);
+		}
 	}
+	tt_sched_peak(sc, tt_sched_fast(sc));
 	mutex_unlock(&sc->lock);
 	return ret;
 }
@@ -1143,7 +1908,8 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 	int ret;
 
 	if ((req->valid & ~TT_SCHED_SET_ALL) ||
-	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->reserved)
+	    (req->flags & ~TT_SCHED_FLAGS_ALL) ||
+	    (!(req->valid & TT_SCHED_SET_BUDGET) && req->budget_mib))
 		return -EOPNOTSUPP;
 	if ((req->valid & TT_SCHED_SET_PROFILE) &&
 	    tt_config_check(TT_CFG_PROFILE_ITERS, req->profile_iters))
@@ -1182,7 +1948,18 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 		sc->cfg.slow_node = req->slow_node;
 		sc->cfg.fast_node = req->fast_node;
 	}
+	if (req->valid & TT_SCHED_SET_BUDGET)
+		WRITE_ONCE(sc->bud.own, (u64)req->budget_mib << 20);
 	mutex_unlock(&sc->lock);
+	if (req->valid & (TT_SCHED_SET_BUDGET | TT_SCHED_SET_FLAGS)) {
+		/* lowered: room now; raised: the waiting ones may fit */
+		tt_sched_budget_room(s);
+		mutex_lock(&sc->lock);
+		tt_sched_budget_retry(s);
+		mutex_unlock(&sc->lock);
+		if (tt_config_get(TT_CFG_BUDGET_MIB))
+			tt_budget_kick();	/* the shares changed */
+	}
 	return 0;
 }
 
@@ -1205,6 +1982,7 @@ void tt_sched_get(struct tt_session *s, struct tt_ioc_sched *out)
 	out->pr_bps = sc->tl.pr_bps;
 	out->slow_node = sc->cfg.slow_node;
 	out->fast_node = sc->cfg.fast_node;
+	out->budget_mib = sc->bud.own >> 20;
 	mutex_unlock(&sc->lock);
 }
 
@@ -1336,6 +2114,7 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	const struct tt_tl_counts *tc = &sc->tl.counts;
+	u64 lim, total, g;
 	struct tt_tl_miss m;
 
 	mutex_lock(&sc->lock);
@@ -1374,6 +2153,20 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 		out->last_miss_layer = m.layer;
 		out->last_miss_kind = m.kind;
 	}
+	lim = tt_budget_limit(s, &total, &g);
+	out->budget_bytes = lim == TT_BUDGET_NONE ? 0 : lim;
+	out->fast_registered_bytes = tt_sched_fast(sc);
+	out->fast_peak_bytes = sc->bud.counts.peak;
+	out->victims = sc->bud.counts.victims;
+	out->victim_bytes = sc->bud.counts.victim_bytes;
+	out->victim_archived_bytes = sc->bud.counts.victim_archived;
+	out->victims_skipped_pages = sc->bud.counts.skipped_pages;
+	out->budget_waits = sc->bud.counts.waits;
+	out->budget_overruns = sc->bud.counts.overruns;
+	out->heat_wf = sc->bud.w.f;
+	out->heat_wr = sc->bud.w.r;
+	out->heat_ws = sc->bud.w.s;
+	out->heat_wl = sc->bud.w.l;
 	mutex_unlock(&sc->lock);
 }
 
@@ -1457,6 +2250,7 @@ int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 		if (hit)
 			tt_sched_rescue(s, sl);
 	}
+	tt_sched_budget_released(s);
 out:
 	mutex_unlock(&sc->lock);
 	return ret;
@@ -1501,6 +2295,7 @@ void tt_sched_init(struct tt_session *s)
 	hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	sc->timer.function = tt_sched_timer_fn;
 	INIT_WORK(&sc->timer_work, tt_sched_timer_work);
+	tt_budget_join(s);
 }
 
 static void tt_sched_free_ranges(struct list_head *list)
@@ -1528,6 +2323,8 @@ void tt_sched_close(struct tt_session *s)
 	mutex_lock(&sc->lock);
 	sc->closing = true;
 	mutex_unlock(&sc->lock);
+	/* no budget visit holds the session after this; its share is free */
+	tt_budget_leave(s);
 
 	/* The timer work re-arms nothing once closing is set. */
 	hrtimer_cancel(&sc->timer);
@@ -1542,13 +2339,21 @@ void tt_sched_close(struct tt_session *s)
 		if (cancel_work_sync(&sl->prefetch_work))
 			tt_session_put(s);
 	}
+	/* victim evictions are made by work items or ioctls: none left */
+	wait_event(sc->bud.wq, !READ_ONCE(sc->bud.busy));
 	for (i = 0; i < sc->tl.n; i++) {
 		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
 
 		tt_sched_free_ranges(&sl->ranges);
 		kfree(sl->chunks);
+		kfree(sl->counted);
 		kfree(sl);
 	}
+	kvfree(sc->bud.items);
+	kvfree(sc->bud.refs);
+	sc->bud.items = NULL;
+	sc->bud.refs = NULL;
+	sc->bud.cap = 0;
 	tt_sched_free_ranges(&sc->free);
 	kfree(sc->hints.iv);
 	sc->hints.iv = NULL;

@@ -13,6 +13,7 @@
 #include <linux/workqueue.h>
 #include <linux/tiertrain.h>
 
+#include "budget.h"
 #include "hint.h"
 #include "stats.h"
 #include "timeline.h"
@@ -79,6 +80,7 @@ struct tt_sched_counts {
  * @counts:     the executor's counters.
  * @hints:      the ranges hinted TT_HINT_PIN_FAST or TT_HINT_ARCHIVE
  *              (whole pages): evictions skip them.
+ * @bud:        the fast-tier budget's accounts and victim state.
  */
 struct tt_sched {
 	struct mutex lock;	/* see @lock above */
@@ -94,6 +96,7 @@ struct tt_sched {
 	unsigned int misses_seen;
 	struct tt_sched_counts counts;
 	struct tt_hint_set hints;
+	struct tt_budget bud;
 };
 
 int tt_sched_module_init(void);
@@ -102,6 +105,7 @@ void tt_sched_pools_resize(void);
 
 void tt_sched_init(struct tt_session *s);
 void tt_sched_close(struct tt_session *s);
+void tt_sched_budget_visit(struct tt_session *s, bool shrink);
 
 int tt_sched_events(struct tt_session *s, const struct tt_event *ev,
 		    unsigned int n, unsigned int *done);

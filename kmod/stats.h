@@ -73,6 +73,19 @@ struct tt_registry_counts {
  * @last_miss_iter:     the newest miss: its iteration,
  * @last_miss_layer:    its layer,
  * @last_miss_kind:     its TT_TRACE_F_MISS_* kind.
+ * @budget_bytes:       the fast-tier budget in force (0: none).
+ * @fast_registered_bytes: registered bytes counted on the fast tier.
+ * @fast_peak_bytes:    their highest value.
+ * @victims:            victim evictions.
+ * @victim_bytes:       bytes they moved.
+ * @victim_archived_bytes: of those, hinted TT_HINT_ARCHIVE.
+ * @victims_skipped_pages: victim pages that could not move.
+ * @budget_waits:       prefetches stopped to wait for room.
+ * @budget_overruns:    calls that returned over the budget.
+ * @heat_wf:            heat weights, 1024 = 1.0: future access count,
+ * @heat_wr:            distance to the next use,
+ * @heat_ws:            size,
+ * @heat_wl:            lifetime.
  */
 struct tt_sched_stats {
 	u64 iterations;
@@ -104,6 +117,19 @@ struct tt_sched_stats {
 	u64 last_miss_iter;
 	u64 last_miss_layer;
 	u64 last_miss_kind;
+	u64 budget_bytes;
+	u64 fast_registered_bytes;
+	u64 fast_peak_bytes;
+	u64 victims;
+	u64 victim_bytes;
+	u64 victim_archived_bytes;
+	u64 victims_skipped_pages;
+	u64 budget_waits;
+	u64 budget_overruns;
+	u64 heat_wf;
+	u64 heat_wr;
+	u64 heat_ws;
+	u64 heat_wl;
 };
 
 /**
