@@ -36,6 +36,8 @@ const char tt_sessions_usage[] =
 	"  late        evicted bytes still slow when it began\n"
 	"  dropped     layer-iterations the policy kept on the fast tier\n"
 	"  modified    layer-iterations evicted in part\n"
+	"  budget      its fast-tier budget in force (its own or its share of\n"
+	"              the module's budget_mib), - when it has none\n"
 	"With -j, an array of objects with these members (exact byte counts)\n"
 	"and \"stats\", every counter of the session (see tierctl stats).\n"
 	"The list is one snapshot: a dump interrupted by sessions opening or\n"
@@ -213,6 +215,7 @@ static void tt_sessions_print_json(const struct tt_ctl *ctl,
 		tt_json_u64(j, "layers_dropped", x->st.layers_dropped);
 		tt_json_u64(j, "layers_modified", x->st.layers_modified);
 		tt_json_u64(j, "registered_bytes", x->st.registered_bytes);
+		tt_json_u64(j, "budget_bytes", x->st.budget_bytes);
 		tt_json_u64(j, "trace_events", x->last_seq);
 		tt_json_u64(j, "trace_events_lost", x->events_lost);
 		tt_stats_json(j, "stats", &x->st, 1);
@@ -225,13 +228,13 @@ static void tt_sessions_print_json(const struct tt_ctl *ctl,
 static void tt_sessions_print_text(const struct tt_ctl *ctl,
 				   const struct tt_ctl_sessions *ss)
 {
-	char b[6][16];
+	char b[7][16];
 	size_t i;
 
-	fprintf(ctl->out, "%7s %7s %-15s %6s %6s %9s %9s %9s %10s %9s %9s %7s %8s\n",
+	fprintf(ctl->out, "%7s %7s %-15s %6s %6s %9s %9s %9s %10s %9s %9s %7s %8s %9s\n",
 		"session", "pid", "command", "uid", "iters", "fast", "slow",
 		"evicted", "prefetched", "on-time", "late", "dropped",
-		"modified");
+		"modified", "budget");
 	for (i = 0; i < ss->n; i++) {
 		const struct tt_ctl_session *x = &ss->v[i];
 
@@ -241,13 +244,17 @@ static void tt_sessions_print_text(const struct tt_ctl *ctl,
 		tt_fmt_bytes(x->st.bytes_prefetched, b[3], sizeof(b[3]));
 		tt_fmt_bytes(x->st.ontime_bytes, b[4], sizeof(b[4]));
 		tt_fmt_bytes(x->st.late_bytes, b[5], sizeof(b[5]));
+		if (x->st.budget_bytes)
+			tt_fmt_bytes(x->st.budget_bytes, b[6], sizeof(b[6]));
+		else
+			snprintf(b[6], sizeof(b[6]), "-");
 		fprintf(ctl->out,
-			"%7llu %7u %-15s %6u %6llu %9s %9s %9s %10s %9s %9s %7llu %8llu\n",
+			"%7llu %7u %-15s %6u %6llu %9s %9s %9s %10s %9s %9s %7llu %8llu %9s\n",
 			(unsigned long long)x->id, x->pid, x->comm, x->uid,
 			(unsigned long long)x->st.iterations, b[0], b[1], b[2],
 			b[3], b[4], b[5],
 			(unsigned long long)x->st.layers_dropped,
-			(unsigned long long)x->st.layers_modified);
+			(unsigned long long)x->st.layers_modified, b[6]);
 	}
 	if (!ss->n)
 		fputs("(no sessions)\n", ctl->out);

@@ -22,9 +22,11 @@ const char tt_stats_usage[] =
 	"Usage: tierctl [-j [-p]] stats [PID]\n"
 	"\n"
 	"Without PID: every counter of struct tt_ioc_stats summed over the\n"
-	"sessions you can see (all of them with CAP_SYS_ADMIN), rates left out.\n"
+	"sessions you can see (all of them with CAP_SYS_ADMIN), rates and heat\n"
+	"weights left out.\n"
 	"With PID: for each session of that process, every counter, the rates\n"
-	"the scheduler measured, and its per-layer view:\n"
+	"the scheduler measured, the heat weights of its fast-tier budget\n"
+	"(heat_w*, 1024 = 1.0), and its per-layer view:\n"
 	"  layer      layer id\n"
 	"  status     profiling, accepted (evicted whole), modified (in part)\n"
 	"             or dropped (kept on the fast tier) in the current plan\n"
@@ -36,7 +38,9 @@ const char tt_stats_usage[] =
 	"  evict ms   when the last eviction ran, ms from the iteration start\n"
 	"  fetch ms   when the last prefetch ran\n"
 	"  bwd ms     when the last backward pass began\n"
-	"Counter names are those of struct tt_ioc_stats in <linux/tiertrain.h>.\n";
+	"Counter names are those of struct tt_ioc_stats in <linux/tiertrain.h>;\n"
+	"tierctl(8) describes them, the fast-tier budget's (budget_bytes,\n"
+	"fast_registered_bytes, victims, budget_waits, ...) included.\n";
 
 #define TT_F(m, k) { #m, offsetof(struct tt_ioc_stats, m), k }
 
@@ -95,6 +99,19 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(last_miss_iter, TT_STAT_COUNT),
 	TT_F(last_miss_layer, TT_STAT_COUNT),
 	TT_F(last_miss_kind, TT_STAT_COUNT),
+	TT_F(budget_bytes, TT_STAT_BYTES),
+	TT_F(fast_registered_bytes, TT_STAT_BYTES),
+	TT_F(fast_peak_bytes, TT_STAT_BYTES),
+	TT_F(victims, TT_STAT_COUNT),
+	TT_F(victim_bytes, TT_STAT_BYTES),
+	TT_F(victim_archived_bytes, TT_STAT_BYTES),
+	TT_F(victims_skipped_pages, TT_STAT_COUNT),
+	TT_F(budget_waits, TT_STAT_COUNT),
+	TT_F(budget_overruns, TT_STAT_COUNT),
+	TT_F(heat_wf, TT_STAT_WEIGHT),
+	TT_F(heat_wr, TT_STAT_WEIGHT),
+	TT_F(heat_ws, TT_STAT_WEIGHT),
+	TT_F(heat_wl, TT_STAT_WEIGHT),
 	{ NULL, 0, TT_STAT_COUNT },
 };
 
@@ -114,7 +131,7 @@ void tt_stats_add(struct tt_ioc_stats *acc, const struct tt_ioc_stats *st)
 	uint64_t v;
 
 	for (f = tt_stat_fields; f->name; f++) {
-		if (f->kind == TT_STAT_RATE)
+		if (f->kind == TT_STAT_RATE || f->kind == TT_STAT_WEIGHT)
 			continue;
 		v = tt_stat_get(acc, f) + tt_stat_get(st, f);
 		memcpy((char *)acc + f->off, &v, sizeof(v));
@@ -135,7 +152,8 @@ void tt_stats_json(struct tt_json *j, const char *name,
 	for (f = tt_stat_fields; f->name; f++) {
 		int total = !strncmp(f->name, "total.", 6);
 
-		if (f->kind == TT_STAT_RATE && !with_rates)
+		if ((f->kind == TT_STAT_RATE || f->kind == TT_STAT_WEIGHT) &&
+		    !with_rates)
 			continue;
 		if (total && !in_total)
 			tt_json_object_open(j, "total");
@@ -175,6 +193,11 @@ static void tt_stats_text(FILE *out, const struct tt_ioc_stats *st,
 		case TT_STAT_NS:
 			fprintf(out, "  %-26s %20" PRIu64 "  (%.3f s)\n",
 				f->name, v, v / 1e9);
+			break;
+		case TT_STAT_WEIGHT:
+			if (with_rates)
+				fprintf(out, "  %-26s %20" PRIu64 "  (%.3f)\n",
+					f->name, v, v / 1024.0);
 			break;
 		default:
 			fprintf(out, "  %-26s %20" PRIu64 "\n", f->name, v);

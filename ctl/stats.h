@@ -19,6 +19,7 @@ enum tt_stat_kind {
 	TT_STAT_BYTES,
 	TT_STAT_RATE,		/* bytes/s: not summed over sessions */
 	TT_STAT_NS,
+	TT_STAT_WEIGHT,		/* 1024 = 1.0: not summed over sessions */
 };
 
 /**
