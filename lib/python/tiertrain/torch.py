@@ -62,8 +62,8 @@ def _warn_once(key, msg):
 def attach(model, *, layers=None, sched_flags=0, sync_late=False,
            anchor=True, alap=False, defer_late=False, merge=False,
            count=True, dynamic=False, off=False, profile_iters=None,
-           stay_us=None, slow_node=None, fast_node=None, train_only=True,
-           params=False, warmup=2, strict=False):
+           stay_us=None, slow_node=None, fast_node=None, budget_mib=None,
+           train_only=True, params=False, warmup=2, strict=False):
     """Tier the saved tensors of every training iteration of @model.
 
     Returns a ``Handle``. Layers are the leaf modules of @model, or, with
@@ -77,7 +77,12 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     (TT_SCHED_DEFER_LATE), @merge (TT_SCHED_MERGE), @count
     (TT_SCHED_COUNT, default on), @dynamic (TT_SCHED_DYNAMIC: models whose
     layer sequence changes between iterations), @off (TT_SCHED_OFF: events, no migration);
-    @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic).
+    @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic);
+    @budget_mib, the session's fast-tier budget in MiB (TT_SCHED_SET_BUDGET:
+    its registered bytes on the fast tier stay within it, victims evicted
+    to make room; 0: none; Documentation/scheduler.md). Only the kernel
+    module has budgets: with the move_pages backend a budget_mib other
+    than 0 raises TiertrainError (EOPNOTSUPP).
 
     @train_only: forward passes of a model in eval mode make no events
     (passes with gradients disabled never do). @params: also register
@@ -101,8 +106,8 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
                   dynamic=dynamic, off=off,
                   profile_iters=profile_iters, stay_us=stay_us,
                   slow_node=slow_node, fast_node=fast_node,
-                  train_only=train_only, params=params, warmup=warmup,
-                  strict=strict)
+                  budget_mib=budget_mib, train_only=train_only,
+                  params=params, warmup=warmup, strict=strict)
 
 
 class _Call:
@@ -248,14 +253,15 @@ class Handle:
     def __init__(self, model, *, layers, sched_flags, sync_late, anchor,
                  alap, defer_late, merge, count, dynamic, off, profile_iters,
                  stay_us,
-                 slow_node, fast_node, train_only, params, warmup, strict):
+                 slow_node, fast_node, budget_mib, train_only, params, warmup,
+                 strict):
         if not isinstance(model, _torch.nn.Module):
             raise TypeError("tiertrain.torch.attach: expected a "
                             "torch.nn.Module, got %s" % type(model).__name__)
         flags = self._flags(sched_flags, sync_late, anchor, alap,
                             defer_late, merge, count, dynamic, off)
         sched = self._sched_fields(flags, profile_iters, stay_us, slow_node,
-                                   fast_node)
+                                   fast_node, budget_mib)
         if not isinstance(warmup, int) or warmup < 0:
             raise ValueError("tiertrain.torch.attach: warmup=%r: expected a "
                              "number of iterations >= 0" % (warmup,))
@@ -366,7 +372,8 @@ class Handle:
         return flags
 
     @staticmethod
-    def _sched_fields(flags, profile_iters, stay_us, slow_node, fast_node):
+    def _sched_fields(flags, profile_iters, stay_us, slow_node, fast_node,
+                      budget_mib=None):
         valid, fields = 0, {}
         if flags:
             valid |= _uapi.TT_SCHED_SET_FLAGS
@@ -392,6 +399,14 @@ class Handle:
                                  "node id or -1 (automatic)" % (name, v))
             valid |= _uapi.TT_SCHED_SET_NODES
             fields[name] = v
+        if budget_mib is not None:
+            if not isinstance(budget_mib, int) or isinstance(budget_mib, bool) \
+                    or not 0 <= budget_mib <= 0xffffffff:
+                raise ValueError("tiertrain.torch.attach: budget_mib=%r: "
+                                 "expected MiB in 0..4294967295 (0: no "
+                                 "budget)" % (budget_mib,))
+            valid |= _uapi.TT_SCHED_SET_BUDGET
+            fields["budget_mib"] = budget_mib
         return (valid, fields) if valid else None
 
     def _install(self, model, sites):
