@@ -1155,16 +1155,32 @@ static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
 }
 
 /*
- * Retry the prefetches waiting for room, the nearest next use first
- * (lock held); each admits its chunks again.
+ * Room was made, or may have been: bring evicted bytes back, the nearest
+ * next use first, as far as the budget has room (lock held). With a
+ * budget in force every evicted layer is a candidate, whether its plan's
+ * trigger came or not: the budget, not the schedule, is what holds them
+ * out, and the room is there to be used; the one that does not fit whole
+ * is queued too (its prefetch takes what fits, then waits), the farther
+ * ones are not (they would only queue up before nearer ones). Without a
+ * budget only prefetches that waited for room are retried.
  */
 static void tt_sched_budget_retry(struct tt_session *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now), d, best_d;
+	u64 room = ~0ULL, need, lim, total, g, fast;
+	bool budget = tt_budget_active(s) && !(sc->cfg.flags & TT_SCHED_OFF);
 	struct tt_slayer *best;
-	unsigned int i;
+	unsigned int i, c;
 
+	if (budget) {
+		lim = tt_budget_limit(s, &total, &g);
+		fast = tt_sched_fast(sc);
+		if (lim != TT_BUDGET_NONE)
+			room = lim > fast ? lim - fast : 0;
+		if (g)
+			room = min(room, g > total ? g - total : 0);
+	}
 	while (!sc->closing) {
 		best = NULL;
 		best_d = ~0ULL;
@@ -1172,7 +1188,7 @@ static void tt_sched_budget_retry(struct tt_session *s)
 			const struct tt_tl_layer *l = &sc->tl.st.layers[i];
 			struct tt_slayer *sl = l->priv;
 
-			if (!sl->bud_wait || sl->state != TT_EP_EVICTED)
+			if (sl->state != TT_EP_EVICTED || (!budget && !sl->bud_wait))
 				continue;
 			/* TT_SCHED_DEFER_LATE: back at its backward end */
 			if ((sc->cfg.flags & TT_SCHED_DEFER_LATE) &&
@@ -1187,8 +1203,14 @@ static void tt_sched_budget_retry(struct tt_session *s)
 		}
 		if (!best)
 			break;
+		need = 0;
+		for (c = best->next_chunk; best->counted && c < best->nr_chunks; c++)
+			need += best->counted[c];
+		if (need && !room)
+			break;
 		best->bud_wait = false;
 		tt_sched_queue_prefetch(s, best);
+		room -= min(need, room);
 	}
 }
 
