@@ -19,7 +19,10 @@
  * Modes: "none" makes no scheduler call at all; "tiertrain" reports the
  * events to a kernel session (/dev/tiertrain); "userspace" reports them to a
  * move_pages-backend session (TIERTRAIN_BACKEND=move_pages), the library's
- * userspace scheduler. A backend that cannot tier is reported as such and
+ * userspace scheduler; "budget" (only with --budget-mib N) is "tiertrain"
+ * with a fast-tier budget of N MiB (TT_SCHED_SET_BUDGET), and there an
+ * activation enters the sampler's sight when its registration returns, so
+ * its figures are the registered bytes the budget counts. A backend that cannot tier is reported as such and
  * its row is "n/a". The modes take turns iteration by iteration in this
  * one process (tt_run_modes()), each with its own session, so a change in
  * the host's load weighs on all of them alike.
@@ -67,11 +70,12 @@ enum tt_mode {
 	TT_MODE_NONE,
 	TT_MODE_TIERTRAIN,
 	TT_MODE_USERSPACE,
+	TT_MODE_BUDGET,
 	TT_MODE_NR,
 };
 
 static const char *const tt_mode_name[TT_MODE_NR] = {
-	"none", "tiertrain", "userspace",
+	"none", "tiertrain", "userspace", "budget",
 };
 
 /**
@@ -105,6 +109,7 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  *                 number (the same D in every mode); 0 = all layers.
  * @pieces:        tensors each activation is reported as (contiguous
  *                 pieces of it, one tt_tensor_saved() each).
+ * @budget_mib:    the budget mode's fast-tier budget, MiB (0: no budget mode).
  * @rows:          rows of the ASCII timeline.
  * @timeline:      print the ASCII timeline and the moves.
  * @run:           modes to run.
@@ -130,6 +135,7 @@ struct tt_cfg {
 	int dynamic;
 	unsigned int min_depth;
 	unsigned int pieces;
+	unsigned int budget_mib;
 	unsigned int rows;
 	int timeline;
 	int run[TT_MODE_NR];
@@ -684,10 +690,14 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	r->mapped = tt_now();
 	t->sum[l] = tt_fwd_out(a, t->x, n, (uint64_t)it << 32 | l);
 	r->touched = tt_now();
-	tt_live_add(t, l, a, len);
+	if (t->mode != TT_MODE_BUDGET)
+		tt_live_add(t, l, a, len);
 	t->act[l] = a;
 	if (t->s)
 		tt_saved_pieces(t, l, it, a, len);
+	/* the budget counts registered bytes: in sight once registered */
+	if (t->mode == TT_MODE_BUDGET)
+		tt_live_add(t, l, a, len);
 	r->fwd_end = tt_now();
 	if (t->s)
 		tt_call(t, tt_layer_end(t->s, l, TT_FWD), "tt_layer_end(TT_FWD)",
@@ -964,6 +974,12 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 	TT_D(dyn_mispredicted);
 	TT_D(dyn_fallback);
 	TT_D(dyn_misses);
+	TT_D(victims);
+	TT_D(victim_bytes);
+	TT_D(victim_archived_bytes);
+	TT_D(victims_skipped_pages);
+	TT_D(budget_waits);
+	TT_D(budget_overruns);
 #undef TT_D
 }
 
@@ -973,7 +989,8 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 				       struct tt_result *res)
 {
-	const char *want = mode == TT_MODE_TIERTRAIN ? "kernel" : "move_pages";
+	const char *want = mode == TT_MODE_TIERTRAIN || mode == TT_MODE_BUDGET ?
+			   "kernel" : "move_pages";
 	struct tt_ioc_sched cfg;
 	struct tt_session *s;
 	int ret;
@@ -1011,6 +1028,10 @@ static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 		    (t->cfg.merge ? TT_SCHED_MERGE : 0) |
 		    (t->cfg.count ? TT_SCHED_COUNT : 0) |
 		    (t->cfg.dynamic ? TT_SCHED_DYNAMIC : 0);
+	if (mode == TT_MODE_BUDGET) {
+		cfg.valid |= TT_SCHED_SET_BUDGET;
+		cfg.budget_mib = t->cfg.budget_mib;
+	}
 	ret = tt_sched_set(s, &cfg);
 	if (ret)
 		tt_die("%s: tt_sched_set(profile_iters %u, flags %#x): %s", want,
@@ -1142,7 +1163,8 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 		if (ret < 0)
 			tt_die("tt_layers: %s", strerror(-ret));
 		if (ret == 0 && ms->st0.bytes_evicted == 0) {
-			res->fatal = mode == TT_MODE_TIERTRAIN;
+			res->fatal = mode == TT_MODE_TIERTRAIN ||
+				     mode == TT_MODE_BUDGET;
 			snprintf(res->reason, sizeof(res->reason),
 				 "the %s backend's scheduler knows no layer and moved nothing after %u iterations%s",
 				 res->backend, res->warmup,
@@ -1442,6 +1464,32 @@ static void tt_print_table(const struct tt_train *t)
 	}
 }
 
+/*
+ * The budget mode against its budget and against the same scheduler
+ * without one (the tiertrain mode of this run).
+ */
+static void tt_print_budget(const struct tt_train *t, const struct tt_result *r)
+{
+	const struct tt_result *k = &t->res[TT_MODE_TIERTRAIN];
+	double b = t->cfg.budget_mib * TT_MIB;
+
+	printf("budget: %u MiB; registered bytes on the fast tier (measured) avg %.1f MiB (%.0f%% of the budget), peak %.1f MiB (%+.1f MiB against it); scheduler's own count: peak %.1f MiB\n",
+	       t->cfg.budget_mib, r->fast_avg / TT_MIB, 100.0 * r->fast_avg / b,
+	       r->fast_peak / TT_MIB, (r->fast_peak - b) / TT_MIB,
+	       r->st.fast_peak_bytes / TT_MIB);
+	printf("budget: victims %llu (%.1f MiB, %llu pages could not move), prefetches that waited for room %llu, calls over the budget %llu\n",
+	       (unsigned long long)r->st.victims, r->st.victim_bytes / TT_MIB,
+	       (unsigned long long)r->st.victims_skipped_pages,
+	       (unsigned long long)r->st.budget_waits,
+	       (unsigned long long)r->st.budget_overruns);
+	if (k->ok)
+		printf("budget vs tiertrain (no budget): step %.1f vs %.1f ms (%+.1f%%), avg fast %.1f vs %.1f MiB, peak fast %.1f vs %.1f MiB (tiertrain counts an activation from its first write), late %.1f vs %.1f MiB\n",
+		       r->step_ms, k->step_ms, tt_pct(r->step_ms, k->step_ms),
+		       r->fast_avg / TT_MIB, k->fast_avg / TT_MIB,
+		       r->fast_peak / TT_MIB, k->fast_peak / TT_MIB,
+		       r->st.late_bytes / TT_MIB, k->st.late_bytes / TT_MIB);
+}
+
 static void tt_print_goals(const struct tt_train *t)
 {
 	const struct tt_result *ref = tt_ref(t);
@@ -1505,6 +1553,8 @@ static void tt_print_goals(const struct tt_train *t)
 			       TT_GOAL_STEP_PCT,
 			       tt_verdict(step <= TT_GOAL_STEP_PCT));
 		}
+		if (m == TT_MODE_BUDGET)
+			tt_print_budget(t, r);
 		if (r->have_stats)
 			printf("%s: layer-iterations accepted %llu, modified %llu, dropped %llu, unknown %llu; reprofiles %llu; ER %.0f MB/s, PR %.0f MB/s; busy pages %llu, no-memory pages %llu\n",
 			       tt_mode_name[m],
@@ -1749,6 +1799,13 @@ static void tt_json_stats(FILE *f, const struct tt_ioc_stats *st)
 	tt_jkv(f, &n, "huge_split", st->huge_split);
 	tt_jkv(f, &n, "mover_fallbacks", st->mover_fallbacks);
 	tt_jkv(f, &n, "movers", st->movers);
+	tt_jkv(f, &n, "budget_bytes", st->budget_bytes);
+	tt_jkv(f, &n, "fast_registered_peak_bytes", st->fast_peak_bytes);
+	tt_jkv(f, &n, "victims", st->victims);
+	tt_jkv(f, &n, "victim_bytes", st->victim_bytes);
+	tt_jkv(f, &n, "victims_skipped_pages", st->victims_skipped_pages);
+	tt_jkv(f, &n, "budget_waits", st->budget_waits);
+	tt_jkv(f, &n, "budget_overruns", st->budget_overruns);
 	fprintf(f, "}");
 }
 
@@ -1919,7 +1976,7 @@ static void tt_write_json(const struct tt_train *t)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
 	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
@@ -1930,7 +1987,7 @@ static void tt_write_json(const struct tt_train *t)
 		t->cfg.merge ? "true" : "false",
 		t->cfg.count ? "true" : "false",
 		t->cfg.dynamic ? "true" : "false", t->cfg.min_depth,
-		t->cfg.pieces);
+		t->cfg.pieces, t->cfg.budget_mib);
 	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
 		TT_GOAL_STEP_PCT);
@@ -1957,9 +2014,13 @@ static void tt_usage(FILE *f)
 		"activations, the step time and the scheduler's punctuality without tiering,\n"
 		"with tiertrain's kernel scheduler and with libtiertrain's userspace one.\n"
 		"\n"
-		"  --mode M[,M]...    none, tiertrain, userspace or all (default all);\n"
-		"                     modes take turns, iteration by iteration, in this\n"
-		"                     process\n"
+		"  --mode M[,M]...    none, tiertrain, userspace, budget or all (default\n"
+		"                     all); modes take turns, iteration by iteration, in\n"
+		"                     this process\n"
+		"  --budget-mib N     the budget mode: tiertrain with a fast-tier budget\n"
+		"                     of N MiB (TT_SCHED_SET_BUDGET); its figures are\n"
+		"                     the registered bytes the budget counts, printed\n"
+		"                     against the budget and the tiertrain mode\n"
 		"  --layers N         layers, 1..%d (default 12)\n"
 		"  --base-mib N       activation of layer 0 in MiB (default 32)\n"
 		"  --halve-every N    halve the activation every N layers (default 3)\n"
@@ -2095,18 +2156,25 @@ static int tt_thp_mode(int thp)
 	return strstr(buf, "[always]") ? -1 : 0;
 }
 
-/* "none,tiertrain", "all"...: add the modes listed to @c->run. */
-static void tt_parse_modes(struct tt_cfg *c, const char *list)
+/*
+ * "none,tiertrain", "all"...: add the modes listed to @c->run ("all": every
+ * mode but budget, which needs --budget-mib). Return: whether "all" was
+ * listed.
+ */
+static int tt_parse_modes(struct tt_cfg *c, const char *list)
 {
 	const char *p = list;
-	int m;
+	int m, all = 0;
 
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		int found = 0;
 
+		if (len == 3 && !strncmp(p, "all", 3))
+			all = 1;
 		for (m = 0; m < TT_MODE_NR; m++) {
-			if ((len == 3 && !strncmp(p, "all", 3)) ||
+			if ((len == 3 && !strncmp(p, "all", 3) &&
+			     m != TT_MODE_BUDGET) ||
 			    (len == strlen(tt_mode_name[m]) &&
 			     !strncmp(p, tt_mode_name[m], len))) {
 				c->run[m] = 1;
@@ -2114,14 +2182,17 @@ static void tt_parse_modes(struct tt_cfg *c, const char *list)
 			}
 		}
 		if (!found)
-			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace or all",
+			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget or all",
 			       list, (int)len, p);
 		p += len;
 		if (*p == ',')
 			p++;
 	}
-	if (!c->run[0] && !c->run[1] && !c->run[2])
+	for (m = 0; m < TT_MODE_NR && !c->run[m]; m++)
+		;
+	if (m == TT_MODE_NR)
 		tt_die("--mode '%s': no mode", list);
+	return all;
 }
 
 /* <repo>/build/bench/train.json, the repository being two levels above us. */
@@ -2173,6 +2244,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "dynamic", no_argument, NULL, 'Z' },
 		{ "random-depth", required_argument, NULL, 'E' },
 		{ "tensors-per-layer", required_argument, NULL, 'K' },
+		{ "budget-mib", required_argument, NULL, 'U' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "no-timeline", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -2180,7 +2252,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	};
 	const char *sizes = NULL, *layers_arg = NULL;
 	unsigned int base_mib = 32, halve = 3, l;
-	int opt, m, mode_given = 0;
+	int opt, m, mode_given = 0, all = 1;
 	double ms;
 	char *end;
 
@@ -2194,7 +2266,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	c->rows = 40;
 	c->timeline = 1;
 	for (m = 0; m < TT_MODE_NR; m++)
-		c->run[m] = 1;
+		c->run[m] = m != TT_MODE_BUDGET;
 	tt_default_out(c);
 
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -2203,7 +2275,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			if (!mode_given)
 				memset(c->run, 0, sizeof(c->run));
 			mode_given = 1;
-			tt_parse_modes(c, optarg);
+			all = tt_parse_modes(c, optarg);
 			break;
 		case 'L':
 			layers_arg = optarg;
@@ -2280,6 +2352,9 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		case 'Z':
 			c->dynamic = 1;
 			break;
+		case 'U':
+			c->budget_mib = tt_num("--budget-mib", optarg, 1, 1048576);
+			break;
 		case 'E':
 			c->min_depth = tt_num("--random-depth", optarg, 1,
 					      TT_TRAIN_MAX_LAYERS);
@@ -2308,6 +2383,10 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	}
 	if (optind != argc)
 		tt_die("unexpected argument '%s' (see --help)", argv[optind]);
+	if (c->budget_mib && all)
+		c->run[TT_MODE_BUDGET] = 1;
+	if (c->run[TT_MODE_BUDGET] && !c->budget_mib)
+		tt_die("--mode budget needs --budget-mib N (the budget in MiB)");
 	if (sizes) {
 		unsigned int n = tt_parse_sizes(c, sizes);
 
