@@ -439,6 +439,7 @@ def recorded_run(cls, iters, loss_fn=None, **kw):
     rec = Recorder(h)
     x, y = data("small")
     for i in range(iters):
+        t0 = time.monotonic()
         opt.zero_grad()
         if loss_fn is None:
             loss = F.cross_entropy(m(x), y)
@@ -447,6 +448,7 @@ def recorded_run(cls, iters, loss_fn=None, **kw):
         loss.backward()
         r.losses.append(loss.item())
         opt.step()
+        r.iter_s.append(time.monotonic() - t0)
     r.params = [p.detach().clone() for p in m.parameters()]
     names = sorted(l["name"] for l in h.layers())
     st = h.stats()
@@ -476,7 +478,7 @@ def check_no_reprofile(st, run):
     after an iteration twice as long as the profile's: a loaded host's
     doing, logged)."""
     ts = run.iter_s
-    slow = max(ts) > 1.8 * min(ts)
+    slow = bool(ts) and max(ts) > 1.8 * min(ts)
     if st["reprofiles"] and slow:
         log("reprofiles %d after steps of %s ms: a slow iteration, not a "
             "deviation", st["reprofiles"],
