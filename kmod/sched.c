@@ -923,7 +923,7 @@ static bool tt_sched_archived(const struct tt_sched *sc,
  * else from the session's process).
  */
 static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
-				 bool remote)
+				  bool remote)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	int slow[TT_MIG_TARGETS], nr_slow, fast = sc->cfg.fast_node;
@@ -2303,15 +2303,15 @@ void tt_sched_init(struct tt_session *s)
 		   tt_mbps(tt_config_get(TT_CFG_ER_SEED_MBPS)),
 		   tt_mbps(tt_config_get(TT_CFG_PR_SEED_MBPS)));
 	/* the timeline's modes are the flag bits themselves */
-	BUILD_BUG_ON(TT_TL_MODE_OFF != TT_SCHED_OFF ||
-		     TT_TL_MODE_ANCHOR != TT_SCHED_ANCHOR ||
-		     TT_TL_MODE_ALAP != TT_SCHED_ALAP ||
-		     TT_TL_MODE_COUNT != TT_SCHED_COUNT ||
-		     TT_TL_MODE_DYNAMIC != TT_SCHED_DYNAMIC);
+	BUILD_BUG_ON((TT_TL_MODE_OFF ^ TT_SCHED_OFF) |
+		     (TT_TL_MODE_ANCHOR ^ TT_SCHED_ANCHOR) |
+		     (TT_TL_MODE_ALAP ^ TT_SCHED_ALAP) |
+		     (TT_TL_MODE_COUNT ^ TT_SCHED_COUNT) |
+		     (TT_TL_MODE_DYNAMIC ^ TT_SCHED_DYNAMIC));
 	/* and its miss kinds the trace flags */
-	BUILD_BUG_ON(TT_TL_MISS_NEW != TT_TRACE_F_MISS_NEW ||
-		     TT_TL_MISS_PREDICT != TT_TRACE_F_MISS_PREDICT ||
-		     TT_TL_MISS_LATE != TT_TRACE_F_MISS_LATE);
+	BUILD_BUG_ON((TT_TL_MISS_NEW ^ TT_TRACE_F_MISS_NEW) |
+		     (TT_TL_MISS_PREDICT ^ TT_TRACE_F_MISS_PREDICT) |
+		     (TT_TL_MISS_LATE ^ TT_TRACE_F_MISS_LATE));
 	tt_tl_set_modes(&sc->tl, sc->cfg.flags);
 	INIT_LIST_HEAD(&sc->free);
 	hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);

@@ -97,7 +97,7 @@ enum tt_tl_action {
  */
 #define TT_TL_SIGS		8U
 #define TT_TL_MISSES		16U
-#define TT_TL_RANK_FWD		(1U << 30)
+#define TT_TL_RANK_FWD		0x40000000U
 /* forward layer ids remembered for the delayed evictions (> TT_TL_AHEAD_MAX) */
 #define TT_TL_RECENT		16U
 
@@ -119,9 +119,9 @@ struct tt_tl_sig {
  * struct tt_tl_miss.kind; the values are the uapi's TT_TRACE_F_MISS_* bits
  * (the executors check that they are equal)
  */
-#define TT_TL_MISS_NEW		(1U << 11)	/* the signature was new */
-#define TT_TL_MISS_PREDICT	(1U << 12)	/* the prediction diverged */
-#define TT_TL_MISS_LATE		(1U << 13)	/* late in a fallback */
+#define TT_TL_MISS_NEW		0x0800U	/* the signature was new */
+#define TT_TL_MISS_PREDICT	0x1000U	/* the prediction diverged */
+#define TT_TL_MISS_LATE		0x2000U	/* late in a fallback */
 
 /*
  * struct tt_tl_miss - one entry of the miss log (TT_TL_MODE_DYNAMIC)
@@ -493,11 +493,11 @@ void tt_tl_set_modes(struct tt_tl *tl, unsigned int modes);
  * bits of the uapi header (the executors check that they are equal), so a
  * session's flags word can be passed as it is.
  */
-#define TT_TL_MODE_OFF		(1U << 1)
-#define TT_TL_MODE_ANCHOR	(1U << 2)
-#define TT_TL_MODE_ALAP		(1U << 3)
-#define TT_TL_MODE_COUNT	(1U << 6)
-#define TT_TL_MODE_DYNAMIC	(1U << 7)
+#define TT_TL_MODE_OFF		0x002U
+#define TT_TL_MODE_ANCHOR	0x004U
+#define TT_TL_MODE_ALAP		0x008U
+#define TT_TL_MODE_COUNT	0x040U
+#define TT_TL_MODE_DYNAMIC	0x080U
 
 /*
  * tt_tl_next_evict() - TT_TL_MODE_DYNAMIC's fallback: after a forward end,
