@@ -661,11 +661,11 @@ struct tt_ioc_sched {
  * of rank r (1 = the first backward layer) releases the prefetches of the
  * layers of rank r+1..r+k, each layer with its own k: 1 at first, one more
  * each time the layer is late although its eviction had ended before its
- * backward pass and its prefetch did not wait in the queue (to at most 8), one less after 16 iterations in a row on
- * time; stats count_ahead shows the largest. Steps whose layers
- * vary in pace (a CPU-bound framework, a shared host) otherwise find the
- * prefetches timed from the profile's averages late whenever the backward
- * pass runs faster than average.
+ * backward pass and its prefetch did not wait in the queue (to at most 8),
+ * one less after 16 iterations in a row on time; stats count_ahead shows
+ * the largest. Steps whose layers vary in pace (a CPU-bound framework, a
+ * shared host) otherwise find the prefetches timed from the profile's
+ * averages late whenever the backward pass runs faster than average.
  */
 #define TT_SCHED_COUNT		(1U << 6)
 /*
