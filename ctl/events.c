@@ -263,10 +263,11 @@ void tt_event_text(FILE *f, const struct tt_ctl_event *e)
 		break;
 	case TT_TRACE_EVICT:
 	case TT_TRACE_PREFETCH:
-		fprintf(f, " %s to node %d in %.3f ms%s%s", b, ev->node,
+		fprintf(f, " %s to node %d in %.3f ms%s%s%s", b, ev->node,
 			ev->dur_ns / 1e6,
 			ev->flags & TT_TRACE_F_SYNC ? " (sync)" : "",
-			ev->flags & TT_TRACE_F_STOPPED ? " (stopped)" : "");
+			ev->flags & TT_TRACE_F_STOPPED ? " (stopped)" : "",
+			ev->flags & TT_TRACE_F_VICTIM ? " (victim: budget)" : "");
 		break;
 	case TT_TRACE_LATE:
 		fprintf(f, " %s still on the slow tier", b);
@@ -314,6 +315,8 @@ void tt_event_json(struct tt_json *j, const struct tt_ctl_event *e)
 	tt_json_bool(j, "persistent", ev->flags & TT_EV_PERSISTENT);
 	tt_json_bool(j, "sync", ev->flags & TT_TRACE_F_SYNC);
 	tt_json_bool(j, "stopped", ev->flags & TT_TRACE_F_STOPPED);
+	if (ev->type == TT_TRACE_EVICT)
+		tt_json_bool(j, "victim", ev->flags & TT_TRACE_F_VICTIM);
 	if (ev->type == TT_TRACE_DROP)
 		tt_json_string(j, "reason", ev->flags & TT_TRACE_F_MIN_SIZE ?
 				  "min_size" : "policy");

@@ -211,6 +211,8 @@ static void tt_tr_args(struct tt_tr *t, const struct tt_trace_event *ev)
 		tt_json_i64(t->j, "node", ev->node);
 		tt_json_bool(t->j, "stopped", ev->flags & TT_TRACE_F_STOPPED);
 	}
+	if (ev->type == TT_TRACE_EVICT)
+		tt_json_bool(t->j, "victim", ev->flags & TT_TRACE_F_VICTIM);
 	if (ev->type == TT_TRACE_PREFETCH)
 		tt_json_bool(t->j, "sync", ev->flags & TT_TRACE_F_SYNC);
 	if (ev->type == TT_TRACE_DROP)
