@@ -61,8 +61,11 @@ static int tt_sched_node_check(const char *node_dir, int node)
 
 /*
  * The checks of TT_IOC_SET_SCHED, in this order: unknown valid or flags
- * bits and a non-zero reserved field (EOPNOTSUPP, whatever @req->valid
- * selects), then the values of the selected fields (EINVAL, ENODEV).
+ * bits and a non-zero budget_mib (EOPNOTSUPP, whatever @req->valid
+ * selects: this backend has no fast-tier budget, so it refuses one rather
+ * than accept a limit it would not keep; TT_SCHED_SET_BUDGET with 0 is
+ * accepted, and tt_sched_get() reports 0), then the values of the
+ * selected fields (EINVAL, ENODEV).
  */
 static int tt_sched_check(const struct tt_ioc_sched *req,
 			  const char *node_dir)
@@ -70,7 +73,7 @@ static int tt_sched_check(const struct tt_ioc_sched *req,
 	int ret;
 
 	if ((req->valid & ~TT_SCHED_SET_ALL) ||
-	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->reserved)
+	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->budget_mib)
 		return -EOPNOTSUPP;
 	if ((req->valid & TT_SCHED_SET_PROFILE) &&
 	    (req->profile_iters < 1 ||

@@ -209,9 +209,15 @@ int tt_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
 /*
  * tt_sched_set() - change the fields of @cfg that @cfg->valid selects
  * (TT_IOC_SET_SCHED); nothing changes when a value is rejected. Errors:
- * EOPNOTSUPP (unknown valid or flags bits, reserved not 0), EINVAL
- * (profile_iters outside 1..1000, a rate of 0, a node id below -1 or not a
- * possible node), ENODEV (a node that is offline or has no memory).
+ * EOPNOTSUPP (unknown valid or flags bits, budget_mib not 0 without
+ * TT_SCHED_SET_BUDGET), EINVAL (profile_iters outside 1..1000, a rate of
+ * 0, a node id below -1 or not a possible node), ENODEV (a node that is
+ * offline or has no memory). TT_SCHED_SET_BUDGET with budget_mib sets the
+ * session's fast-tier budget (see "Fast-tier budget" in
+ * <linux/tiertrain.h>); a budget lowered below what the session holds on
+ * the fast tier evicts victims before the call returns. Only the kernel
+ * backend has budgets: the move_pages backend refuses a budget_mib other
+ * than 0 (EOPNOTSUPP) and tt_sched_get() reports 0 there.
  */
 int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
 

@@ -872,6 +872,13 @@ static void test_sched_apply(void **state)
 	req.reserved = 1;
 	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
 	req.reserved = 0;
+	/* no fast-tier budget in this backend: refused, 0 accepted */
+	req.valid = TT_SCHED_SET_BUDGET;
+	req.budget_mib = 64;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EOPNOTSUPP);
+	req.budget_mib = 0;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	assert_int_equal(cur.budget_mib, 0);
 	req.valid = TT_SCHED_SET_ALL;
 	req.profile_iters = 0;
 	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);

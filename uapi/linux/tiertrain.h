@@ -736,9 +736,10 @@ struct tt_ioc_sched {
  *   (DeepTM: future access count, minus distance to the next use, size
  *   and lifetime, normalised, with weights adjusted toward the budget;
  *   heat_w* in TT_IOC_STATS). Pages hinted TT_HINT_PIN_FAST are never
- *   victims. A victim comes back like an eviction of its layer (at the
- *   planned trigger time, else as soon as the budget has room, nearest
- *   next use first, at the latest at its layer's backward begin). Pages a
+ *   victims. Evicted bytes come back, victims or planned, at the
+ *   planned trigger time, at the latest at their layer's backward begin,
+ *   and whenever the budget has room (after a release, or once victims
+ *   made it), nearest next use first. Pages a
  *   victim eviction cannot move (pinned, not present, no room on the slow
  *   node) are skipped and counted (victims_skipped_pages); data is never
  *   lost and no call waits for room forever: when no victim can be found
