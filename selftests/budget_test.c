@@ -95,22 +95,6 @@ struct btr {
 	char err[256];
 };
 
-static uint64_t bt_sink;
-
-/* One pass over the tensor, then sleep the rest of @ms (see sched_test). */
-static void bt_compute(const char *buf, size_t len, unsigned int ms)
-{
-	uint64_t end = tt_st_now_ns() + ms * 1000000ULL, now, sum = 0;
-	size_t i;
-
-	for (i = 0; i < len; i += 4096)
-		sum += *(const uint64_t *)(buf + i);
-	bt_sink += sum;
-	now = tt_st_now_ns();
-	if (now < end)
-		usleep((end - now) / 1000);
-}
-
 static int bt_fail(struct btr *b, const char *what, int ret)
 {
 	snprintf(b->err, sizeof(b->err), "%s: %s", what, strerror(-ret));
@@ -191,7 +175,7 @@ static int bt_forward(struct btr *b, unsigned int l)
 	if (ret)
 		return bt_fail(b, "tensor saved", ret);
 	bt_reg(b, l, 1);
-	bt_compute(b->t[l], b->sz, b->compute_ms);
+	tt_st_compute(b->t[l], b->sz, b->compute_ms);
 	ret = tt_layer_end(b->s, l + 1, TT_FWD);
 	return ret ? bt_fail(b, "forward end", ret) : 0;
 }
@@ -212,7 +196,7 @@ static int bt_backward(struct btr *b, unsigned int l)
 			 b->iter, l + 1, off);
 		return -1;
 	}
-	bt_compute(b->t[l], b->sz, b->compute_ms);
+	tt_st_compute(b->t[l], b->sz, b->compute_ms);
 	bt_reg(b, l, 0);
 	ret = tt_layer_end(b->s, l + 1, TT_BWD);
 	return ret ? bt_fail(b, "backward end", ret) : 0;
@@ -664,6 +648,44 @@ static long long ps_fast_pages(pid_t pid, struct ps_child *p, int fast,
 	return on;
 }
 
+/*
+ * Sample the sum of the registered bytes of children @from..PS_N-1 on the
+ * fast node until each did @more iterations past @it0 (at most 120 s);
+ * the largest sum goes to *@max_sum. Return: 0, 1 + the index of a child
+ * that failed, or -errno of move_pages(2).
+ */
+static int ps_sample(const pid_t *pid, struct ps_child *pc, int from,
+		     const uint64_t *it0, uint64_t more, int fast, void **pages,
+		     int *status, uint64_t *max_sum, uint64_t *samples)
+{
+	const size_t ps = tt_page_size();
+	uint64_t end = tt_st_now_ns() + 120000000000ULL;
+	int i;
+
+	for (;;) {
+		uint64_t sum = 0;
+		int done = 1;
+
+		for (i = from; i < PS_N; i++) {
+			long long on;
+
+			if (pc[i].failed)
+				return 1 + i;
+			on = ps_fast_pages(pid[i], &pc[i], fast, pages, status, ps);
+			if (on < 0)
+				return on;
+			sum += on * ps;
+			done &= pc[i].iters >= it0[i] + more;
+		}
+		(*samples)++;
+		if (sum > *max_sum)
+			*max_sum = sum;
+		if (done || tt_st_now_ns() > end)
+			return 0;
+		usleep(500);
+	}
+}
+
 TEST_F_TIMEOUT(budget, processes_share, 300)
 {
 	const uint64_t g = 24 * BT_MIB, batch = bt_batch(), len = 4 * BT_MIB;
@@ -671,8 +693,8 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	struct ps_child *pc;
 	pid_t pid[PS_N];
 	void **pages;
-	int *status, alive[PS_N], i, wst;
-	uint64_t max_sum = 0, samples = 0, end, it0[PS_N], ev0[PS_N];
+	int *status, alive[PS_N], i, wst, ret;
+	uint64_t max_sum = 0, samples = 0, it0[PS_N], ev0[PS_N];
 	unsigned int l;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -706,29 +728,12 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 		alive[i] = 1;
 	}
 	/* phase 1: three sessions; sample until each did 4 iterations */
-	end = tt_st_now_ns() + 120000000000ULL;
-	for (;;) {
-		uint64_t sum = 0;
-		int done = 1;
-
-		for (i = 0; i < PS_N; i++) {
-			long long on;
-
-			ASSERT_EQ(0, pc[i].failed) TH_LOG("child %d: %s", i, pc[i].msg);
-			on = ps_fast_pages(pid[i], &pc[i], self->topo.fast, pages,
-					   status, ps);
-			ASSERT_LE(0, on) TH_LOG("move_pages(%d): %s", pid[i],
-						strerror(-on));
-			sum += on * ps;
-			done &= pc[i].iters >= 4;
-		}
-		samples++;
-		if (sum > max_sum)
-			max_sum = sum;
-		if (done || tt_st_now_ns() > end)
-			break;
-		usleep(500);
-	}
+	for (i = 0; i < PS_N; i++)
+		it0[i] = 0;
+	ret = ps_sample(pid, pc, 0, it0, 4, self->topo.fast, pages, status,
+			&max_sum, &samples);
+	ASSERT_EQ(0, ret) TH_LOG("%s", ret > 0 ? pc[ret - 1].msg :
+				 strerror(-ret));
 	TH_LOG("3 processes, 16 MiB each, module budget 24 MiB: max %.2f MiB registered on the fast node in %llu samples (limit %.2f); least budget in force %.2f MiB, accounted peaks %.2f %.2f %.2f MiB",
 	       max_sum / 1048576.0, (unsigned long long)samples,
 	       (g + PS_N * batch) / 1048576.0,
@@ -757,27 +762,10 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	self->kids[0] = 0;
 	alive[0] = 0;
 	max_sum = 0;
-	end = tt_st_now_ns() + 120000000000ULL;
-	for (;;) {
-		uint64_t sum = 0;
-		int done = 1;
-
-		for (i = 1; i < PS_N; i++) {
-			long long on;
-
-			ASSERT_EQ(0, pc[i].failed) TH_LOG("child %d: %s", i, pc[i].msg);
-			on = ps_fast_pages(pid[i], &pc[i], self->topo.fast, pages,
-					   status, ps);
-			ASSERT_LE(0, on);
-			sum += on * ps;
-			done &= pc[i].iters >= it0[i] + 3;
-		}
-		if (sum > max_sum)
-			max_sum = sum;
-		if (done || tt_st_now_ns() > end)
-			break;
-		usleep(500);
-	}
+	ret = ps_sample(pid, pc, 1, it0, 3, self->topo.fast, pages, status,
+			&max_sum, &samples);
+	ASSERT_EQ(0, ret) TH_LOG("%s", ret > 0 ? pc[ret - 1].msg :
+				 strerror(-ret));
 	for (i = 1; i < PS_N; i++)
 		pc[i].stop = 1;
 	for (i = 1; i < PS_N; i++) {

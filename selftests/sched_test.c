@@ -3,7 +3,7 @@
  * The kernel scheduler (TT_IOC_EVENT...), driven by a synthetic trainer:
  * N layers, each saving a tensor of pattern data in its forward pass and
  * checking it in its backward pass, with some ms of compute per layer pass
- * (see compute() for why it sleeps; Documentation/scheduler.md).
+ * (see tt_st_compute() for why it sleeps; Documentation/scheduler.md).
  *
  *   evict_and_prefetch  evictions start after the forward end, the evicted
  *                       bytes reach the slow node, on-time prefetches end
@@ -140,29 +140,6 @@ struct trainer {
 	uint64_t fast_after_hint[TR_MAXL];
 	char err[256];
 };
-
-/*
- * A layer's compute: one pass over its tensor (the cache and TLB work of
- * a real layer), then the rest of @ms asleep. Not a busy loop: in the QEMU
- * TCG guest on a loaded host, a vCPU spinning in user mode answers the
- * TLB-shootdown IPIs and per-CPU work that migrate_vma needs very late, and
- * an 8 MiB migration of the spinning process then takes seconds instead of
- * ~50 ms (measured); on hardware a spinning thread does not do that.
- */
-static uint64_t tr_sink;
-
-static void compute(const char *buf, size_t len, unsigned int ms)
-{
-	uint64_t end = tt_st_now_ns() + ms * 1000000ULL, now, sum = 0;
-	size_t i;
-
-	for (i = 0; i < len; i += 4096)
-		sum += *(const uint64_t *)(buf + i);
-	tr_sink += sum;
-	now = tt_st_now_ns();
-	if (now < end)
-		usleep((end - now) / 1000);
-}
 
 /*
  * Bytes of [p, p + len) on the fast node and resident elsewhere; the rest
@@ -304,7 +281,7 @@ static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 					       strerror(-ret));
 		}
 	}
-	compute(buf, tr->sz, tr->compute_ms);
+	tt_st_compute(buf, tr->sz, tr->compute_ms);
 	ret = tr_ev(tr, TT_EV_LAYER_END, TT_FWD, id, NULL, 0);
 	if (ret)
 		return tr_fail(tr, "layer %u forward end: %s", id, strerror(-ret));
@@ -353,7 +330,7 @@ static int tr_backward(struct trainer *tr, unsigned int id, char *buf)
 	if (off != -1)
 		return tr_fail(tr, "iteration %u layer %u: data differs at offset %lld",
 			tr->iter, id, off);
-	compute(buf, tr->sz, tr->compute_ms);
+	tt_st_compute(buf, tr->sz, tr->compute_ms);
 	if (f & TR_PROBE_BWD_END) {
 		if (tr_where(tr, buf, tr->sz, &fast, &slow))
 			return tr_fail(tr, "residency of layer %u failed", id);

@@ -748,6 +748,22 @@ uint64_t tt_st_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Where the compute passes' sums go, so that they are not optimised out. */
+static volatile uint64_t tt_st_sink;
+
+void tt_st_compute(const void *buf, size_t len, unsigned int ms)
+{
+	uint64_t end = tt_st_now_ns() + ms * 1000000ULL, now, sum = 0;
+	size_t i;
+
+	for (i = 0; i < len; i += 4096)
+		sum += *(const uint64_t *)((const char *)buf + i);
+	tt_st_sink += sum;
+	now = tt_st_now_ns();
+	if (now < end)
+		usleep((end - now) / 1000);
+}
+
 size_t tt_st_scaled(size_t len)
 {
 	const char *e = getenv("TT_ST_SIZE_DIV");

@@ -156,6 +156,17 @@ int tt_st_khugepaged_resume(long long saved);
 uint64_t tt_st_now_ns(void);
 
 /*
+ * A training layer's compute in the selftests: one pass over @buf (a read
+ * of every page: the cache and TLB work of a real layer), then the rest of
+ * @ms asleep. Not a busy loop: in the QEMU TCG guest on a loaded host, a
+ * vCPU spinning in user mode answers the TLB-shootdown IPIs and per-CPU
+ * work that migrate_vma needs very late, and an 8 MiB migration of the
+ * spinning process then takes seconds instead of ~50 ms (measured); on
+ * hardware a spinning thread does not do that.
+ */
+void tt_st_compute(const void *buf, size_t len, unsigned int ms);
+
+/*
  * A test buffer size scaled down by the environment variable
  * TT_ST_SIZE_DIV (an integer >= 1, default 1; selftests/run-vm sets it
  * where the slow tier is slow to emulate), rounded down to whole 2 MiB
