@@ -8,6 +8,7 @@ line, which scripts/check counts.
 
     /usr/bin/python3 lib/python/tests/test_torch.py [-v] [TEST...]
 """
+import errno
 import gc
 import os
 import subprocess
@@ -661,7 +662,8 @@ def test_options():
             ({"layers": 3}, TypeError, "layers=3"),
             ({"profile_iters": 0}, ValueError, "profile_iters=0"),
             ({"warmup": -1}, ValueError, "warmup=-1"),
-            ({"slow_node": 7}, tiertrain.TiertrainError, "slow_node=7")):
+            ({"slow_node": 7}, tiertrain.TiertrainError, "slow_node=7"),
+            ({"budget_mib": -1}, ValueError, "budget_mib=-1")):
         try:
             ttt.attach(m, **kw)
             raise AssertionError("%s accepted" % kw)
@@ -679,6 +681,23 @@ def test_options():
     st = off.h.stats()
     off.h.detach()
     check(st["events"] > 0 and st["evicted_bytes"] == 0, "off: %s", st)
+    # a fast-tier budget below the saved activations: kept, results equal
+    h = ttt.attach(m, budget_mib=3)
+    check(h.session.sched_get()["budget_mib"] == 3, "budget_mib")
+    h.detach()
+    tier = train(CNN, "cnn", 5, h_kw={"budget_mib": 1})
+    st = tier.h.stats()
+    tier.h.detach()
+    plain = train(CNN, "cnn", 5)
+    check(identical(plain, tier), "a 1 MiB budget changed the results")
+    log("budget 1 MiB: %d bytes saved in the reported iterations, peak %d "
+        "registered on the fast tier, %d victims (%d bytes), %d waits",
+        tier.stats[-1]["saved_bytes"], st["fast_peak_bytes"],
+        st["victims"], st["victim_bytes"], st["budget_waits"])
+    check(st["budget_bytes"] == 1 << 20, "budget_bytes %d", st["budget_bytes"])
+    check(st["fast_peak_bytes"] <= (1 << 20) + (2 << 20),
+          "peak %d over the budget plus a batch", st["fast_peak_bytes"])
+    check(st["victims"] > 0, "no victim under a 1 MiB budget")
     # blocks as layers: features taken whole, head a leaf
     h = ttt.attach(make(CNN), layers=nn.Sequential)
     check(h._nsites == 2, "%d sites with layers=nn.Sequential", h._nsites)
@@ -732,6 +751,15 @@ def test_fallback_without_module():
         log("move_pages backend: evicted %d bytes, on time %.1f%%",
             st["evicted_bytes"], ontime_pct(st))
         check(st["evicted_bytes"] > 0, "nothing evicted")
+        # no fast-tier budget in this backend: refused, nothing attached
+        ref = hook_counts(h.model)
+        try:
+            ttt.attach(h.model, budget_mib=4)
+            raise AssertionError("the move_pages backend took a budget")
+        except tiertrain.TiertrainError as e:
+            check(e.errno == errno.EOPNOTSUPP and "budget_mib=4" in str(e),
+                  "budget refused with %r", e)
+        check(hook_counts(h.model) == ref, "a refused budget left hooks")
     finally:
         subprocess.run(["insmod", os.path.join(REPO, "kmod", "tiertrain.ko")],
                        check=False)

@@ -721,8 +721,10 @@ class Handle:
         From tt_stats(): evicted_bytes, prefetched_bytes, ontime_bytes,
         late_bytes, late_count, sync_fetched_bytes, accepted, modified,
         dropped, unknown (layer-iterations), reprofiles, tensors_ignored
-        (saved tensors smaller than a page), er_bps, pr_bps, and
-        ``session`` (every struct tt_ioc_stats member). Measured now:
+        (saved tensors smaller than a page), er_bps, pr_bps, the fast-tier
+        budget's budget_bytes, fast_registered_bytes, fast_peak_bytes,
+        victims, victim_bytes, budget_waits, and ``session`` (every struct
+        tt_ioc_stats member). Measured now:
         fast_bytes, slow_bytes, needed_bytes (see footprint()). From the
         hooks: iterations, layers (ids in use), events, submits (tt_events
         calls), saved_tensors, saved_bytes (registered), resaved_tensors
@@ -753,7 +755,14 @@ class Handle:
                              ("unknown", "layers_unknown"),
                              ("reprofiles", "reprofiles"),
                              ("tensors_ignored", "tensors_ignored"),
-                             ("er_bps", "er_bps"), ("pr_bps", "pr_bps")):
+                             ("er_bps", "er_bps"), ("pr_bps", "pr_bps"),
+                             ("budget_bytes", "budget_bytes"),
+                             ("fast_registered_bytes",
+                              "fast_registered_bytes"),
+                             ("fast_peak_bytes", "fast_peak_bytes"),
+                             ("victims", "victims"),
+                             ("victim_bytes", "victim_bytes"),
+                             ("budget_waits", "budget_waits")):
             out[mine] = st.get(theirs, 0)
         out["session"] = st
         out["fast_bytes"], out["slow_bytes"], out["needed_bytes"] = \
