@@ -64,6 +64,9 @@ struct tt_budget_counts {
  * @room:     an event took the session over its budget: make room once
  *            the event is done (the event loop, lock dropped).
  * @released: registered memory was released: retry waiting prefetches.
+ * @waiting:  a layer may be waiting for room (@bud_wait set since the last
+ *            retry found none): without a budget, releases look for them
+ *            only then.
  *
  * Everything but @link, @visits and the published values is under the
  * scheduler's lock.
@@ -85,6 +88,7 @@ struct tt_budget {
 	unsigned int cap;
 	bool room;
 	bool released;
+	bool waiting;
 };
 
 int tt_budget_init(void);

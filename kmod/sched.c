@@ -1012,6 +1012,7 @@ static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
 		} else {
 			sl->state = TT_EP_EVICTED;
 			sl->bud_wait = !tt_sched_trigger_ahead(sc, sl);
+			sc->bud.waiting |= sl->bud_wait;
 		}
 	}
 	wake_up_all(&sc->bud.wq);
@@ -1150,6 +1151,7 @@ static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
 	}
 	sl->bud_wait = true;
 	sl->bud_waited = true;
+	b->waiting = true;
 	b->counts.waits++;
 	return -EAGAIN;
 }
@@ -1201,8 +1203,10 @@ static void tt_sched_budget_retry(struct tt_session *s)
 				best_d = d;
 			}
 		}
-		if (!best)
+		if (!best) {
+			sc->bud.waiting = false;	/* none left */
 			break;
+		}
 		need = 0;
 		for (c = best->next_chunk; best->counted && c < best->nr_chunks; c++)
 			need += best->counted[c];
@@ -1225,7 +1229,8 @@ static void tt_sched_budget_released(struct tt_session *s)
 	if (!sc->bud.released)
 		return;
 	sc->bud.released = false;
-	tt_sched_budget_retry(s);
+	if (sc->bud.waiting || tt_budget_active(s))
+		tt_sched_budget_retry(s);
 	if (tt_config_get(TT_CFG_BUDGET_MIB))
 		tt_budget_kick();
 }
