@@ -358,6 +358,14 @@ int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
 		if (l->fpos != q || !b || tl->ndue >= tl->st.cap ||
 		    (l->seen & (TT_TL_S_ERR | TT_TL_S_EVICT | TT_TL_S_BWD_BEGIN)))
 			continue;
+		/*
+		 * Without a plan nothing says the engine can carry it: a layer
+		 * whose eviction would queue behind more than its own size
+		 * stays (the evictions, then the prefetches, would run late)
+		 */
+		if (tl->evict_backlog > b)
+			continue;
+		tl->evict_backlog += b;
 		l->seen |= TT_TL_S_EVICT;
 		l->status = TT_POLICY_ACCEPTED;
 		l->final_bytes = b;
@@ -661,6 +669,7 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->cur_n = 0;
 	tl->evict_pos = 0;
 	tl->bwd_seen = 0;
+	tl->evict_backlog = 0;
 	tl->ndue = 0;
 	tl->due_pos = 0;
 	for (i = 0; i < tl->n; i++) {
@@ -945,6 +954,8 @@ void tt_tl_evict_end(struct tt_tl *tl, unsigned int idx,
 
 	l->x.evict_end = tt_tl_rel(tl, now);
 	l->x.evicted_bytes = bytes;
+	if (l->seen & TT_TL_S_EVICT)
+		tl->evict_backlog -= min_u64(tl->evict_backlog, l->final_bytes);
 }
 
 void tt_tl_prefetch_start(struct tt_tl *tl, unsigned int idx,

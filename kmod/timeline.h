@@ -348,6 +348,8 @@ struct tt_tl_counts {
  *                 considered for a delayed eviction (TT_TL_EVICT_DELAY
  *                 positions behind the latest forward end).
  * @bwd_seen:      a backward begin came in the current iteration.
+ * @evict_backlog: dynamic: bytes ordered out in the current iteration whose
+ *                 eviction has not ended (tt_tl_evict_end()).
  * @recent:        ids of the latest forward positions (position %
  *                 TT_TL_RECENT).
  * @misses:        the miss log, a ring.
@@ -389,6 +391,7 @@ struct tt_tl {
 	unsigned int cur_n;
 	unsigned int evict_pos;
 	int bwd_seen;
+	unsigned long long evict_backlog;
 	unsigned int recent[TT_TL_RECENT];
 	struct tt_tl_miss misses[TT_TL_MISSES];
 	unsigned int miss_head;

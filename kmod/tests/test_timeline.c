@@ -980,6 +980,45 @@ static void test_dynamic(void **state)
 	assert_int_equal(tt_tl_miss_get(&tl, TT_TL_MISSES, &m), 0);
 }
 
+/*
+ * TT_SCHED_DYNAMIC's fallback orders no eviction that would queue behind
+ * more than its own size of evictions not ended yet.
+ */
+static void test_dynamic_backlog(void **state)
+{
+	unsigned long long t = 1000 * MS, bytes;
+	unsigned int k, idx, got[8], n = 0;
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, TT_TL_MODE_DYNAMIC);
+	tt_tl_iter_begin(&tl, t);
+	assert_int_equal(tl.fallback, 1);
+	for (k = 1; k <= 6; k++) {
+		unsigned int id = 10 * k;
+
+		t += 10 * MS;
+		tt_tl_layer_event(&tl, idx_of(&tl, id), TT_TL_FWD, 0, t, 1, &bytes);
+		tt_tl_saved(&tl, idx_of(&tl, id), 8 * MIB, 0);
+		tt_tl_layer_event(&tl, idx_of(&tl, id), TT_TL_FWD, 1, t + MS, 1,
+				  &bytes);
+		/* layer 10's eviction ends after the forward end of layer 50 */
+		if (k == 6)
+			tt_tl_evict_end(&tl, idx_of(&tl, 10), t, 8 * MIB);
+		while (tt_tl_next_evict(&tl, &idx, &bytes)) {
+			assert_int_equal(bytes, 8 * MIB);
+			got[n++] = tl.st.layers[idx].id;
+		}
+	}
+	/* 10 and 20 (16 MiB out), 30 skipped (behind 16 MiB), 40 after 10 ended */
+	assert_int_equal(n, 3);
+	assert_int_equal(got[0], 10);
+	assert_int_equal(got[1], 20);
+	assert_int_equal(got[2], 40);
+	assert_int_equal(tl.evict_backlog, 16 * MIB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -999,6 +1038,7 @@ int main(void)
 		cmocka_unit_test(test_anchor),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_dynamic),
+		cmocka_unit_test(test_dynamic_backlog),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

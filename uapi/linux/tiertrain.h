@@ -682,7 +682,8 @@ struct tt_ioc_sched {
  * signature is predicted, the rest of the iteration runs on the
  * layer-count fallback: the forward layers from then on are evicted whole
  * 2 forward positions late (the last 2 layers of a pass are never
- * evicted), and every prefetch still out is released when the backward
+ * evicted, nor a layer whose eviction would queue behind more than its
+ * own size of evictions not ended yet), and every prefetch still out is released when the backward
  * pass begins the layer k forward positions after it, with the layer's k
  * adapted as for TT_SCHED_COUNT. Deviations never restart the profile
  * with this flag. Misses (new signature, failed prediction, late layer in
