@@ -3,6 +3,7 @@
  * hint.c - the set of hinted intervals (see hint.h). Linear in the number
  * of intervals per change: hints are rare, sets small.
  */
+#include "heapsort.h"
 #include "hint.h"
 
 /* Index of the first interval whose end is after @at. */
@@ -127,46 +128,21 @@ void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b)
 	x->n++;
 }
 
-static int chunk_before(const struct tt_chunk *a, const struct tt_chunk *b)
+static int chunk_before(const void *a, const void *b, const void *ctx)
 {
-	return a->start < b->start;
-}
-
-static void chunk_sift(struct tt_chunk *c, unsigned int root, unsigned int n)
-{
-	for (;;) {
-		unsigned int child = 2 * root + 1;
-		struct tt_chunk tmp;
-
-		if (child >= n)
-			return;
-		if (child + 1 < n && chunk_before(&c[child], &c[child + 1]))
-			child++;
-		if (!chunk_before(&c[root], &c[child]))
-			return;
-		tmp = c[root];
-		c[root] = c[child];
-		c[child] = tmp;
-		root = child;
-	}
+	(void)ctx;
+	return ((const struct tt_chunk *)a)->start <
+	       ((const struct tt_chunk *)b)->start;
 }
 
 unsigned int tt_chunk_merge(struct tt_chunk *c, unsigned int n,
 			    unsigned long long batch)
 {
 	unsigned int i, out = 0;
-	struct tt_chunk tmp;
 
 	if (n < 2)
 		return n;
-	for (i = n / 2; i-- > 0;)		/* heapsort by start */
-		chunk_sift(c, i, n);
-	for (i = n; i-- > 1;) {
-		tmp = c[0];
-		c[0] = c[i];
-		c[i] = tmp;
-		chunk_sift(c, 0, i);
-	}
+	tt_heapsort(c, n, sizeof(*c), chunk_before, (void *)0);	/* by start */
 	/*
 	 * One pass: c[out] is the chunk being filled; a touching chunk's
 	 * bytes move into it up to @batch, the rest starts the next one. The

@@ -11,6 +11,7 @@
  * divided by a 64-bit divisor with a bitwise long division written here,
  * because 128-bit division needs libgcc's __udivti3, which the kernel lacks.
  */
+#include "heapsort.h"
 #include "policy.h"
 
 #define NSEC_PER_SEC_ULL 1000000000ULL
@@ -117,49 +118,26 @@ const char *tt_policy_status_name(enum tt_policy_status s)
 }
 
 /* Backward order: increasing bwd_start, ties by layer index (stable). */
-static int before(const struct tt_policy_layer *l, unsigned int a,
-		  unsigned int b)
+/* Backward order of layer indexes (@ctx: the layers): ts_B, then index. */
+static int before(const void *x, const void *y, const void *ctx)
 {
+	const struct tt_policy_layer *l = ctx;
+	unsigned int a = *(const unsigned int *)x, b = *(const unsigned int *)y;
+
 	if (l[a].bwd_start_ns != l[b].bwd_start_ns)
 		return l[a].bwd_start_ns < l[b].bwd_start_ns;
 	return a < b;
 }
 
-static void sift_down(const struct tt_policy_layer *l, unsigned int *o,
-		      unsigned int root, unsigned int n)
-{
-	for (;;) {
-		unsigned int child = 2 * root + 1, tmp;
-
-		if (child >= n)
-			return;
-		if (child + 1 < n && before(l, o[child], o[child + 1]))
-			child++;
-		if (!before(l, o[root], o[child]))
-			return;
-		tmp = o[root];
-		o[root] = o[child];
-		o[child] = tmp;
-		root = child;
-	}
-}
-
-/* Heapsort of the index array: O(n log n), in place, no allocation. */
+/* The index array in backward order: in place, no allocation. */
 static void sort_backward(const struct tt_policy_layer *l, unsigned int *o,
 			  unsigned int n)
 {
-	unsigned int i, tmp;
+	unsigned int i;
 
 	for (i = 0; i < n; i++)
 		o[i] = i;
-	for (i = n / 2; i-- > 0;)
-		sift_down(l, o, i, n);
-	for (i = n; i-- > 1;) {
-		tmp = o[0];
-		o[0] = o[i];
-		o[i] = tmp;
-		sift_down(l, o, 0, i);
-	}
+	tt_heapsort(o, n, sizeof(*o), before, l);
 }
 
 /* Eq. 6/7: how much of the layer the idle time allows to evict. */

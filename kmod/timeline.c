@@ -7,6 +7,7 @@
  * timeline.h for the semantics. The plan itself is tt_policy_plan()'s;
  * nothing here re-derives its equations.
  */
+#include "heapsort.h"
 #include "timeline.h"
 
 #define TT_TL_NO_TIME	(~0ULL)
@@ -246,18 +247,13 @@ unsigned int tt_tl_signatures(const struct tt_tl *tl)
 	return n;
 }
 
-/* Due entries [due_pos, ndue) by rank (insertion sort: few, mostly sorted). */
-static void due_sort_rank(struct tt_tl *tl)
+/* Fallback order: rank, then layer id. */
+static int rank_before(const void *x, const void *y, const void *ctx)
 {
-	unsigned int i, j;
+	const struct tt_tl_due *a = x, *b = y;
 
-	for (i = tl->due_pos + 1; i < tl->ndue; i++) {
-		struct tt_tl_due d = tl->st.due[i];
-
-		for (j = i; j > tl->due_pos && tl->st.due[j - 1].rank > d.rank; j--)
-			tl->st.due[j] = tl->st.due[j - 1];
-		tl->st.due[j] = d;
-	}
+	(void)ctx;
+	return a->rank != b->rank ? a->rank < b->rank : a->id < b->id;
 }
 
 /*
@@ -296,7 +292,8 @@ static void go_fallback(struct tt_tl *tl)
 		tl->st.due[i].rank = idx >= 0 && tl->st.layers[idx].rank ?
 				     tl->st.layers[idx].rank : ~0U;
 	}
-	due_sort_rank(tl);
+	tt_heapsort(tl->st.due + tl->due_pos, tl->ndue - tl->due_pos,
+		    sizeof(*tl->st.due), rank_before, (void *)0);
 }
 
 /* A forward end at position l->fpos: does the predicted sequence hold? */
@@ -540,44 +537,12 @@ static unsigned int close_iteration(struct tt_tl *tl,
 }
 
 /* Schedule order: trigger time, then layer id. */
-static int due_before(const struct tt_tl_due *a, const struct tt_tl_due *b)
+static int due_before(const void *x, const void *y, const void *ctx)
 {
+	const struct tt_tl_due *a = x, *b = y;
+
+	(void)ctx;
 	return a->t != b->t ? a->t < b->t : a->id < b->id;
-}
-
-static void due_sift(struct tt_tl_due *d, unsigned int root, unsigned int n)
-{
-	for (;;) {
-		unsigned int child = 2 * root + 1;
-		struct tt_tl_due tmp;
-
-		if (child >= n)
-			return;
-		if (child + 1 < n && due_before(&d[child], &d[child + 1]))
-			child++;
-		if (!due_before(&d[root], &d[child]))
-			return;
-		tmp = d[root];
-		d[root] = d[child];
-		d[child] = tmp;
-		root = child;
-	}
-}
-
-/* Heapsort: O(n log n), in place. */
-static void due_sort(struct tt_tl_due *d, unsigned int n)
-{
-	struct tt_tl_due tmp;
-	unsigned int i;
-
-	for (i = n / 2; i-- > 0;)
-		due_sift(d, i, n);
-	for (i = n; i-- > 1;) {
-		tmp = d[0];
-		d[0] = d[i];
-		d[i] = tmp;
-		due_sift(d, 0, i);
-	}
 }
 
 /* Plan the new iteration over the profiled layers; 1 when planned. */
@@ -643,7 +608,8 @@ static int plan(struct tt_tl *tl)
 
 		tl->st.due[i].rank = idx >= 0 ? tl->st.layers[idx].rank : 0;
 	}
-	due_sort(tl->st.due, tl->ndue);
+	tt_heapsort(tl->st.due, tl->ndue, sizeof(*tl->st.due), due_before,
+		    (void *)0);
 	return 1;
 }
 
