@@ -980,6 +980,25 @@ TEST_F_TIMEOUT(sched, dynamic, 300)
 	}								\
 } while (0)
 
+/*
+ * Iterations (at most 5) with @hint on layer 1 right after its eviction,
+ * until one saw the eviction on the slow node; -1 when an iteration failed.
+ */
+static int tr_hint_evicted(struct trainer *tr, unsigned int hint)
+{
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		tr->lflags[0] = TR_WAIT_EVICT;
+		tr->hint[0] = hint;
+		if (tr_iteration(tr))
+			return -1;
+		if (tr->slow_seen[0])
+			break;
+	}
+	return 0;
+}
+
 TEST_F_TIMEOUT(sched, hints, 300)
 {
 	struct trainer *tr = &self->tr;
@@ -1009,24 +1028,12 @@ TEST_F_TIMEOUT(sched, hints, 300)
 
 	/* WILL_USE on layer 1 right after its eviction: back long before
 	 * its backward begins */
-	for (i = 0; i < 5; i++) {
-		tr->lflags[0] = TR_WAIT_EVICT;
-		tr->hint[0] = TT_HINT_WILL_USE;
-		TR_RUN(tr);
-		if (tr->slow_seen[0])
-			break;
-	}
+	ASSERT_EQ(0, tr_hint_evicted(tr, TT_HINT_WILL_USE)) TH_LOG("%s", tr->err);
 	ASSERT_LT(0, tr->slow_seen[0]);
 	ASSERT_EQ(tr->sz, tr->fast_after_hint[0]);
 
 	/* RETIRE on layer 1's tensor after its eviction: back, forgotten */
-	for (i = 0; i < 5; i++) {
-		tr->lflags[0] = TR_WAIT_EVICT;
-		tr->hint[0] = TT_HINT_RETIRE;
-		TR_RUN(tr);
-		if (tr->slow_seen[0])
-			break;
-	}
+	ASSERT_EQ(0, tr_hint_evicted(tr, TT_HINT_RETIRE)) TH_LOG("%s", tr->err);
 	ASSERT_LT(0, tr->slow_seen[0]);
 	ASSERT_EQ(tr->sz, tr->fast_after_hint[0]);
 

@@ -182,15 +182,14 @@ static enum tt_tl_action sim_event(struct tt_tl *tl, struct sim *sm,
 }
 
 /*
- * One model iteration from @t0: layers 10..40 (skipping @skip, adding
- * @extra after layer 40 with the same pattern), times x @scale.
- * Returns tt_tl_iter_begin()'s bits.
+ * One iteration from @t0 over the layers @ids (0: a slot without a layer),
+ * times x @scale: slot k runs forward over [10k, 10k + 10) ms, then, after
+ * 5 ms, the backward passes in reverse order, 10 ms each.
  */
-static unsigned int run_iter(struct tt_tl *tl, struct sim *sm,
-			     unsigned long long t0, unsigned int scale,
-			     unsigned int skip, unsigned int extra)
+static unsigned int run_ids(struct tt_tl *tl, struct sim *sm,
+			    unsigned long long t0, const unsigned int *ids,
+			    unsigned int n, unsigned int scale)
 {
-	unsigned int ids[5] = { 10, 20, 30, 40, extra }, n = extra ? 5 : 4;
 	unsigned int ret, k;
 
 	memset(sm->evicted, 0, sizeof(sm->evicted));
@@ -201,7 +200,7 @@ static unsigned int run_iter(struct tt_tl *tl, struct sim *sm,
 	for (k = 0; k < n; k++) {
 		unsigned long long t = t0 + 10 * k * MS * scale;
 
-		if (ids[k] == skip)
+		if (!ids[k])
 			continue;
 		sim_event(tl, sm, ids[k], TT_TL_FWD, 0, t);
 		tt_tl_saved(tl, idx_of(tl, ids[k]), 8 * MIB, 0);
@@ -210,7 +209,7 @@ static unsigned int run_iter(struct tt_tl *tl, struct sim *sm,
 	for (k = n; k-- > 0;) {
 		unsigned long long t = t0 + (10 * n + 5 + 10 * (n - 1 - k)) * MS * scale;
 
-		if (ids[k] == skip)
+		if (!ids[k])
 			continue;
 		sim_event(tl, sm, ids[k], TT_TL_BWD, 0, t);
 		sim_event(tl, sm, ids[k], TT_TL_BWD, 1, t + 10 * MS * scale);
@@ -219,32 +218,32 @@ static unsigned int run_iter(struct tt_tl *tl, struct sim *sm,
 }
 
 /*
- * One iteration of depth @depth from @t0: layers 10, 20, ..., 10 x depth,
- * each 10 ms of forward and of backward (x @scale), 5 ms between the passes.
+ * One model iteration from @t0: layers 10..40 (skipping @skip, adding
+ * @extra after layer 40 with the same pattern), times x @scale.
+ * Returns tt_tl_iter_begin()'s bits.
  */
+static unsigned int run_iter(struct tt_tl *tl, struct sim *sm,
+			     unsigned long long t0, unsigned int scale,
+			     unsigned int skip, unsigned int extra)
+{
+	unsigned int ids[5] = { 10, 20, 30, 40, extra }, k;
+
+	for (k = 0; k < 5; k++)
+		if (ids[k] == skip)
+			ids[k] = 0;
+	return run_ids(tl, sm, t0, ids, extra ? 5 : 4, scale);
+}
+
+/* One iteration of depth @depth: layers 10, 20, ..., 10 x depth. */
 static unsigned int run_depth(struct tt_tl *tl, struct sim *sm,
 			      unsigned long long t0, unsigned int depth,
 			      unsigned int scale)
 {
-	unsigned long long t = t0, ms = MS * scale;
-	unsigned int ret, k;
+	unsigned int ids[CAP], k;
 
-	memset(sm->evicted, 0, sizeof(sm->evicted));
-	memset(sm->pf_end, 0, sizeof(sm->pf_end));
-	sm->pf_busy = 0;
-	sm->evict_ids = 0;
-	ret = tt_tl_iter_begin(tl, t0);
-	for (k = 1; k <= depth; k++, t += 10 * ms) {
-		sim_event(tl, sm, 10 * k, TT_TL_FWD, 0, t);
-		tt_tl_saved(tl, idx_of(tl, 10 * k), 8 * MIB, 0);
-		sim_event(tl, sm, 10 * k, TT_TL_FWD, 1, t + 10 * ms);
-	}
-	t += 5 * ms;
-	for (k = depth; k >= 1; k--, t += 10 * ms) {
-		sim_event(tl, sm, 10 * k, TT_TL_BWD, 0, t);
-		sim_event(tl, sm, 10 * k, TT_TL_BWD, 1, t + 10 * ms);
-	}
-	return ret;
+	for (k = 0; k < depth; k++)
+		ids[k] = 10 * (k + 1);
+	return run_ids(tl, sm, t0, ids, depth, scale);
 }
 
 #define ITER_NS (100 * MS)
