@@ -272,9 +272,9 @@ static void go_fallback(struct tt_tl *tl)
 	tl->counts.dyn_fallback++;
 	if (tl->cur_sig >= 0)
 		tl->counts.dyn_mispredicted++;
-	/* the positions passed were the plan's to evict */
-	tl->evict_pos = tl->cur_n > TT_TL_EVICT_DELAY ?
-			tl->cur_n - TT_TL_EVICT_DELAY : 0;
+	/* fb_next_evict() scans the latest positions from the next call on */
+	tl->scan_n = 0;
+	tl->evict_pos = 0;
 	tl->bwd_rank = 0;
 	for (i = 0; i < tl->n; i++) {
 		struct tt_tl_layer *l = &tl->st.layers[i];
@@ -291,6 +291,8 @@ static void go_fallback(struct tt_tl *tl)
 		tl->st.due[i].t = TT_TL_NO_TIME;
 		tl->st.due[i].rank = idx >= 0 && tl->st.layers[idx].rank ?
 				     tl->st.layers[idx].rank : ~0U;
+		if (idx >= 0)
+			tl->st.layers[idx].x.ahead = tl->st.due[i].ahead;
 	}
 	tt_heapsort(tl->st.due + tl->due_pos, tl->ndue - tl->due_pos,
 		    sizeof(*tl->st.due), rank_before, (void *)0);
@@ -308,6 +310,24 @@ static void dyn_fwd_end(struct tt_tl *tl, struct tt_tl_layer *l)
 		l->rank = TT_TL_RANK_FWD - l->fpos;
 }
 
+/* A backward begin of layer @idx at @rel: the previous one's step. */
+static void bwd_step_sample(struct tt_tl *tl, unsigned int idx,
+			    unsigned long long rel)
+{
+	int i = tl->bwd_last ? tt_tl_find(tl, tl->bwd_last_id) : -1;
+
+	if (i >= 0 && rel > tl->bwd_last_rel) {
+		struct tt_tl_layer *p = &tl->st.layers[i];
+		unsigned long long d = rel - tl->bwd_last_rel;
+
+		p->bstep_ns = p->bstep_ns ?
+			      tt_policy_ewma(p->bstep_ns, d, TT_TL_WEIGHT) : d;
+	}
+	tl->bwd_last = 1;
+	tl->bwd_last_id = tl->st.layers[idx].id;
+	tl->bwd_last_rel = rel;
+}
+
 /* The first backward begin: did the sequence end where predicted? */
 static void dyn_bwd_begin(struct tt_tl *tl)
 {
@@ -321,51 +341,141 @@ static void dyn_bwd_begin(struct tt_tl *tl)
 	}
 }
 
-int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
-		     unsigned long long *bytes)
+/* Margin on an estimated transfer time (TT_TL_FB_MARGIN_PCT). */
+static unsigned long long fb_xfer(unsigned long long bytes,
+				  unsigned long long bps)
 {
-	/*
-	 * TT_TL_EVICT_DELAY positions late: the last layers of a pass, which
-	 * its backward pass needs first, are never on their way out, and an
-	 * eviction ordered at the last forward end still has a forward and a
-	 * backward layer before its release
-	 */
-	while ((tl->fallback || (tl->dynamic && tl->planned)) && !tl->off &&
-	       !tl->bwd_seen && tl->evict_pos + TT_TL_EVICT_DELAY < tl->cur_n) {
-		unsigned int q = ++tl->evict_pos, j;
-		unsigned long long b;
-		struct tt_tl_layer *l;
-		int i = tt_tl_find(tl, tl->recent[q % TT_TL_RECENT]);
+	return tt_policy_xfer_ns(bytes, bps) / 100 * TT_TL_FB_MARGIN_PCT;
+}
 
-		if (i < 0)
+/*
+ * The time the backward pass spends from the backward begin of @l to the
+ * next one: measured, else (never seen backward) its forward time now.
+ */
+static unsigned long long bwd_step(const struct tt_tl_layer *l)
+{
+	if (l->bstep_ns)
+		return l->bstep_ns;
+	return l->cur.fwd_end > l->cur.fwd_start ?
+	       l->cur.fwd_end - l->cur.fwd_start : 0;
+}
+
+/* The layer at forward position @p (1..cur_n) of the current iteration. */
+static struct tt_tl_layer *at_pos(struct tt_tl *tl, unsigned int p)
+{
+	int i = tt_tl_find(tl, tl->st.order[p - 1]);
+
+	return i >= 0 ? &tl->st.layers[i] : (struct tt_tl_layer *)0;
+}
+
+/* backward begin times of the latest positions walked, by position */
+#define TT_TL_FB_RING	TT_TL_RECENT
+
+/*
+ * The fallback's admission of @q (@b bytes, released @k backward layers
+ * before its own): should the backward pass begin now, with the latest
+ * forward layer (the earliest need the iteration can still have), would
+ * every prefetch still out, and @q's, be back before its backward begin?
+ *
+ * The model, all from now: the evictions not ended and @q's run first,
+ * back to back at ER; then the prefetches in backward order, back to back
+ * at PR, each no earlier than its release (the backward begin k positions
+ * above it); the backward begin of position p is the sum of the backward
+ * steps (bwd_step()) of positions cur_n .. p + 1. Transfer times carry
+ * TT_TL_FB_MARGIN_PCT. O(cur_n).
+ */
+static int fb_fits(struct tt_tl *tl, const struct tt_tl_layer *q,
+		   unsigned long long b, unsigned int k)
+{
+	unsigned long long ring[TT_TL_FB_RING], t = 0, cur;
+	unsigned int n = tl->cur_n, p;
+
+	cur = fb_xfer(tl->evict_backlog + b, tl->er_bps);
+	for (p = n; p >= 1; p--) {
+		const struct tt_tl_layer *l = at_pos(tl, p);
+		unsigned long long bytes, rel;
+		unsigned int ahead, r;
+
+		if (p < n && at_pos(tl, p + 1))
+			t += bwd_step(at_pos(tl, p + 1));
+		ring[p % TT_TL_FB_RING] = t;
+		if (!l)
 			continue;
-		l = &tl->st.layers[i];
-		if (!tl->fallback) {
-			/* a held prediction: the plan's eviction, k late */
-			if (l->fpos != q || !(l->flags & TT_TL_L_PLANNED) ||
-			    !l->final_bytes ||
-			    (l->seen & (TT_TL_S_ERR | TT_TL_S_EVICT |
-					TT_TL_S_DUE | TT_TL_S_BWD_BEGIN)))
-				continue;
-			order_evict(tl, l, bytes);
-			*idx = (unsigned int)i;
-			return 1;
+		if (l == q) {
+			bytes = b;
+			ahead = k;
+		} else if ((l->seen & TT_TL_S_EVICT) &&
+			   !(l->seen & TT_TL_S_DUE) && l->final_bytes) {
+			bytes = l->final_bytes;
+			ahead = l->x.ahead ? l->x.ahead : 1;
+		} else {
+			continue;
 		}
+		/* released at the backward begin of position p + k (<= n) */
+		r = ahead < TT_TL_FB_RING - 1 ? ahead : TT_TL_FB_RING - 1;
+		rel = p + r >= n ? 0 : ring[(p + r) % TT_TL_FB_RING];
+		cur = max_u64(cur, rel) + fb_xfer(bytes, tl->pr_bps);
+		if (cur > t)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The k @q's prefetch needs: the fewest backward layers above it whose
+ * steps cover its transfer (as of the positions seen so far; all of them
+ * when they do not), at least its learned k.
+ */
+static unsigned int fb_ahead(struct tt_tl *tl, const struct tt_tl_layer *q,
+			     unsigned long long b)
+{
+	unsigned long long need = fb_xfer(b, tl->pr_bps), t = 0;
+	unsigned int k = 0, p;
+
+	for (p = q->fpos + 1; p <= tl->cur_n && t < need; p++) {
+		const struct tt_tl_layer *l = at_pos(tl, p);
+
+		t += l ? bwd_step(l) : 0;
+		k++;
+	}
+	return k > q->ahead ? k : q->ahead;
+}
+
+/*
+ * The fallback: the next layer to evict, if one fits (fb_fits()). Every
+ * layer TT_TL_EVICT_DELAY or more positions behind the latest forward end,
+ * among the latest TT_TL_RECENT, not evicted yet, is considered once per
+ * forward end, the oldest first: a layer that does not fit now may fit
+ * once the iteration has gone deeper (its need is then further away).
+ */
+static int fb_next_evict(struct tt_tl *tl, unsigned int *idx,
+			 unsigned long long *bytes)
+{
+	unsigned int n = tl->cur_n, j;
+
+	if (tl->scan_n != n) {
+		tl->scan_n = n;
+		tl->evict_pos = n > TT_TL_RECENT ? n - TT_TL_RECENT : 0;
+	}
+	while (tl->evict_pos + TT_TL_EVICT_DELAY < n) {
+		struct tt_tl_layer *l = at_pos(tl, ++tl->evict_pos);
+		unsigned long long b;
+		unsigned int k;
+
+		if (!l)
+			continue;
 		b = l->cur.saved & ~(tl->page_size - 1);
-		if (l->fpos != q || !b || tl->ndue >= tl->st.cap ||
+		if (!b || tl->ndue >= tl->st.cap ||
 		    (l->seen & (TT_TL_S_ERR | TT_TL_S_EVICT | TT_TL_S_BWD_BEGIN)))
 			continue;
-		/*
-		 * Without a plan nothing says the engine can carry it: a layer
-		 * whose eviction would queue behind more than its own size
-		 * stays (the evictions, then the prefetches, would run late)
-		 */
-		if (tl->evict_backlog > b)
+		k = fb_ahead(tl, l, b);
+		if (!fb_fits(tl, l, b, k))
 			continue;
 		tl->evict_backlog += b;
 		l->seen |= TT_TL_S_EVICT;
 		l->status = TT_POLICY_ACCEPTED;
 		l->final_bytes = b;
+		l->x.ahead = k;
 		tl->counts.layers_accepted++;
 		/* its prefetch: released by the backward pass only */
 		for (j = tl->ndue; j > tl->due_pos &&
@@ -374,10 +484,40 @@ int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
 		tl->st.due[j].t = TT_TL_NO_TIME;
 		tl->st.due[j].id = l->id;
 		tl->st.due[j].rank = l->rank;
-		tl->st.due[j].ahead = l->ahead;
+		tl->st.due[j].ahead = k;
 		tl->ndue++;
-		*idx = (unsigned int)i;
+		*idx = (unsigned int)(l - tl->st.layers);
 		*bytes = b;
+		return 1;
+	}
+	return 0;
+}
+
+int tt_tl_next_evict(struct tt_tl *tl, unsigned int *idx,
+		     unsigned long long *bytes)
+{
+	if (tl->off || tl->bwd_seen)
+		return 0;
+	if (tl->fallback)
+		return fb_next_evict(tl, idx, bytes);
+	/*
+	 * A held prediction: the plan's evictions, TT_TL_EVICT_DELAY
+	 * positions late: the last layers of a pass, which its backward pass
+	 * needs first, are never on their way out, and an eviction ordered at
+	 * the last forward end still has a forward and a backward layer
+	 * before its release
+	 */
+	while (tl->dynamic && tl->planned &&
+	       tl->evict_pos + TT_TL_EVICT_DELAY < tl->cur_n) {
+		unsigned int q = ++tl->evict_pos;
+		struct tt_tl_layer *l = at_pos(tl, q);
+
+		if (!l || !(l->flags & TT_TL_L_PLANNED) || !l->final_bytes ||
+		    (l->seen & (TT_TL_S_ERR | TT_TL_S_EVICT |
+				TT_TL_S_DUE | TT_TL_S_BWD_BEGIN)))
+			continue;
+		order_evict(tl, l, bytes);
+		*idx = (unsigned int)(l - tl->st.layers);
 		return 1;
 	}
 	return 0;
@@ -634,6 +774,9 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->cur_hash = TT_TL_FNV_OFFSET;
 	tl->cur_n = 0;
 	tl->evict_pos = 0;
+	tl->scan_n = 0;
+	tl->bwd_last = 0;
+	tl->bwd_last_rel = 0;
 	tl->bwd_seen = 0;
 	tl->evict_backlog = 0;
 	tl->ndue = 0;
@@ -693,7 +836,8 @@ static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
 	l->x.fwd_end = rel;
 	l->fpos = ++tl->cur_n;
 	tl->cur_hash = fnv(tl->cur_hash, l->id);
-	tl->recent[l->fpos % TT_TL_RECENT] = l->id;
+	if (tl->dynamic)
+		tl->st.order[l->fpos - 1] = l->id;
 	if (tl->dynamic)
 		dyn_fwd_end(tl, l);
 	if ((l->seen & TT_TL_S_ERR) || !tl->planned || tl->off || tl->fallback ||
@@ -778,8 +922,10 @@ enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
 			l->seen |= TT_TL_S_BWD_BEGIN;
 			l->cur.bwd_start = rel;
 			l->x.bwd_start = rel;
-			if (tl->dynamic)
+			if (tl->dynamic) {
 				dyn_bwd_begin(tl);
+				bwd_step_sample(tl, idx, rel);
+			}
 			/*
 			 * TT_SCHED_COUNT, or the dynamic fallback: release the
 			 * next k layers' prefetches

@@ -98,7 +98,11 @@ enum tt_tl_action {
 #define TT_TL_SIGS		8U
 #define TT_TL_MISSES		16U
 #define TT_TL_RANK_FWD		0x40000000U
-/* forward layer ids remembered for the delayed evictions (> TT_TL_AHEAD_MAX) */
+/*
+ * the dynamic fallback: a layer is considered for eviction while among the
+ * latest this many forward positions; also the backward begins its
+ * admission looks up a release by (> TT_TL_AHEAD_MAX)
+ */
 #define TT_TL_RECENT		16U
 
 /*
@@ -168,6 +172,8 @@ struct tt_tl_times {
  * @evicted_bytes:  bytes evicted.
  * @late_bytes:     evicted bytes not back at the backward begin.
  * @due_at:         the prefetch was handed out (trigger time or release).
+ * @ahead:          the dynamic fallback: the k its prefetch is released
+ *                  with (the backward layers before its own).
  */
 struct tt_tl_exec {
 	unsigned long long fwd_end;
@@ -179,6 +185,7 @@ struct tt_tl_exec {
 	unsigned long long evicted_bytes;
 	unsigned long long late_bytes;
 	unsigned long long due_at;
+	unsigned int ahead;
 };
 
 /*
@@ -208,6 +215,9 @@ struct tt_tl_exec {
  * @spos:        TT_TL_MODE_DYNAMIC: the forward position in each signature
  *               (0 = not in it).
  * @ssamples:    TT_TL_MODE_DYNAMIC: iterations folded into @sprof.
+ * @bstep_ns:    TT_TL_MODE_DYNAMIC: average time from the layer's backward
+ *               begin to the next backward begin of its iteration (0 = not
+ *               seen yet); the fallback's admission estimates with it.
  * @x:           execution record of the current iteration.
  * @priv:        the caller's per-layer object (moves with the entry).
  */
@@ -230,6 +240,7 @@ struct tt_tl_layer {
 	struct tt_tl_times sprof[TT_TL_SIGS];
 	unsigned int spos[TT_TL_SIGS];
 	unsigned int ssamples[TT_TL_SIGS];
+	unsigned long long bstep_ns;
 	struct tt_tl_exec x;
 	void *priv;
 };
@@ -269,7 +280,9 @@ struct tt_tl_due {
  * elements, provided by the caller
  * @layers: the layer table.
  * @plan:   scratch for tt_policy_plan().
- * @order:  scratch for tt_policy_plan().
+ * @order:  scratch for tt_policy_plan(); in a TT_TL_MODE_DYNAMIC
+ *          iteration, once planned, the layer index at each forward
+ *          position (@order[fpos - 1] is its id: the table's indices move when a layer is added).
  * @due:    the prefetch schedule.
  * @cap:    elements of each array (the most layers the timeline can hold).
  */
@@ -346,12 +359,15 @@ struct tt_tl_counts {
  * @cur_n:         forward ends so far (the last forward position).
  * @evict_pos:     dynamic: forward positions up to this one were
  *                 considered for a delayed eviction (TT_TL_EVICT_DELAY
- *                 positions behind the latest forward end).
+ *                 positions behind the latest forward end); in the
+ *                 fallback, since the forward end at @scan_n.
+ * @scan_n:        the fallback: @cur_n when @evict_pos was last reset.
+ * @bwd_last:      dynamic: a backward begin came in this iteration.
+ * @bwd_last_id:   the layer of the latest one.
+ * @bwd_last_rel:  its relative time.
  * @bwd_seen:      a backward begin came in the current iteration.
  * @evict_backlog: dynamic: bytes ordered out in the current iteration whose
  *                 eviction has not ended (tt_tl_evict_end()).
- * @recent:        ids of the latest forward positions (position %
- *                 TT_TL_RECENT).
  * @misses:        the miss log, a ring.
  * @miss_head:     entries ever written (the next one goes to
  *                 miss_head % TT_TL_MISSES).
@@ -390,9 +406,12 @@ struct tt_tl {
 	unsigned long long cur_hash;
 	unsigned int cur_n;
 	unsigned int evict_pos;
+	unsigned int scan_n;
+	int bwd_last;
+	unsigned int bwd_last_id;
+	unsigned long long bwd_last_rel;
 	int bwd_seen;
 	unsigned long long evict_backlog;
-	unsigned int recent[TT_TL_RECENT];
 	struct tt_tl_miss misses[TT_TL_MISSES];
 	unsigned int miss_head;
 	long long drift_ns;
@@ -531,6 +550,13 @@ unsigned int tt_tl_signatures(const struct tt_tl *tl);
 #define TT_TL_AHEAD_MAX		8U
 #define TT_TL_AHEAD_SHRINK	16U
 #define TT_TL_EVICT_DELAY	2U
+/*
+ * The dynamic fallback's admission (tt_tl_next_evict()): transfer times
+ * are estimated this many percent of the measured rates' (a margin for
+ * their noise), and a layer not evicted yet is considered again at each
+ * forward end while it is among the latest TT_TL_RECENT positions.
+ */
+#define TT_TL_FB_MARGIN_PCT	125U
 
 /* tt_tl_ahead_max() - the largest k of the layers (1 without layers). */
 unsigned int tt_tl_ahead_max(const struct tt_tl *tl);

@@ -979,43 +979,93 @@ static void test_dynamic(void **state)
 	assert_int_equal(tt_tl_miss_get(&tl, TT_TL_MISSES, &m), 0);
 }
 
+/* One forward layer of the admission test: 10 ms, 8 MiB saved. */
+static void adm_fwd(struct tt_tl *tl, unsigned int id, unsigned long long *t)
+{
+	unsigned long long bytes;
+
+	tt_tl_layer_event(tl, idx_of(tl, id), TT_TL_FWD, 0, *t, 1, &bytes);
+	tt_tl_saved(tl, idx_of(tl, id), 8 * MIB, 0);
+	*t += 10 * MS;
+	tt_tl_layer_event(tl, idx_of(tl, id), TT_TL_FWD, 1, *t, 1, &bytes);
+}
+
+/* The ids the fallback orders out now. */
+static unsigned int adm_evictions(struct tt_tl *tl, unsigned int *got)
+{
+	unsigned long long bytes;
+	unsigned int idx, n = 0;
+
+	while (tt_tl_next_evict(tl, &idx, &bytes)) {
+		assert_int_equal(bytes, 8 * MIB);
+		got[n++] = tl->st.layers[idx].id;
+	}
+	return n;
+}
+
 /*
- * TT_SCHED_DYNAMIC's fallback orders no eviction that would queue behind
- * more than its own size of evictions not ended yet.
+ * TT_SCHED_DYNAMIC's fallback admits an eviction only if, should the
+ * backward pass begin at once, it and every prefetch still out would be
+ * back in time (rates: 8 MiB in 10 ms, 12.5 ms with the margin); a layer
+ * that does not fit is considered again as the iteration goes deeper, and
+ * what the backward steps measured replaces the forward times.
  */
-static void test_dynamic_backlog(void **state)
+static void test_dynamic_admission(void **state)
 {
 	unsigned long long t = 1000 * MS, bytes;
-	unsigned int k, idx, got[8], n = 0;
+	unsigned int got[8], i, idx;
 	struct tt_tl tl;
 
 	(void)state;
-	setup_tl(&tl, 1, CAP);
+	setup_tl(&tl, 2, CAP);	/* one iteration predicts nothing */
 	tt_tl_set_modes(&tl, TT_TL_MODE_DYNAMIC);
+	tt_tl_set_rates(&tl, 800 * MIB, 800 * MIB);
 	tt_tl_iter_begin(&tl, t);
 	assert_int_equal(tl.fallback, 1);
-	for (k = 1; k <= 6; k++) {
-		unsigned int id = 10 * k;
-
-		t += 10 * MS;
-		tt_tl_layer_event(&tl, idx_of(&tl, id), TT_TL_FWD, 0, t, 1, &bytes);
-		tt_tl_saved(&tl, idx_of(&tl, id), 8 * MIB, 0);
-		tt_tl_layer_event(&tl, idx_of(&tl, id), TT_TL_FWD, 1, t + MS, 1,
-				  &bytes);
-		/* layer 10's eviction ends after the forward end of layer 50 */
-		if (k == 6)
-			tt_tl_evict_end(&tl, idx_of(&tl, 10), t, 8 * MIB);
-		while (tt_tl_next_evict(&tl, &idx, &bytes)) {
-			assert_int_equal(bytes, 8 * MIB);
-			got[n++] = tl.st.layers[idx].id;
-		}
-	}
-	/* 10 and 20 (16 MiB out), 30 skipped (behind 16 MiB), 40 after 10 ended */
-	assert_int_equal(n, 3);
+	/* depth 3: layer 10 would need 25 ms, 20 ms of backward are left */
+	for (i = 1; i <= 3; i++)
+		adm_fwd(&tl, 10 * i, &t);
+	assert_int_equal(adm_evictions(&tl, got), 0);
+	/* depth 4: layer 10 fits (back at 25 of 30 ms), then 20 does not */
+	adm_fwd(&tl, 40, &t);
+	assert_int_equal(adm_evictions(&tl, got), 1);
 	assert_int_equal(got[0], 10);
-	assert_int_equal(got[1], 20);
-	assert_int_equal(got[2], 40);
-	assert_int_equal(tl.evict_backlog, 16 * MIB);
+	assert_int_equal(tl.st.layers[idx_of(&tl, 10)].x.ahead, 2);
+	/* depth 5, 10's eviction still running: 20 would be back at 37.5 of 30 ms */
+	adm_fwd(&tl, 50, &t);
+	assert_int_equal(adm_evictions(&tl, got), 0);
+	/*
+	 * it ended: the next forward end admits 20 (back at 32.5 of 40 ms,
+	 * 10 then at 45 of 50), not 30 behind 20's eviction (37.5 of 30)
+	 */
+	tt_tl_evict_end(&tl, idx_of(&tl, 10), t, 8 * MIB);
+	adm_fwd(&tl, 60, &t);
+	assert_int_equal(adm_evictions(&tl, got), 1);
+	assert_int_equal(got[0], 20);
+	/* backward: 30 ms per layer; the steps are measured */
+	for (i = 6; i >= 1; i--) {
+		tt_tl_layer_event(&tl, idx_of(&tl, 10 * i), TT_TL_BWD, 0, t, 1,
+				  &bytes);
+		t += 30 * MS;
+		tt_tl_layer_event(&tl, idx_of(&tl, 10 * i), TT_TL_BWD, 1, t, 1,
+				  &bytes);
+		while (tt_tl_next_due(&tl, t, &idx, &bytes))
+			;
+	}
+	for (i = 2; i <= 6; i++)
+		assert_int_equal(tl.st.layers[idx_of(&tl, 10 * i)].bstep_ns,
+				 30 * MS);
+	/* next iteration: with 30 ms steps layer 10 fits at depth 3 */
+	t += 100 * MS;
+	tt_tl_iter_begin(&tl, t);
+	assert_int_equal(tl.fallback, 1);
+	for (i = 1; i <= 3; i++)
+		adm_fwd(&tl, 10 * i, &t);
+	assert_int_equal(adm_evictions(&tl, got), 1);
+	assert_int_equal(got[0], 10);
+	/* released one layer above its own: 30 ms cover its 12.5 */
+	assert_int_equal(tl.st.layers[idx_of(&tl, 10)].x.ahead, 1);
+	assert_int_equal(tl.evict_backlog, 8 * MIB);
 }
 
 int main(void)
@@ -1037,7 +1087,7 @@ int main(void)
 		cmocka_unit_test(test_anchor),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_dynamic),
-		cmocka_unit_test(test_dynamic_backlog),
+		cmocka_unit_test(test_dynamic_admission),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -680,12 +680,17 @@ struct tt_ioc_sched {
  * layer's forward end. When the iteration's forward sequence departs from
  * it (a layer at another position, more or fewer layers), or when no
  * signature is predicted, the rest of the iteration runs on the
- * layer-count fallback: the forward layers from then on are evicted whole
- * 2 forward positions late (the last 2 layers of a pass are never
- * evicted, nor a layer whose eviction would queue behind more than its
- * own size of evictions not ended yet), and every prefetch still out is released when the backward
- * pass begins the layer k forward positions after it, with the layer's k
- * adapted as for TT_SCHED_COUNT. Deviations never restart the profile
+ * layer-count fallback: a forward layer is evicted whole once the forward
+ * pass is at least 2 positions past it (the last 2 layers of a pass are
+ * never evicted) and only if, should the backward pass begin at once, its
+ * eviction and prefetch and every prefetch still out would be back in
+ * time, estimated from the measured rates and the backward times seen per
+ * layer, with a 25 % margin; a layer that does not fit is considered again
+ * at the following forward ends (the deeper the pass, the later its
+ * need). Every prefetch still out is released when the backward pass
+ * begins the layer k forward positions after it, k being the layer's k
+ * adapted as for TT_SCHED_COUNT or the positions whose backward times
+ * cover its transfer, whichever is larger. Deviations never restart the profile
  * with this flag. Misses (new signature, failed prediction, late layer in
  * a fallback) go to the miss log: stats dyn_* and last_miss_*, trace
  * events TT_TRACE_MISS.
