@@ -970,6 +970,23 @@ static unsigned int tt_bits(unsigned long w, unsigned int lo, unsigned int hi)
 	return hi > lo ? hweight_long(w & GENMASK(hi - 1, lo)) : 0;
 }
 
+/*
+ * [start, end), the part of a huge page the range covers, is left where it
+ * is: counted as pages not moved (skipped_unsupported) and in huge_partial.
+ */
+static void tt_mover_leave(struct tt_mover_run *r, unsigned long start,
+			   unsigned long end)
+{
+	struct tt_migrate_result er = {};
+
+	if (start >= end)
+		return;
+	er.pages = (end - start) >> PAGE_SHIFT;
+	er.skipped_unsupported = er.pages;
+	tt_result_add(r->res, &er);
+	r->counts.huge_partial++;
+}
+
 /* One slot of tt_mover_migrate(): orders first, then the engine's part. */
 static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 			  unsigned long end)
@@ -977,12 +994,35 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	unsigned long first = ALIGN(start, TT_HUGE_SIZE), sent = 0;
 	unsigned long addr, next;
 	struct tt_mover_scan sc;
-	unsigned int i, j, lo, split, per;
+	unsigned int i, j, lo, per;
 
 	tt_mover_scan(r->s->mm, start, end, r->nids, r->nr_nids, &sc);
-	if (!sc.huge || !tt_mover_usable(r->mv)) {
+	if (!tt_mover_usable(r->mv)) {
 		tt_mover_engine(r, start, end, hweight_long(sc.huge) +
 				sc.edge_lo + sc.edge_hi);
+		return;
+	}
+	/*
+	 * A huge page the range only partly covers stays where it is: the
+	 * engine would split it, a mover would move its bytes outside the
+	 * range too (move_pages(2) moves a whole THP).
+	 */
+	if (sc.edge_lo) {
+		unsigned long cut = min(end, ALIGN(start, TT_HUGE_SIZE));
+
+		tt_mover_leave(r, start, cut);
+		start = cut;
+	}
+	if (sc.edge_hi && start < end) {
+		unsigned long cut = max(start, ALIGN_DOWN(end, TT_HUGE_SIZE));
+
+		tt_mover_leave(r, cut, end);
+		end = cut;
+	}
+	if (start >= end)
+		return;
+	if (!sc.huge) {
+		tt_mover_engine(r, start, end, 0);
 		return;
 	}
 	/* the runs of huge blocks to the movers, shared among them */
@@ -1000,20 +1040,16 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	/* the gaps between the runs sent to the engine, meanwhile */
 	addr = start;
 	lo = 0;
-	split = sc.edge_lo;
 	i = find_first_bit(&sent, sc.nb);
 	for (;;) {
 		next = i < sc.nb ? first + i * TT_HUGE_SIZE : end;
-		if (i >= sc.nb)
-			split += sc.edge_hi;
 		tt_mover_engine(r, addr, next,
-				split + tt_bits(sc.huge, lo, min(i, sc.nb)));
+				tt_bits(sc.huge, lo, min(i, sc.nb)));
 		if (i >= sc.nb)
 			break;
 		j = find_next_zero_bit(&sent, sc.nb, i);
 		addr = first + j * TT_HUGE_SIZE;
 		lo = j;
-		split = 0;
 		i = find_next_bit(&sent, sc.nb, j);
 	}
 }
@@ -1051,6 +1087,7 @@ static void tt_mover_run_end(struct tt_mover_run *r)
 	mv->counts.engine_bytes += r->counts.engine_bytes;
 	mv->counts.mover_bytes += r->counts.mover_bytes;
 	mv->counts.huge_split += r->counts.huge_split;
+	mv->counts.huge_partial += r->counts.huge_partial;
 	spin_unlock(&mv->lock);
 }
 

@@ -153,5 +153,6 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->mover_fallbacks = mc->fallbacks;
 	out->mover_late = mc->late;
 	out->movers = mc->movers;
+	out->huge_partial = mc->huge_partial;
 	return out->size;
 }

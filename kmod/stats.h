@@ -143,6 +143,7 @@ struct tt_sched_stats {
  * @fallbacks:    orders that went back to the engine.
  * @late:         completions that came after their order went back.
  * @movers:       mover threads registered and alive (filled on reading).
+ * @huge_partial: huge pages a range only partly covered, not moved.
  */
 struct tt_mover_counts {
 	u64 engine_bytes;
@@ -153,6 +154,7 @@ struct tt_mover_counts {
 	u64 fallbacks;
 	u64 late;
 	u64 movers;
+	u64 huge_partial;
 };
 
 void tt_result_add(struct tt_migrate_result *acc,

@@ -11,8 +11,11 @@
  *                   unchanged, huge_kept, mover_bytes).
  *   base_to_engine  with movers, base pages still go to the engine.
  *   mixed           a range that covers two huge pages whole and two in
- *                   part: the whole ones to the movers, the parts (split)
- *                   to the engine; nothing outside the range moves.
+ *                   part: the whole ones to the movers, the parts stay
+ *                   where they are (huge_partial, skipped_unsupported):
+ *                   no huge page is split and nothing outside the range
+ *                   moves; a base-page part of the range goes to the
+ *                   engine.
  *   sched_round_trip the scheduler evicts and prefetches a THP-backed
  *                   tensor through the movers: AnonHugePages the same
  *                   after the round trip, thp_split_page unchanged.
@@ -231,9 +234,10 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 	struct tt_ioc_stats st;
 	struct tt_migrate_result r;
 	size_t len = 4 * MV_HUGE, half = MV_HUGE / 2;
-	size_t sub = len - 2 * half, pages = sub / self->ps;
+	size_t sub = len - 2 * half, ps = self->ps;
+	long long split0 = tt_st_vmstat("thp_split_page");
 	int fast = self->topo.fast, slow = self->topo.slow;
-	char *b;
+	char *b, *base;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	MV_NEED_THP(self, len, 4);
@@ -241,19 +245,36 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 	ASSERT_EQ(0, tt_mover_start(self->s, 2));
 	/* half of huge page 0, huge pages 1 and 2 whole, half of 3 */
 	ASSERT_EQ(0, tt_migrate_ex(self->s, b + half, sub, slow, 0, &r));
-	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
+	ASSERT_EQ(sub / ps, r.pages);
+	ASSERT_EQ(2 * MV_HUGE / ps, r.moved);
+	ASSERT_EQ(2 * half / ps, r.skipped_unsupported);
+	ASSERT_EQ(r.pages, r.moved + r.skipped_unsupported);
 	TT_ASSERT_PATTERN(b, len, 4);
-	TT_ASSERT_PLACED(b + half, sub, slow);
-	TT_ASSERT_PLACED(b, half, fast);
-	TT_ASSERT_PLACED(b + len - half, half, fast);
+	TT_ASSERT_PLACED(b + MV_HUGE, 2 * MV_HUGE, slow);
+	TT_ASSERT_PLACED(b, MV_HUGE, fast);
+	TT_ASSERT_PLACED(b + 3 * MV_HUGE, MV_HUGE, fast);
 	ASSERT_EQ(0, tt_stats(self->s, &st));
 	EXPECT_EQ(2 * MV_HUGE, st.mover_bytes);
-	EXPECT_EQ(2 * half, st.engine_bytes);
+	EXPECT_EQ(0, st.engine_bytes);
 	EXPECT_EQ(2, st.huge_kept);
-	EXPECT_EQ(2, st.huge_split);
-	/* the two whole huge pages are still huge */
-	EXPECT_EQ((long long)(2 * MV_HUGE / 1024),
+	EXPECT_EQ(0, st.huge_split);
+	EXPECT_EQ(2, st.huge_partial);
+	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
+	/* all four are still huge */
+	EXPECT_EQ((long long)(len / 1024),
 		  tt_st_smaps_kb(b, len, "AnonHugePages"));
+	/* a base-page part of a range still goes to the engine */
+	base = tt_st_map(MV_HUGE, -1);
+	ASSERT_NE(NULL, base);
+	tt_st_fill(base, MV_HUGE, 5);
+	ASSERT_EQ(0, tt_migrate_ex(self->s, base + ps, MV_HUGE - 2 * ps, slow,
+				   0, &r));
+	TT_ASSERT_RESULT(r, MV_HUGE / ps - 2, MV_HUGE / ps - 2, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(base, MV_HUGE, 5);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(MV_HUGE - 2 * ps, st.engine_bytes);
+	EXPECT_EQ(2, st.huge_partial);
+	munmap(base, MV_HUGE);
 }
 
 /* Where the bytes of [p, p + len) are: on @node (1), elsewhere (0). */

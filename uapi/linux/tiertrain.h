@@ -343,6 +343,10 @@ struct tt_ioc_residency {
  * @heat_wr:          heat weight of the distance to the next use.
  * @heat_ws:          heat weight of the size.
  * @heat_wl:          heat weight of the lifetime.
+ * @huge_partial:     huge pages a migration's range only partly covered,
+ *                    left where they were because the session has a mover
+ *                    (see "Mover"); their pages in the range count as
+ *                    skipped_unsupported in the migration's result.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -415,6 +419,8 @@ struct tt_ioc_stats {
 	__u64 heat_wr;
 	__u64 heat_ws;
 	__u64 heat_wl;
+	/* appended with the partial huge page rule (see "Mover") */
+	__u64 huge_partial;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -904,10 +910,15 @@ struct tt_ioc_hint {
  *     starts, one transparent huge page mapped by a huge page-table entry
  *     (pmd), lying whole inside the range and not on a target node, goes
  *     to a mover, as an order of consecutive such blocks;
- *   - everything else (base pages, the huge pages the range only partly
- *     covers, huge pages made PROT_NONE by NUMA balancing, whose mapping
- *     size the module cannot see) goes to the in-kernel engine, as it
- *     does when the session has no mover.
+ *   - a huge page the range only partly covers is not moved at all: the
+ *     engine would split it, and move_pages(2) would move its bytes
+ *     outside the range as well (counted in huge_partial; its pages in
+ *     the range as skipped_unsupported);
+ *   - everything else (base pages, huge pages made PROT_NONE by NUMA
+ *     balancing, whose mapping size the module cannot see) goes to the
+ *     in-kernel engine, as it does when the session has no mover.
+ * Without a mover every piece goes to the engine, which splits the huge
+ * pages it moves (huge_split).
  *
  * An order is one range and the target nodes in order of preference; the
  * mover moves it (one address per huge page is enough) and reports the
