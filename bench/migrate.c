@@ -20,8 +20,11 @@
  * 64 and 256 MiB backed by transparent huge pages (MADV_HUGEPAGE), each
  * pre-faulted on the fast node. Each method moves each buffer fast -> slow
  * and slow -> fast; the figure is the median MB/s (10^6 bytes/s, wall time
- * of the call) of @reps repetitions. THP buffers are mapped and filled
- * anew before every repetition, since the engine splits huge pages.
+ * of the call) of @reps repetitions. The methods take turns repetition
+ * by repetition (engine_w1, engine_w2, tiertrain, move_pages, then the
+ * next repetition), so a change in the host's load weighs on each alike;
+ * each repetition maps and fills a fresh buffer (the engine splits huge
+ * pages).
  * After every move the placement is checked with move_pages(2) status
  * queries and a sample of the data (first and last word of each page);
  * after the last repetition of each case all the data is compared. A
@@ -314,16 +317,17 @@ static char *tt_new_buffer(const struct tt_bench_case *c, uint64_t seed)
 	return m;
 }
 
-/* The backend counters of @b minus those of @a. */
-static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *b,
-			   const struct tt_ioc_stats *a)
+/* Add the backend counters of @b minus those of @a to @d. */
+static void tt_stats_add_delta(struct tt_ioc_stats *d,
+			       const struct tt_ioc_stats *b,
+			       const struct tt_ioc_stats *a)
 {
-	memset(d, 0, sizeof(*d));
-	d->engine_bytes = b->engine_bytes - a->engine_bytes;
-	d->mover_bytes = b->mover_bytes - a->mover_bytes;
-	d->huge_kept = b->huge_kept - a->huge_kept;
-	d->huge_split = b->huge_split - a->huge_split;
-	d->mover_fallbacks = b->mover_fallbacks - a->mover_fallbacks;
+	d->engine_bytes += b->engine_bytes - a->engine_bytes;
+	d->mover_bytes += b->mover_bytes - a->mover_bytes;
+	d->huge_kept += b->huge_kept - a->huge_kept;
+	d->huge_split += b->huge_split - a->huge_split;
+	d->huge_partial += b->huge_partial - a->huge_partial;
+	d->mover_fallbacks += b->mover_fallbacks - a->mover_fallbacks;
 }
 
 static double tt_huge_pct(const void *buf, size_t len)
@@ -338,54 +342,49 @@ static double tt_mbps(size_t len, uint64_t ns)
 	return ns ? len / 1e6 / (ns / 1e9) : 0;
 }
 
+/*
+ * Repetition @rep of method @m on case @ci: a fresh buffer filled on the
+ * fast node, moved to the slow node and back, checked after each move
+ * (all of it after the last repetition).
+ */
 static void tt_run_migration(struct tt_bench *b, size_t ci,
-			     enum tt_bench_method m)
+			     enum tt_bench_method m, int rep)
 {
 	const struct tt_bench_case *c = &tt_cases[ci];
 	struct tt_bench_result *res = &b->res[ci][m];
 	size_t len = c->mib * TT_ST_MIB;
-	uint64_t seed = ci * 16 + m;
-	char what[96], *buf = NULL;
+	uint64_t seed = ci * 16 + m + rep * 1024;
+	int last = rep == b->reps - 1;
 	struct tt_ioc_stats st0, st1;
 	long long split0;
-	int rep;
+	char what[96], *buf;
 
 	if (m == TT_M_ENGINE_W1)
 		tt_set_workers(1);
-	else if (m == TT_M_ENGINE_W2 || m == TT_M_TIERTRAIN)
+	else
 		tt_set_workers(2);
+	buf = tt_new_buffer(c, seed);
+	tt_verify("before", buf, len, b->fast, seed, 0);
+	if (!rep)
+		res->huge_pct = tt_huge_pct(buf, len);
 	if (tt_stats(b->sm, &st0))
 		tt_die("tt_stats: %s", strerror(errno));
 	split0 = tt_st_vmstat("thp_split_page");
-	for (rep = 0; rep < b->reps; rep++) {
-		int last = rep == b->reps - 1;
-
-		if (!buf || c->thp > 0) {
-			if (buf)
-				munmap(buf, len);
-			buf = tt_new_buffer(c, seed);
-			tt_verify("before", buf, len, b->fast, seed, 0);
-			if (!rep)
-				res->huge_pct = tt_huge_pct(buf, len);
-		}
-		snprintf(what, sizeof(what), "%s %zu MiB %s to node %d",
-			 c->kind, c->mib, tt_method_name[m], b->slow);
-		res->mbps[0][rep] = tt_mbps(len, tt_move(b, m, buf, len,
-							  b->slow));
-		tt_verify(what, buf, len, b->slow, seed, last);
-		snprintf(what, sizeof(what), "%s %zu MiB %s to node %d",
-			 c->kind, c->mib, tt_method_name[m], b->fast);
-		res->mbps[1][rep] = tt_mbps(len, tt_move(b, m, buf, len,
-							  b->fast));
-		tt_verify(what, buf, len, b->fast, seed, last);
-		if (last)
-			res->huge_after_pct = tt_huge_pct(buf, len);
-	}
-	munmap(buf, len);
-	res->thp_split = tt_st_vmstat("thp_split_page") - split0;
+	snprintf(what, sizeof(what), "%s %zu MiB %s to node %d", c->kind,
+		 c->mib, tt_method_name[m], b->slow);
+	res->mbps[0][rep] = tt_mbps(len, tt_move(b, m, buf, len, b->slow));
+	tt_verify(what, buf, len, b->slow, seed, last);
+	snprintf(what, sizeof(what), "%s %zu MiB %s to node %d", c->kind,
+		 c->mib, tt_method_name[m], b->fast);
+	res->mbps[1][rep] = tt_mbps(len, tt_move(b, m, buf, len, b->fast));
+	tt_verify(what, buf, len, b->fast, seed, last);
+	res->thp_split += tt_st_vmstat("thp_split_page") - split0;
 	if (tt_stats(b->sm, &st1))
 		tt_die("tt_stats: %s", strerror(errno));
-	tt_stats_delta(&res->st, &st1, &st0);
+	tt_stats_add_delta(&res->st, &st1, &st0);
+	if (last)
+		res->huge_after_pct = tt_huge_pct(buf, len);
+	munmap(buf, len);
 }
 
 /* A pre-faulted buffer bound to @node, THP or not like @c. */
@@ -534,11 +533,12 @@ static void tt_mkdirs(const char *path)
 /* The tiertrain method's counters (both directions, all repetitions). */
 static void tt_json_backends(FILE *f, const struct tt_bench_result *r)
 {
-	fprintf(f, ", \"tiertrain_moves\": {\"mover_bytes\": %llu, \"engine_bytes\": %llu, \"huge_kept\": %llu, \"huge_split\": %llu, \"mover_fallbacks\": %llu, \"thp_split_page\": %lld, \"huge_pct_before\": %.1f, \"huge_pct_after\": %.1f}",
+	fprintf(f, ", \"tiertrain_moves\": {\"mover_bytes\": %llu, \"engine_bytes\": %llu, \"huge_kept\": %llu, \"huge_split\": %llu, \"huge_partial\": %llu, \"mover_fallbacks\": %llu, \"thp_split_page\": %lld, \"huge_pct_before\": %.1f, \"huge_pct_after\": %.1f}",
 		(unsigned long long)r->st.mover_bytes,
 		(unsigned long long)r->st.engine_bytes,
 		(unsigned long long)r->st.huge_kept,
 		(unsigned long long)r->st.huge_split,
+		(unsigned long long)r->st.huge_partial,
 		(unsigned long long)r->st.mover_fallbacks, r->thp_split,
 		r->huge_pct, r->huge_after_pct);
 }
@@ -623,7 +623,7 @@ int main(int argc, char **argv)
 	struct tt_st_topo topo;
 	long long khugepaged_sleep;
 	size_t ci;
-	int opt, ret, m, d;
+	int opt, ret, m, d, rep;
 	char v[32];
 
 	b.reps = 5;
@@ -705,15 +705,19 @@ int main(int argc, char **argv)
 			continue;
 		fprintf(stderr, "migrate: %s %zu MiB ...\n", tt_cases[ci].kind,
 			tt_cases[ci].mib);
-		for (m = 0; m < TT_M_NR; m++) {
-			if (m == TT_M_MEMCPY)
-				tt_run_memcpy(&b, ci);
-			else
-				tt_run_migration(&b, ci, m);
+		/*
+		 * the methods take turns repetition by repetition: a change
+		 * in the host's load weighs on each alike
+		 */
+		for (rep = 0; rep < b.reps; rep++)
+			for (m = 0; m < TT_M_MEMCPY; m++)
+				tt_run_migration(&b, ci, (enum tt_bench_method)m,
+						 rep);
+		tt_run_memcpy(&b, ci);
+		for (m = 0; m < TT_M_NR; m++)
 			for (d = 0; d < 2; d++)
 				b.res[ci][m].median[d] =
 					tt_median(b.res[ci][m].mbps[d], b.reps);
-		}
 	}
 	snprintf(v, sizeof(v), "%lld", b.orig_workers);
 	tt_st_write_file(TT_ST_WORKERS, v);

@@ -969,6 +969,7 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 	TT_D(mover_bytes);
 	TT_D(huge_kept);
 	TT_D(huge_split);
+	TT_D(huge_partial);
 	TT_D(mover_fallbacks);
 	TT_D(dyn_predicted);
 	TT_D(dyn_mispredicted);
@@ -1454,12 +1455,13 @@ static void tt_print_table(const struct tt_train *t)
 
 		if (!r->ok || !r->have_stats || strcmp(r->backend, "kernel"))
 			continue;
-		printf("%s (%s pages, %llu mover threads): engine %.0f MiB, movers %.0f MiB, huge pages kept %llu, split %llu, orders back to the engine %llu\n",
+		printf("%s (%s pages, %llu mover threads): engine %.0f MiB, movers %.0f MiB, huge pages kept %llu, split %llu, partly covered and left %llu, orders back to the engine %llu\n",
 		       tt_mode_name[m], t->cfg.thp ? "huge" : "base",
 		       (unsigned long long)r->st.movers,
 		       r->st.engine_bytes / TT_MIB, r->st.mover_bytes / TT_MIB,
 		       (unsigned long long)r->st.huge_kept,
 		       (unsigned long long)r->st.huge_split,
+		       (unsigned long long)r->st.huge_partial,
 		       (unsigned long long)r->st.mover_fallbacks);
 	}
 }
@@ -1797,6 +1799,7 @@ static void tt_json_stats(FILE *f, const struct tt_ioc_stats *st)
 	tt_jkv(f, &n, "mover_bytes", st->mover_bytes);
 	tt_jkv(f, &n, "huge_kept", st->huge_kept);
 	tt_jkv(f, &n, "huge_split", st->huge_split);
+	tt_jkv(f, &n, "huge_partial", st->huge_partial);
 	tt_jkv(f, &n, "mover_fallbacks", st->mover_fallbacks);
 	tt_jkv(f, &n, "movers", st->movers);
 	tt_jkv(f, &n, "budget_bytes", st->budget_bytes);
