@@ -388,6 +388,7 @@ static int fb_fits(struct tt_tl *tl, const struct tt_tl_layer *q,
 		   unsigned long long b, unsigned int k)
 {
 	unsigned long long ring[TT_TL_FB_RING], t = 0, cur;
+	const struct tt_tl_layer *above = (const struct tt_tl_layer *)0;
 	unsigned int n = tl->cur_n, p;
 
 	cur = fb_xfer(tl->evict_backlog + b, tl->er_bps);
@@ -396,8 +397,10 @@ static int fb_fits(struct tt_tl *tl, const struct tt_tl_layer *q,
 		unsigned long long bytes, rel;
 		unsigned int ahead, r;
 
-		if (p < n && at_pos(tl, p + 1))
-			t += bwd_step(at_pos(tl, p + 1));
+		/* the backward begin of p: the steps of n .. p + 1 after now */
+		if (above)
+			t += bwd_step(above);
+		above = l;
 		ring[p % TT_TL_FB_RING] = t;
 		if (!l)
 			continue;
