@@ -561,7 +561,7 @@ static int tt_sched_slow_nodes(struct tt_sched *sc, struct tt_slayer *sl,
  * held).
  */
 static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
-				 unsigned long batch, struct tt_chunk *c)
+				 unsigned long long batch, struct tt_chunk *c)
 {
 	unsigned long long left = PAGE_ALIGN(sl->target), before;
 	struct tt_chunk_cut x = { .c = c };
@@ -581,10 +581,22 @@ static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
 	return x.n;
 }
 
+/*
+ * The bytes an episode's chunks are cut at (multiples, absolute): the
+ * migration batch rounded up to whole huge pages, so no chunk boundary
+ * cuts a huge page (the mover leaves a huge page a chunk only partly
+ * covers where it is; Documentation/mover.md).
+ */
+static unsigned long long tt_sched_chunk_bytes(void)
+{
+	return ALIGN((unsigned long long)tt_migrate_batch_pages() << PAGE_SHIFT,
+		     PMD_SIZE);
+}
+
 /* The eviction's chunks (lock held). Return: 0, or -ENOMEM. */
 static int tt_sched_select(struct tt_sched *sc, struct tt_slayer *sl)
 {
-	unsigned long batch = (unsigned long)tt_migrate_batch_pages() << PAGE_SHIFT;
+	unsigned long long batch = tt_sched_chunk_bytes();
 	unsigned int n = tt_sched_cut(sc, sl, batch, NULL);
 
 	sl->nr_chunks = 0;
@@ -852,7 +864,7 @@ static bool tt_sched_trigger_ahead(struct tt_sched *sc, struct tt_slayer *sl)
 static u64 tt_sched_victim_cut(struct tt_sched *sc, struct tt_slayer *sl,
 			       struct tt_srange *r, bool arch, u64 want)
 {
-	unsigned long long batch = (unsigned long long)tt_migrate_batch_pages() << PAGE_SHIFT;
+	unsigned long long batch = tt_sched_chunk_bytes();
 	unsigned int fl = arch ? TT_HINT_ARCHIVE : 0;
 	unsigned int avoid = arch ? TT_HINT_PIN_FAST : 0;
 	unsigned long long skip0 = arch ? r->arch_taken : r->taken;

@@ -8,7 +8,7 @@
  *
  *   never_exceeded    a session budget of 12 MiB, 8 layers of 4 MiB: the
  *                     registered bytes found on the fast node never exceed
- *                     the budget by more than one migration batch (max
+ *                     the budget by more than one scheduler chunk (max
  *                     excess logged); victims were evicted; data intact;
  *                     everything back on the fast node at the end.
  *   archive_first     pages hinted TT_HINT_ARCHIVE are the first victims
@@ -250,13 +250,14 @@ static int bt_budget(struct tt_session *s, uint32_t mib)
 	return tt_sched_set(s, &c);
 }
 
-/* The migration batch in bytes (batch_pages). */
+/* The scheduler's chunk in bytes: batch_pages rounded up to 2 MiB. */
 static uint64_t bt_batch(void)
 {
+	const uint64_t huge = 2 * BT_MIB;
 	long long pages = 512;
 
 	tt_st_read_ll(BT_BATCH_PARAM, &pages);
-	return (uint64_t)pages * tt_page_size();
+	return ((uint64_t)pages * tt_page_size() + huge - 1) / huge * huge;
 }
 
 FIXTURE(budget)

@@ -757,8 +757,9 @@ struct tt_ioc_sched {
  *   lost and no call waits for room forever: when no victim can be found
  *   the call returns over budget (budget_overruns).
  * So after any call returns, the session's registered bytes on the fast
- * tier are within its budget plus one migration batch (batch_pages), and
- * the sessions together within the module's budget plus one batch each.
+ * tier are within its budget plus one scheduler chunk (batch_pages, rounded
+ * up to 2 MiB; see the config keys), and the sessions together within the
+ * module's budget plus one chunk each.
  * A session closing gives its share to the others; nothing is forced on
  * them. Only the kernel backend has budgets: libtiertrain's move_pages
  * backend rejects a budget_mib other than 0 (EOPNOTSUPP).
@@ -1129,6 +1130,10 @@ struct tt_ioc_mover {
  * paths check values against the same table):
  *   workers           migration worker pool, 1..64 (2). Now.
  *   batch_pages       pages per migration batch, 1..65536 (512). Now.
+ *                     The scheduler's chunks (what an eviction moves and
+ *                     its prefetch brings back, one at a time) are this
+ *                     rounded up to whole huge pages (2 MiB), cut at its
+ *                     multiples, so a chunk never cuts a huge page.
  *   max_ranges        registrations and saved tensors a session may hold,
  *                     1..1048576 (65536). Now.
  *   max_layers        distinct layer ids a session may report, 1..1048576
