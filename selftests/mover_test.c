@@ -19,6 +19,9 @@
  *   sched_round_trip the scheduler evicts and prefetches a THP-backed
  *                   tensor through the movers: AnonHugePages the same
  *                   after the round trip, thp_split_page unchanged.
+ *   sched_round_trip_small_batch the same with batch_pages 128: the
+ *                   scheduler's chunks are rounded up to whole huge
+ *                   pages, none is left partly covered.
  *   killed_mid_order a mover (a CLONE_VM child) takes an order and is
  *                   killed: the order goes back to the engine long before
  *                   mover_timeout_ms, everything moved, counted once.
@@ -48,6 +51,7 @@
 #include "tt_harness.h"
 
 #define MV_PARAM	TT_ST_SYSMOD "/parameters/mover_timeout_ms"
+#define MV_BATCH_PARAM	TT_ST_SYSMOD "/parameters/batch_pages"
 #define MV_HUGE		TT_ST_THP_SIZE
 
 FIXTURE(mover)
@@ -60,6 +64,7 @@ FIXTURE(mover)
 	int fd;
 	long long khugepaged_sleep;	/* to restore, -1: untouched */
 	long long timeout_ms;		/* to restore, -1: untouched */
+	long long batch_pages;		/* to restore, -1: untouched */
 };
 
 FIXTURE_SETUP(mover)
@@ -71,6 +76,7 @@ FIXTURE_SETUP(mover)
 	self->fd = -1;
 	self->khugepaged_sleep = -1;
 	self->timeout_ms = -1;
+	self->batch_pages = -1;
 	self->ps = tt_page_size();
 	TT_SETUP_NODES(&self->topo, 1);
 	if (tt_st_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
@@ -101,6 +107,10 @@ FIXTURE_TEARDOWN(mover)
 	if (self->timeout_ms >= 0) {
 		snprintf(v, sizeof(v), "%lld", self->timeout_ms);
 		tt_st_write_file(MV_PARAM, v);
+	}
+	if (self->batch_pages >= 0) {
+		snprintf(v, sizeof(v), "%lld", self->batch_pages);
+		tt_st_write_file(MV_BATCH_PARAM, v);
 	}
 }
 
@@ -313,7 +323,9 @@ static int mv_iteration(struct tt_session *s, char *buf, size_t len,
 	return 0;
 }
 
-TEST_F_TIMEOUT(mover, sched_round_trip, 120)
+/* The scheduler evicts and prefetches a THP-backed tensor: kept huge. */
+static void mv_sched_round_trip(struct __test_metadata *_metadata,
+				FIXTURE_DATA(mover) *self)
 {
 	struct tt_ioc_sched cfg = {
 		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_STAY |
@@ -372,6 +384,21 @@ TEST_F_TIMEOUT(mover, sched_round_trip, 120)
 	EXPECT_EQ(0, st.engine_bytes);
 	EXPECT_EQ(st.mover_bytes / MV_HUGE, st.huge_kept);
 	EXPECT_EQ(0, st.huge_split);
+	EXPECT_EQ(0, st.huge_partial);
+}
+
+TEST_F_TIMEOUT(mover, sched_round_trip, 120)
+{
+	mv_sched_round_trip(_metadata, self);
+}
+
+/* Chunks smaller than a huge page are rounded up: still whole huge pages. */
+TEST_F_TIMEOUT(mover, sched_round_trip_small_batch, 120)
+{
+	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_read_ll(MV_BATCH_PARAM, &self->batch_pages));
+	ASSERT_EQ(0, tt_st_write_file(MV_BATCH_PARAM, "128"));
+	mv_sched_round_trip(_metadata, self);
 }
 
 /* ---- fake movers on a raw session descriptor ---------------------------- */
