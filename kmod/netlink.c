@@ -34,6 +34,7 @@
 #include <net/sock.h>
 #include <linux/tiertrain.h>
 
+#include "compat.h"
 #include "config.h"
 #include "evlog.h"
 #include "memtiers.h"
@@ -571,9 +572,8 @@ static struct tt_nl_dump *tt_nl_dump_of(struct netlink_callback *cb)
 
 static int tt_nl_dump_start(struct netlink_callback *cb)
 {
-	const struct genl_dumpit_info *gi = genl_dumpit_info(cb);
 	struct tt_nl_dump *d = tt_nl_dump_of(cb);
-	struct nlattr **attrs = gi->attrs;
+	struct nlattr **attrs = tt_dumpit_attrs(cb);
 	struct tt_nl_caller c;
 
 	memset(d, 0, sizeof(*d));
@@ -612,7 +612,7 @@ static int tt_nl_dump_found(struct tt_session *s, void *arg)
  */
 static int tt_nl_dump_check(struct netlink_callback *cb, bool need_target)
 {
-	struct nlattr **attrs = genl_dumpit_info(cb)->attrs;
+	struct nlattr **attrs = tt_dumpit_attrs(cb);
 	struct tt_nl_dump *d = tt_nl_dump_of(cb);
 
 	if (d->checked)

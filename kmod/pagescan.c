@@ -36,6 +36,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "pagescan.h"
 
 /* Pages scanned per hmm_range_fault() call by tt_residency(). */
@@ -244,11 +245,10 @@ static void tt_residency_gup(struct tt_residency_acc *acc,
 	long n, i;
 
 	while (addr < end) {
-		n = get_user_pages_remote(vma->vm_mm, addr,
-					  min_t(unsigned long, TT_SCAN_CHUNK,
-						(end - addr) >> PAGE_SHIFT),
-					  FOLL_FORCE | FOLL_NOFAULT, pages,
-					  NULL, NULL);
+		n = tt_gup_remote(vma->vm_mm, addr,
+				  min_t(unsigned long, TT_SCAN_CHUNK,
+					(end - addr) >> PAGE_SHIFT),
+				  FOLL_FORCE | FOLL_NOFAULT, pages);
 		if (n <= 0) {
 			tt_residency_count(acc, NULL);
 			addr += PAGE_SIZE;

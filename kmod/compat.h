@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel API differences between the kernels tiertrain builds against
+ * (Debian's 6.1 and 6.12), in one place: the rest of the module calls these
+ * and never tests LINUX_VERSION_CODE itself.
+ */
+#ifndef TT_COMPAT_H
+#define TT_COMPAT_H
+
+#include <linux/mm.h>
+#include <linux/version.h>
+#include <net/genetlink.h>
+
+/**
+ * tt_gup_remote() - get_user_pages_remote() without the vmas array
+ * @mm:       the address space, its mmap lock held for reading.
+ * @start:    first address.
+ * @nr_pages: how many pages at most.
+ * @flags:    FOLL_* flags.
+ * @pages:    where the pages go (each with a reference to put).
+ *
+ * Linux 6.5 dropped the vmas argument.
+ * Return: as get_user_pages_remote().
+ */
+static inline long tt_gup_remote(struct mm_struct *mm, unsigned long start,
+				 unsigned long nr_pages, unsigned int flags,
+				 struct page **pages)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return get_user_pages_remote(mm, start, nr_pages, flags, pages, NULL);
+#else
+	return get_user_pages_remote(mm, start, nr_pages, flags, pages, NULL,
+				     NULL);
+#endif
+}
+
+/**
+ * tt_dumpit_attrs() - the parsed attributes of a generic netlink dump
+ * @cb: the dump's callback state.
+ *
+ * Linux 6.2 moved them into struct genl_dumpit_info's embedded genl_info.
+ * Return: the attribute table, indexed by attribute type.
+ */
+static inline struct nlattr **tt_dumpit_attrs(struct netlink_callback *cb)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	return genl_dumpit_info(cb)->info.attrs;
+#else
+	return genl_dumpit_info(cb)->attrs;
+#endif
+}
+
+#endif /* TT_COMPAT_H */
