@@ -309,13 +309,14 @@ const char *tt_status_source_name(uint32_t source, char *buf, size_t len)
 	return tt_enum_name(names, TT_ARRAY_SIZE(names), source, buf, len);
 }
 
-/* tt_status_adist_name() - "none", "dram", "kmem" or "unknown(N)". */
+/* tt_status_adist_name() - "none", "dram", "kmem", "hmat" or "unknown(N)". */
 const char *tt_status_adist_name(int64_t source, char *buf, size_t len)
 {
 	static const char *const names[] = {
 		[TT_ADIST_SRC_NONE] = "none",
 		[TT_ADIST_SRC_DRAM] = "dram",
 		[TT_ADIST_SRC_KMEM] = "kmem",
+		[TT_ADIST_SRC_HMAT] = "hmat",
 	};
 
 	return tt_enum_name(names, TT_ARRAY_SIZE(names), source, buf, len);

@@ -2,10 +2,14 @@
 /*
  * The kernel's view of the memory tiers, as a module can read it.
  *
- * Linux 6.1 puts every node with memory in a memory tier by its abstract
+ * Linux puts every node with memory in a memory tier by its abstract
  * distance (mm/memory-tiers.c): RAM gets the default DRAM distance (tier
  * 4), memory onlined by the dax/kmem driver (NVDIMM, CXL) the driver's
- * (tier 22). None of that is exported to modules: node_is_toptier(),
+ * (tier 22). From 6.8 on (so on 6.12, not on 6.1) a RAM node that the
+ * firmware's HMAT describes gets a distance computed from its latency and
+ * bandwidth relative to the CPUs' own memory instead: a memory-only node at
+ * half the bandwidth lands in tier 16. None of that is exported to
+ * modules: node_is_toptier(),
  * next_demotion_node() and the memory_tier structures are internal, and the
  * tier devices hang off a bus_type that is static. The same holds for the
  * HMAT performance of a node (struct node's access lists). So the module
@@ -30,8 +34,9 @@
  *
  *   /sys/bus/dax/drivers/kmem/daxX.Y/target_node
  *
- * (on 6.1 dax/kmem is the only caller of init_node_memory_type(), so the
- * only source of an abstract distance other than the DRAM default).
+ * (dax/kmem and, from 6.8 on, the HMAT code are the only sources of an
+ * abstract distance other than the DRAM default; so a node that is not
+ * dax/kmem memory and sits outside the DRAM tier got its tier from HMAT).
  *
  * The view is rebuilt after every memory online or offline (a memory
  * hotplug notifier queues the rebuild; readers see the old or the new view
@@ -62,6 +67,8 @@
 #define TT_MEMTIER_DIR		"sys/devices/virtual/memory_tiering"
 #define TT_NODE_DIR		"sys/devices/system/node"
 #define TT_KMEM_DIR		"sys/bus/dax/drivers/kmem"
+/* The default DRAM tier: MEMTIER_ADISTANCE_DRAM >> MEMTIER_CHUNK_BITS. */
+#define TT_MEMTIER_DRAM		4
 /* Memory tiers and kmem devices read at most (6.1 makes 2 tiers). */
 #define TT_MEMTIERS_MAX		64
 
@@ -271,6 +278,8 @@ static const char *tt_adist_source_name(enum tt_adist_source src)
 		return "dram";
 	case TT_ADIST_SRC_KMEM:
 		return "kmem";
+	case TT_ADIST_SRC_HMAT:
+		return "hmat";
 	default:
 		return "none";
 	}
@@ -333,8 +342,10 @@ static void tt_memtiers_refresh(struct work_struct *work)
 			n->adist_src = TT_ADIST_SRC_NONE;
 		else if (node_isset(nid, kmem))
 			n->adist_src = TT_ADIST_SRC_KMEM;
-		else
+		else if (n->tier == TT_MEMTIER_DRAM)
 			n->adist_src = TT_ADIST_SRC_DRAM;
+		else
+			n->adist_src = TT_ADIST_SRC_HMAT;
 	}
 
 	mutex_lock(&tt_view_lock);

@@ -1281,9 +1281,12 @@ enum tt_attr {
  * @TT_NODE_A_MEMORY_TIER: u32, the kernel's memory tier of the node: N of
  *                         /sys/devices/virtual/memory_tiering/memory_tierN,
  *                         its abstract distance divided by 128 (lower is
- *                         faster; on 6.1, 4 is RAM and 22 memory onlined
- *                         by dax/kmem). Absent when the node is in no tier
- *                         (or the module could not read them).
+ *                         faster; 4 is RAM by default and 22 memory onlined
+ *                         by dax/kmem; from 6.8 on a RAM node the firmware's
+ *                         HMAT describes gets a tier from its performance
+ *                         relative to the CPUs' own memory, e.g. 16 for
+ *                         half the bandwidth). Absent when the node is in no
+ *                         tier (or the module could not read them).
  * @TT_NODE_A_ADIST_SOURCE: u32, enum tt_adist_source: what gave the node
  *                         its abstract distance, hence its memory tier.
  * @TT_NODE_A_DISTANCE:    u32, how far the node's memory is from the CPUs,
@@ -1364,11 +1367,16 @@ enum tt_role_source {
  * @TT_ADIST_SRC_KMEM: the dax/kmem driver, which onlined device memory
  *                     (NVDIMM, CXL memory) as system RAM and gave it its
  *                     own, larger abstract distance.
+ * @TT_ADIST_SRC_HMAT: the firmware's HMAT: RAM (not dax/kmem) in a tier
+ *                     other than the default DRAM tier 4, which only the
+ *                     kernel's HMAT code sets (Linux 6.8 and later; never
+ *                     on 6.1).
  */
 enum tt_adist_source {
 	TT_ADIST_SRC_NONE,
 	TT_ADIST_SRC_DRAM,
 	TT_ADIST_SRC_KMEM,
+	TT_ADIST_SRC_HMAT,
 };
 
 /*
