@@ -2,7 +2,10 @@
 #
 # tiertrain top-level build. `make help` lists the targets.
 
-KDIR ?= $(shell $(CURDIR)/scripts/kdir 2>/dev/null)
+# KERNEL=6.1|6.12|debug builds against that kernel of scripts/kernel;
+# without it, the running kernel's tree or linux-headers-amd64's (scripts/kdir).
+KERNEL ?=
+KDIR ?= $(shell $(CURDIR)/scripts/kdir $(if $(KERNEL),--kernel $(KERNEL)) 2>/dev/null)
 PREFIX ?= /usr/local
 DESTDIR ?=
 V ?= 0
@@ -22,11 +25,12 @@ help:
 	@echo "make bench      benchmarks (VM), tables and JSON under build/bench/"
 	@echo "make lint       sparse and checkpatch on kmod/"
 	@echo "make install    install module, library, header, tierctl, udev rule, Python package"
-	@echo "make clean      remove build products"
+	@echo "make clean      remove build products (the kernels cached by scripts/kernel stay)"
+	@echo "KERNEL=6.1|6.12|debug  build the module against that kernel (scripts/kernel)"
 	@echo "KDIR=$(KDIR)"
 
 kdir-check:
-	@test -n "$(KDIR)" || { echo "make: no kernel build tree found; run 'make deps' (installs linux-headers-amd64) or set KDIR=" >&2; exit 1; }
+	@test -n "$(KDIR)" || { echo "make: no kernel build tree found; run 'make deps' (installs linux-headers-amd64)$(if $(KERNEL), or scripts/kernel --kernel $(KERNEL) fetch,) or set KDIR=" >&2; exit 1; }
 
 module: kdir-check
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules W=1
@@ -107,4 +111,4 @@ install: all
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	-for d in lib lib/python ctl selftests bench; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
-	rm -rf build/kselftest build/lint build/bench build/tmp
+	rm -rf build/kselftest build/lint build/bench build/tmp build/vm build/mod
