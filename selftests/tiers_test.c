@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,8 @@
 #define KMEM_SYSFS	"/sys/bus/dax/drivers/kmem"
 #define BALANCING	"/proc/sys/kernel/numa_balancing"
 #define MAXN		16
+/* The kernel's default memory tier of RAM (MEMTIER_ADISTANCE_DRAM >> 7). */
+#define DRAM_TIER	4
 #define ML		4		/* layers of the mini trainer */
 /*
  * Tensor size of most tests. Small: every access to emulated CXL memory
@@ -608,7 +611,8 @@ TEST_F(tiers, view_matches_kernel)
 		ASSERT_STREQ(k->cpus ? "fast" : "slow", m->role)
 			TH_LOG("node %d", n);
 		ASSERT_EQ(k->tier, m->tier) TH_LOG("node %d", n);
-		ASSERT_STREQ(k->tier < 0 ? "none" : k->kmem ? "kmem" : "dram",
+		ASSERT_STREQ(k->tier < 0 ? "none" : k->kmem ? "kmem" :
+			     k->tier == DRAM_TIER ? "dram" : "hmat",
 			     m->adist) TH_LOG("node %d", n);
 		if (k->lat) {
 			ASSERT_STREQ("hmat", m->dsrc) TH_LOG("node %d", n);
@@ -655,6 +659,50 @@ TEST_F(tiers, kmem_is_lower_tier)
 	free(st);
 }
 
+
+/* Is the running kernel at least @major.@minor? */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * A memory-only RAM node the HMAT describes (three-tier: half the DRAM
+ * bandwidth): from 6.8 on the kernel gives it a tier from that (below
+ * DRAM's) and tierctl says "hmat"; on older kernels it stays in the DRAM
+ * tier as "dram".
+ */
+TEST_F(tiers, hmat_tier_source)
+{
+	bool hmat_tiers = kernel_at_least(6, 8);
+	int n, seen = 0;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	for (n = 0; n < MAXN; n++) {
+		const struct knode *k = &self->k[n];
+
+		if (!k->mem || k->cpus || k->kmem || !k->lat)
+			continue;
+		seen++;
+		if (hmat_tiers) {
+			ASSERT_LT(DRAM_TIER, k->tier) TH_LOG("node %d", n);
+			ASSERT_STREQ("hmat", self->m[n].adist) TH_LOG("node %d", n);
+		} else {
+			ASSERT_EQ(DRAM_TIER, k->tier) TH_LOG("node %d", n);
+			ASSERT_STREQ("dram", self->m[n].adist) TH_LOG("node %d", n);
+		}
+		ASSERT_EQ(k->tier, self->m[n].tier) TH_LOG("node %d", n);
+		TH_LOG("node %d: HMAT latency %lld ns, memory tier %d (%s)",
+		       n, k->lat, k->tier, self->m[n].adist);
+	}
+	if (!seen)
+		SKIP(return, "no memory-only RAM node with HMAT data (use --topology three-tier)");
+}
 
 /* One profiling iteration, then @n planned ones (counted in @m->on). */
 static int mini_run(struct mini *m, unsigned int n)
