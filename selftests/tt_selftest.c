@@ -296,6 +296,30 @@ int tt_st_bind(void *addr, size_t len, int node)
 	return 0;
 }
 
+/*
+ * The sum of the min watermarks of @node's zones, in bytes (0 when
+ * /proc/zoneinfo cannot be read): free memory below it is the kernel's, and
+ * a process bound to the node that faults past it is OOM-killed.
+ */
+static uint64_t tt_st_node_min_wmark(int node)
+{
+	char line[256];
+	unsigned long long pages, sum = 0;
+	int n, in_node = 0;
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone", &n) == 1)
+			in_node = n == node;
+		else if (in_node && sscanf(line, " min %llu", &pages) == 1)
+			sum += pages;
+	}
+	fclose(f);
+	return sum * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 static void tt_st_hog_child(int node, uint64_t leave, int wfd)
 {
 	size_t chunk = TT_ST_MIB, held = 0;
@@ -304,6 +328,7 @@ static void tt_st_hog_child(int node, uint64_t leave, int wfd)
 
 	if (tt_st_node_mem(node, &fr, &tot))
 		_exit(2);
+	leave += tt_st_node_min_wmark(node);
 	m = mmap(NULL, tot, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED || madvise(m, tot, MADV_NOHUGEPAGE) ||
@@ -751,9 +776,18 @@ uint64_t tt_st_now_ns(void)
 /* Where the compute passes' sums go, so that they are not optimised out. */
 static volatile uint64_t tt_st_sink;
 
+unsigned int tt_st_time_mul(void)
+{
+	const char *e = getenv("TT_ST_TIME_MUL");
+	unsigned long mul = e ? strtoul(e, NULL, 10) : 1;
+
+	return mul >= 1 && mul <= 100 ? mul : 1;
+}
+
 void tt_st_compute(const void *buf, size_t len, unsigned int ms)
 {
-	uint64_t end = tt_st_now_ns() + ms * 1000000ULL, now, sum = 0;
+	uint64_t end = tt_st_now_ns() + ms * 1000000ULL * tt_st_time_mul(), now,
+		 sum = 0;
 	size_t i;
 
 	for (i = 0; i < len; i += 4096)

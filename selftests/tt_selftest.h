@@ -86,7 +86,8 @@ int tt_st_bind(void *addr, size_t len, int node);
 
 /*
  * Fork a child that binds memory to @node (mbind MPOL_BIND) and faults it
- * in until the node has at most @leave bytes free, then waits to be killed
+ * in until the node has at most @leave bytes free above the node's min
+ * watermarks (below them the child would be OOM-killed), then waits to be killed
  * (SIGKILL, then waitpid). Returns the child's pid with the bytes it holds
  * in @held, or -errno (-EIO: the child died while filling).
  */
@@ -162,9 +163,19 @@ uint64_t tt_st_now_ns(void);
  * vCPU spinning in user mode answers the TLB-shootdown IPIs and per-CPU
  * work that migrate_vma needs very late, and an 8 MiB migration of the
  * spinning process then takes seconds instead of ~50 ms (measured); on
- * hardware a spinning thread does not do that.
+ * hardware a spinning thread does not do that. @ms is multiplied by
+ * tt_st_time_mul().
  */
 void tt_st_compute(const void *buf, size_t len, unsigned int ms);
+
+/*
+ * TT_ST_TIME_MUL (1..100, default 1): how many times longer a layer's
+ * compute lasts. A kernel whose migrations are slower than the stock
+ * kernel's (the debug kernel: KASAN-instrumented copies and page-table
+ * walks, ~3x) keeps the ratio of migration time to compute the timing
+ * tests were written for; run-vm sets it per kernel.
+ */
+unsigned int tt_st_time_mul(void);
 
 /*
  * A test buffer size scaled down by the environment variable
