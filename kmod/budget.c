@@ -177,7 +177,7 @@ static void tt_budget_work_fn(struct work_struct *work)
 		list_for_each_entry(b, &tt_budget_sessions, link) {
 			ss[n] = container_of(b, struct tt_session, sched.bud);
 			tt_session_get(ss[n]);
-			b->visits++;
+			WRITE_ONCE(b->visits, b->visits + 1);
 			n++;
 		}
 	}
@@ -191,7 +191,7 @@ static void tt_budget_work_fn(struct work_struct *work)
 	for (i = 0; i < n; i++) {
 		b = tt_budget_of(ss[i]);
 		mutex_lock(&tt_budget_lock);
-		b->visits--;
+		WRITE_ONCE(b->visits, b->visits - 1);
 		mutex_unlock(&tt_budget_lock);
 		wake_up_all(&b->wq);
 		tt_session_put(ss[i]);
@@ -199,14 +199,14 @@ static void tt_budget_work_fn(struct work_struct *work)
 	kfree(ss);
 }
 
+/*
+ * No visit holds @b. A wait_event() condition: it runs in TASK_UNINTERRUPTIBLE
+ * and must not sleep, so it reads @visits without tt_budget_lock (written
+ * under it with WRITE_ONCE; the wake-up follows the last decrement).
+ */
 static bool tt_budget_unvisited(struct tt_budget *b)
 {
-	bool idle;
-
-	mutex_lock(&tt_budget_lock);
-	idle = !b->visits;
-	mutex_unlock(&tt_budget_lock);
-	return idle;
+	return !READ_ONCE(b->visits);
 }
 
 /**
