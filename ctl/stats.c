@@ -88,6 +88,7 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(huge_kept, TT_STAT_COUNT),
 	TT_F(huge_split, TT_STAT_COUNT),
 	TT_F(huge_partial, TT_STAT_COUNT),
+	TT_F(large_pte, TT_STAT_COUNT),
 	TT_F(mover_orders, TT_STAT_COUNT),
 	TT_F(mover_fallbacks, TT_STAT_COUNT),
 	TT_F(mover_late, TT_STAT_COUNT),

@@ -31,7 +31,8 @@
  *    and is counted busy.
  * A THP mapped by ptes (after a partial munmap/mprotect) is skipped by
  * migrate_vma_collect_pmd() (PageTransCompound, "FIXME support THP") and no
- * exported function can split it: the scan counts it as unsupported.
+ * exported function can split it: the scan counts it as unsupported, and
+ * in struct tt_engine_counts' large_pte (the session's stats show it).
  * A pmd-mapped THP is split by migrate_vma_collect_pmd() and its base
  * pages move; if the split fails (the THP is pinned) its pages are busy.
  *
@@ -279,6 +280,7 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
  *        woken).
  * @scan: the page-table scanner over the slot.
  * @res:  result being accumulated.
+ * @ec:   the counts beyond @res being accumulated.
  */
 struct tt_mig {
 	struct mm_struct *mm;
@@ -293,6 +295,7 @@ struct tt_mig {
 	gfp_t gfp[TT_MIG_TARGETS];
 	struct tt_pagescan scan;
 	struct tt_migrate_result *res;
+	struct tt_engine_counts *ec;
 };
 
 /* What the scan says about a page before anything is tried. */
@@ -301,6 +304,7 @@ enum tt_mig_class {
 	TT_MIG_ABSENT,
 	TT_MIG_ON_NODE,
 	TT_MIG_UNSUPPORTED,
+	TT_MIG_LARGE_PTE,
 };
 
 /* Is @nid one of the targets (the page needs no move)? */
@@ -333,7 +337,7 @@ static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 	 * may be mapped by a huge pmd, which it splits: let it try.
 	 */
 	if (tt_pagescan_pte_mapped_thp(page, hpfn))
-		return TT_MIG_UNSUPPORTED;
+		return TT_MIG_LARGE_PTE;
 	return TT_MIG_MOVE;
 }
 
@@ -477,8 +481,10 @@ static void tt_mig_run(struct tt_mig *m, struct vm_area_struct *vma,
 		release_pages(m->pages, k);
 }
 
-static void tt_mig_count(struct tt_migrate_result *res, enum tt_mig_class c)
+static void tt_mig_count(struct tt_mig *m, enum tt_mig_class c)
 {
+	struct tt_migrate_result *res = m->res;
+
 	res->pages++;
 	switch (c) {
 	case TT_MIG_ABSENT:
@@ -486,6 +492,10 @@ static void tt_mig_count(struct tt_migrate_result *res, enum tt_mig_class c)
 		break;
 	case TT_MIG_ON_NODE:
 		res->already_on_node++;
+		break;
+	case TT_MIG_LARGE_PTE:
+		m->ec->large_pte++;
+		res->skipped_unsupported++;
 		break;
 	default:
 		res->skipped_unsupported++;
@@ -552,7 +562,7 @@ again:
 
 		j = i + 1;
 		if (c != TT_MIG_MOVE) {
-			tt_mig_count(res, c);
+			tt_mig_count(m, c);
 			continue;
 		}
 		while (j < n && tt_mig_classify(m, vma, m->hpfn[j]) == TT_MIG_MOVE)
@@ -609,7 +619,8 @@ static bool tt_slots_take(struct tt_slots *sl, unsigned long *start,
 static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 			const int *nids, unsigned int nr_nids,
 			unsigned int flags, const atomic_t *stop,
-			struct tt_migrate_result *res)
+			struct tt_migrate_result *res,
+			struct tt_engine_counts *ec)
 {
 	bool remote = flags & TT_MIG_REMOTE;
 	u64 t0 = ktime_get_ns(), moved = res->moved;
@@ -617,6 +628,7 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 		.mm = mm,
 		.nr_nids = min_t(unsigned int, nr_nids, TT_MIG_TARGETS),
 		.res = res,
+		.ec = ec,
 	};
 	unsigned long addr, start;
 	unsigned int t;
@@ -694,6 +706,7 @@ out_free:
  * @flags: TT_MIG_* bits.
  * @stop:  optional: when it becomes non-zero, stop at the next batch.
  * @res:   out: counts are added to it, elapsed_ns too.
+ * @ec:    out: counts are added to it.
  *
  * The range is not checked first (see tt_migrate_check()): pages that are
  * no longer mapped count as not present, pages of a mapping that is no
@@ -706,12 +719,13 @@ out_free:
 int tt_migrate_range_to(struct mm_struct *mm, unsigned long start,
 			unsigned long end, const int *nids,
 			unsigned int nr_nids, unsigned int flags,
-			const atomic_t *stop, struct tt_migrate_result *res)
+			const atomic_t *stop, struct tt_migrate_result *res,
+			struct tt_engine_counts *ec)
 {
 	struct tt_slots sl;
 
 	tt_slots_init(&sl, start, end, end - start);
-	return tt_mig_slots(mm, &sl, nids, nr_nids, flags, stop, res);
+	return tt_mig_slots(mm, &sl, nids, nr_nids, flags, stop, res, ec);
 }
 
 /**
@@ -723,14 +737,17 @@ int tt_migrate_range_to(struct mm_struct *mm, unsigned long start,
  * @flags: TT_MIG_* bits.
  * @stop:  optional: when it becomes non-zero, stop at the next batch.
  * @res:   out: counts are added to it, elapsed_ns too.
+ * @ec:    out: counts are added to it.
  *
  * Return: as tt_migrate_range_to() with the single node @nid.
  */
 int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 		     unsigned long end, int nid, unsigned int flags,
-		     const atomic_t *stop, struct tt_migrate_result *res)
+		     const atomic_t *stop, struct tt_migrate_result *res,
+		     struct tt_engine_counts *ec)
 {
-	return tt_migrate_range_to(mm, start, end, &nid, 1, flags, stop, res);
+	return tt_migrate_range_to(mm, start, end, &nid, 1, flags, stop, res,
+				   ec);
 }
 
 /**
@@ -758,6 +775,7 @@ struct tt_chunk_set {
  * @ran:   the work function ran (false: cancelled before it started).
  * @ret:   what tt_mig_slots() returned.
  * @res:   what it did.
+ * @ec:    what it did beyond @res.
  */
 struct tt_chunk {
 	struct work_struct work;
@@ -765,6 +783,7 @@ struct tt_chunk {
 	bool ran;
 	int ret;
 	struct tt_migrate_result res;
+	struct tt_engine_counts ec;
 };
 
 static void tt_chunk_work(struct work_struct *work)
@@ -774,7 +793,7 @@ static void tt_chunk_work(struct work_struct *work)
 
 	c->ran = true;
 	c->ret = tt_mig_slots(set->mm, &set->slots, &set->nid, 1, TT_MIG_REMOTE,
-			      &set->stop, &c->res);
+			      &set->stop, &c->res, &c->ec);
 	/* The caller may free @c and @set as soon as this is done. */
 	if (atomic_dec_and_test(&set->pending))
 		complete(&set->done);
@@ -787,6 +806,7 @@ static void tt_chunk_work(struct work_struct *work)
  * @end:   page-aligned end, > @start.
  * @nid:   target node, checked.
  * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
+ * @ec:    out: counts are added to it.
  *
  * A range of more than one batch is migrated by up to workers work items
  * on the worker pool while the caller waits; each takes the next slot (a
@@ -798,7 +818,8 @@ static void tt_chunk_work(struct work_struct *work)
  * @res covers the pages processed.
  */
 int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
-		    unsigned long end, int nid, struct tt_migrate_result *res)
+		    unsigned long end, int nid, struct tt_migrate_result *res,
+		    struct tt_engine_counts *ec)
 {
 	unsigned long npages = (end - start) >> PAGE_SHIFT;
 	unsigned long batch = tt_migrate_batch_pages();
@@ -814,7 +835,7 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	memset(res, 0, sizeof(*res));
 	chunks = n > 1 ? kcalloc(n, sizeof(*chunks), GFP_KERNEL) : NULL;
 	if (!chunks)
-		return tt_migrate_range(mm, start, end, nid, 0, NULL, res);
+		return tt_migrate_range(mm, start, end, nid, 0, NULL, res, ec);
 
 	/*
 	 * At least TT_SLOTS_PER_WORKER slots per worker (but no slot larger
@@ -859,6 +880,7 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 		if (!chunks[i].ran)
 			continue;
 		tt_result_add(res, &chunks[i].res);
+		ec->large_pte += chunks[i].ec.large_pte;
 		if (chunks[i].ret && (!ret || ret == -ENOMEM))
 			ret = chunks[i].ret;
 	}

@@ -22,6 +22,19 @@
 /* Target nodes of one tt_migrate_range_to() call, at most. */
 #define TT_MIG_TARGETS	8
 
+/**
+ * struct tt_engine_counts - what the engine did that struct
+ * tt_migrate_result does not tell apart (added to, never zeroed)
+ * @large_pte: pages of large folios mapped by page-table entries (a THP
+ *             whose pmd a partial munmap or mprotect split; multi-size
+ *             THP): migrate_vma skips them and no exported function splits
+ *             them, so they stay where they are. Also counted in the
+ *             result's skipped_unsupported.
+ */
+struct tt_engine_counts {
+	u64 large_pte;
+};
+
 int tt_migrate_init(void);
 void tt_migrate_exit(void);
 
@@ -32,13 +45,16 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
 		     unsigned long end);
 int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 		     unsigned long end, int nid, unsigned int flags,
-		     const atomic_t *stop, struct tt_migrate_result *res);
+		     const atomic_t *stop, struct tt_migrate_result *res,
+		     struct tt_engine_counts *ec);
 int tt_migrate_range_to(struct mm_struct *mm, unsigned long start,
 			unsigned long end, const int *nids,
 			unsigned int nr_nids, unsigned int flags,
-			const atomic_t *stop, struct tt_migrate_result *res);
+			const atomic_t *stop, struct tt_migrate_result *res,
+			struct tt_engine_counts *ec);
 int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
-		    unsigned long end, int nid, struct tt_migrate_result *res);
+		    unsigned long end, int nid, struct tt_migrate_result *res,
+		    struct tt_engine_counts *ec);
 void tt_migrate_queue(struct work_struct *work);
 unsigned int tt_migrate_workers(void);
 unsigned int tt_migrate_batch_pages(void);

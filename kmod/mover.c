@@ -868,12 +868,14 @@ static void tt_mover_engine(struct tt_mover_run *r, unsigned long start,
 			    unsigned long end, u64 huge)
 {
 	struct tt_migrate_result er = {};
+	struct tt_engine_counts ec = {};
 	int ret;
 
 	if (r->ret || start >= end)
 		return;
 	ret = tt_migrate_range_to(r->s->mm, start, end, r->nids, r->nr_nids,
-				  r->flags, r->stop, &er);
+				  r->flags, r->stop, &er, &ec);
+	r->counts.large_pte += ec.large_pte;
 	er.elapsed_ns = 0;
 	tt_result_add(r->res, &er);
 	r->counts.engine_bytes += er.moved << PAGE_SHIFT;
@@ -892,6 +894,7 @@ static void tt_mover_reap(struct tt_mover_run *r)
 						    struct tt_mover_order,
 						    flight);
 	struct tt_migrate_result er = {};
+	struct tt_engine_counts ec = {};
 	u64 nb = (o->end - o->start) / TT_HUGE_SIZE;
 	int ret;
 
@@ -910,7 +913,8 @@ static void tt_mover_reap(struct tt_mover_run *r)
 	 * target got there through the late mover: moved all the same.
 	 */
 	ret = tt_migrate_range_to(r->s->mm, o->start, o->end, r->nids,
-				  r->nr_nids, r->flags, r->stop, &er);
+				  r->nr_nids, r->flags, r->stop, &er, &ec);
+	r->counts.large_pte += ec.large_pte;
 	r->counts.engine_bytes += er.moved << PAGE_SHIFT;
 	r->counts.mover_bytes += er.already_on_node << PAGE_SHIFT;
 	if (er.moved)
@@ -1088,6 +1092,7 @@ static void tt_mover_run_end(struct tt_mover_run *r)
 	mv->counts.mover_bytes += r->counts.mover_bytes;
 	mv->counts.huge_split += r->counts.huge_split;
 	mv->counts.huge_partial += r->counts.huge_partial;
+	mv->counts.large_pte += r->counts.large_pte;
 	spin_unlock(&mv->lock);
 }
 
@@ -1179,14 +1184,16 @@ int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
 {
 	struct tt_mover *mv = &s->mover;
 	u64 huge = tt_mover_count_huge(s->mm, start, end, nid);
+	struct tt_engine_counts ec = {};
 	int ret;
 
 	if (huge && tt_mover_usable(mv)) {
 		memset(res, 0, sizeof(*res));
 		return tt_mover_migrate(s, start, end, &nid, 1, 0, NULL, res);
 	}
-	ret = tt_migrate_sync(s->mm, start, end, nid, res);
+	ret = tt_migrate_sync(s->mm, start, end, nid, res, &ec);
 	spin_lock(&mv->lock);
+	mv->counts.large_pte += ec.large_pte;
 	mv->counts.engine_bytes += res->moved << PAGE_SHIFT;
 	if (res->moved)
 		mv->counts.huge_split += min_t(u64, huge,

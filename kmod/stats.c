@@ -154,5 +154,6 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->mover_late = mc->late;
 	out->movers = mc->movers;
 	out->huge_partial = mc->huge_partial;
+	out->large_pte = mc->large_pte;
 	return out->size;
 }

@@ -144,6 +144,8 @@ struct tt_sched_stats {
  * @late:         completions that came after their order went back.
  * @movers:       mover threads registered and alive (filled on reading).
  * @huge_partial: huge pages a range only partly covered, not moved.
+ * @large_pte:    pages of large folios mapped by ptes the engine could not
+ *                move (struct tt_engine_counts).
  */
 struct tt_mover_counts {
 	u64 engine_bytes;
@@ -155,6 +157,7 @@ struct tt_mover_counts {
 	u64 late;
 	u64 movers;
 	u64 huge_partial;
+	u64 large_pte;
 };
 
 void tt_result_add(struct tt_migrate_result *acc,

@@ -12,6 +12,10 @@
  *                   present and stay unpopulated.
  *   thp             a THP-backed range to the slow node and back; logs
  *                   whether the huge pages were split.
+ *   large_pte       a huge page mapped by ptes (an mprotect of one of its
+ *                   pages split its pmd) is not moved by the engine: its
+ *                   pages count as skipped_unsupported and in the session's
+ *                   large_pte, the range's other huge page moves.
  *
  * base_256m and thp use 1/TT_ST_SIZE_DIV of their sizes when that
  * variable is set (tt_st_scaled(); run-vm sets it on emulated CXL memory).
@@ -333,6 +337,53 @@ TEST_F_TIMEOUT(migrate, thp, 900)
 	TH_LOG("back to node %d: %.1f ms, thp_split_page +%lld, huge pages %s",
 	       fast, r.elapsed_ns / 1e6, split2 - split1,
 	       split2 > split0 ? "were split" : "were not split");
+}
+
+TEST_F_TIMEOUT(migrate, large_pte, 300)
+{
+	size_t len = 2 * TT_ST_THP_SIZE, pages = len / self->ps;
+	size_t hp = TT_ST_THP_SIZE / self->ps;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	struct tt_migrate_result r;
+	struct tt_ioc_stats st;
+	long long huge_kb;
+	char mode[128];
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (tt_st_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
+			    mode, sizeof(mode)) < 0 || strstr(mode, "[never]"))
+		SKIP(return, "transparent huge pages are not available");
+	ASSERT_EQ(0, tt_st_khugepaged_pause(&self->khugepaged_sleep));
+	self->len = len;
+	self->buf = tt_st_map(len, 1);
+	ASSERT_NE(NULL, self->buf);
+	tt_st_fill(self->buf, len, 7);
+	huge_kb = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	if (huge_kb < (long long)(len / 1024))
+		SKIP(return, "the kernel gave no two huge pages to a MADV_HUGEPAGE range (AnonHugePages %lld kB)",
+		     huge_kb);
+	/* one page of the first huge page read-only: its pmd is split, the
+	 * huge page stays whole, mapped by 512 ptes */
+	ASSERT_EQ(0, mprotect((char *)self->buf + self->ps, self->ps,
+			      PROT_READ));
+	ASSERT_EQ((long long)(TT_ST_THP_SIZE / 1024),
+		  tt_st_smaps_kb((char *)self->buf + TT_ST_THP_SIZE,
+				 TT_ST_THP_SIZE, "AnonHugePages"));
+
+	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
+	TH_LOG("moved %llu, unsupported %llu of %llu pages",
+	       (unsigned long long)r.moved,
+	       (unsigned long long)r.skipped_unsupported,
+	       (unsigned long long)r.pages);
+	ASSERT_EQ(pages, r.pages);
+	ASSERT_EQ(hp, r.skipped_unsupported);
+	ASSERT_EQ(hp, r.moved);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	ASSERT_EQ(hp, st.large_pte);
+	TT_ASSERT_PATTERN(self->buf, len, 7);
+	TT_ASSERT_PLACED(self->buf, TT_ST_THP_SIZE, fast);
+	TT_ASSERT_PLACED((char *)self->buf + TT_ST_THP_SIZE, TT_ST_THP_SIZE,
+			 slow);
 }
 
 TEST_HARNESS_MAIN

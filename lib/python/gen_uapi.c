@@ -132,6 +132,7 @@ int main(void)
 	M(tt_ioc_stats, huge_kept);
 	M(tt_ioc_stats, huge_split);
 	M(tt_ioc_stats, huge_partial);
+	M(tt_ioc_stats, large_pte);
 	M(tt_ioc_stats, mover_orders);
 	M(tt_ioc_stats, mover_fallbacks);
 	M(tt_ioc_stats, mover_late);

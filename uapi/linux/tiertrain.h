@@ -347,6 +347,14 @@ struct tt_ioc_residency {
  *                    left where they were because the session has a mover
  *                    (see "Mover"); their pages in the range count as
  *                    skipped_unsupported in the migration's result.
+ * @large_pte:        pages of large folios mapped by page-table entries
+ *                    (a transparent huge page whose pmd a partial munmap,
+ *                    mprotect or madvise split; multi-size THP, Linux 6.8
+ *                    and later) that the in-kernel engine met and could not
+ *                    move: migrate_vma skips them and the kernel exports
+ *                    nothing that splits them, so they stayed where they
+ *                    were. Their pages also count as skipped_unsupported
+ *                    in the migration's result.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -421,6 +429,8 @@ struct tt_ioc_stats {
 	__u64 heat_wl;
 	/* appended with the partial huge page rule (see "Mover") */
 	__u64 huge_partial;
+	/* appended with the large folios the engine cannot move */
+	__u64 large_pte;
 };
 
 /* TT_IOC_STATS - read the session counters. */
