@@ -745,7 +745,10 @@ TEST_F_TIMEOUT(tiers, evict_down, 120)
 /*
  * Fill @node as full as tiertrain's engine can make it: a helper process
  * moves 64 MiB chunks of its memory there with TT_IOC_MIGRATE until a
- * chunk does not fit (ENOSPC), then waits to be killed. Filling through
+ * chunk does not fit (ENOSPC), then halves the chunk down to one page and
+ * goes on until a single page does not fit (what the kernel frees meanwhile,
+ * per-CPU page lists drained on 6.12 say, is taken too), then waits to be
+ * killed. Filling through
  * the engine, whose allocations never reclaim hard or call the OOM
  * killer, leaves the node "full" exactly as evictions see it; faulting
  * memory in on the node instead would wake the OOM killer long before
@@ -753,7 +756,7 @@ TEST_F_TIMEOUT(tiers, evict_down, 120)
  */
 static int hog(FIXTURE_DATA(tiers) *self, int node)
 {
-	const size_t chunk = 64 * TT_ST_MIB;
+	size_t chunk = 64 * TT_ST_MIB;
 	struct tt_migrate_result r;
 	struct tt_session *s;
 	int p[2], ret;
@@ -779,8 +782,13 @@ static int hog(FIXTURE_DATA(tiers) *self, int node)
 			memset(b, 0x5a, chunk);
 			ret = tt_migrate_ex(s, b, chunk, node, 0, &r);
 			held += r.moved * tt_page_size();
-			if (ret == -ENOSPC || r.skipped_no_memory)
-				break;
+			if (ret == -ENOSPC || r.skipped_no_memory) {
+				if (chunk <= tt_page_size() && !r.moved)
+					break;
+				chunk = chunk / 2 > tt_page_size() ?
+					chunk / 2 : tt_page_size();
+				continue;
+			}
 			if (ret)
 				_exit(4);
 		}
