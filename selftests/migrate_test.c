@@ -71,6 +71,29 @@ static int tt_need_free(int node, size_t bytes)
 	return fr >= bytes + 64 * TT_ST_MIB;
 }
 
+/*
+ * Map @len bytes of MADV_HUGEPAGE memory into the fixture, filled with
+ * @seed, and read how much of it is in huge pages (@huge_kb, AnonHugePages).
+ * khugepaged is paused first: it collapses split pages again, into a huge
+ * page on the node it saw them on when it scanned, and a racing collapse
+ * could put them back on the node they just left. Return: 0 or -errno.
+ */
+static int map_thp(FIXTURE_DATA(migrate) *self, size_t len, uint64_t seed,
+		   long long *huge_kb)
+{
+	int ret = tt_st_khugepaged_pause(&self->khugepaged_sleep);
+
+	if (ret)
+		return ret;
+	self->len = len;
+	self->buf = tt_st_map(len, 1);
+	if (!self->buf)
+		return errno ? -errno : -ENOMEM;
+	tt_st_fill(self->buf, len, seed);
+	*huge_kb = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	return 0;
+}
+
 TEST_F_TIMEOUT(migrate, base_256m, 900)
 {
 	struct tt_ioc_stats st0, st1;
@@ -300,17 +323,7 @@ TEST_F_TIMEOUT(migrate, thp, 900)
 	if (!tt_need_free(slow, len))
 		SKIP(return, "node %d has less than %zu MiB free", slow,
 		     len / TT_ST_MIB + 64);
-	/*
-	 * khugepaged collapses the split pages again, into a huge page on the
-	 * node it saw them on when it scanned: a racing collapse could put
-	 * them back on the node they just left. Keep it out of this test.
-	 */
-	ASSERT_EQ(0, tt_st_khugepaged_pause(&self->khugepaged_sleep));
-	self->len = len;
-	self->buf = tt_st_map(len, 1);
-	ASSERT_NE(NULL, self->buf);
-	tt_st_fill(self->buf, len, 4);
-	huge_kb = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	ASSERT_EQ(0, map_thp(self, len, 4, &huge_kb));
 	if (huge_kb <= 0)
 		SKIP(return, "the kernel gave no huge page to a MADV_HUGEPAGE range (AnonHugePages %lld kB)",
 		     huge_kb);
@@ -353,12 +366,7 @@ TEST_F_TIMEOUT(migrate, large_pte, 300)
 	if (tt_st_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
 			    mode, sizeof(mode)) < 0 || strstr(mode, "[never]"))
 		SKIP(return, "transparent huge pages are not available");
-	ASSERT_EQ(0, tt_st_khugepaged_pause(&self->khugepaged_sleep));
-	self->len = len;
-	self->buf = tt_st_map(len, 1);
-	ASSERT_NE(NULL, self->buf);
-	tt_st_fill(self->buf, len, 7);
-	huge_kb = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	ASSERT_EQ(0, map_thp(self, len, 7, &huge_kb));
 	if (huge_kb < (long long)(len / 1024))
 		SKIP(return, "the kernel gave no two huge pages to a MADV_HUGEPAGE range (AnonHugePages %lld kB)",
 		     huge_kb);
