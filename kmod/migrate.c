@@ -495,8 +495,7 @@ static void tt_mig_count(struct tt_mig *m, enum tt_mig_class c)
 		break;
 	case TT_MIG_LARGE_PTE:
 		m->ec->large_pte++;
-		res->skipped_unsupported++;
-		break;
+		fallthrough;
 	default:
 		res->skipped_unsupported++;
 		break;
