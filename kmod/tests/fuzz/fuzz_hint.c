@@ -26,7 +26,7 @@
 #include "fuzz.h"
 
 #define FZ_MAX_OPS	64
-#define FZ_MAX_PIECES	(1U << 20)
+#define FZ_MAX_PIECES	(1U << 14)
 #define FZ_MAX_RANGES	4
 
 struct logop {
