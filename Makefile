@@ -13,7 +13,7 @@ V ?= 0
 SUBDIRS_USER := lib ctl
 
 .PHONY: all module user lib ctl python selftests bench bench-build deps check \
-	demo lint install clean help kselftest-headers kdir-check
+	demo lint install clean help kselftest-headers kdir-check fuzz-host
 
 all: module user
 
@@ -24,6 +24,7 @@ help:
 	@echo "make demo       the demo: tiering in the VM, printing what moved and when"
 	@echo "make bench      benchmarks (VM), tables and JSON under build/bench/"
 	@echo "make lint       sparse and checkpatch on kmod/"
+	@echo "make fuzz-host SECONDS=N  libFuzzer (ASan+UBSan) harnesses of the pure-C cores, N s each (host)"
 	@echo "make install    install module, library, header, tierctl, udev rule, Python package"
 	@echo "make clean      remove build products (the kernels cached by scripts/kernel stay)"
 	@echo "KERNEL=6.1|6.12|debug  build the module against that kernel (scripts/kernel)"
@@ -79,6 +80,13 @@ deps:
 check: deps
 	@scripts/check
 
+# The libFuzzer harnesses of kmod/'s pure-C cores (event, policy, timeline,
+# heat, hint), on the host: each runs SECONDS (default 20) seconds;
+# kmod/tests/fuzz/README.
+SECONDS ?= 20
+fuzz-host:
+	kmod/tests/fuzz/run --seconds $(SECONDS)
+
 demo: deps all
 	@scripts/demo $(DEMO_ARGS)
 
@@ -114,5 +122,5 @@ install: all
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	-for d in lib lib/python ctl selftests bench; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
-	rm -rf build/kselftest build/lint build/bench build/tmp build/vm build/mod
+	-for d in lib lib/python ctl selftests bench kmod/tests/fuzz; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
+	rm -rf build/kselftest build/lint build/bench build/tmp build/vm build/mod build/fuzz-host
