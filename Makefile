@@ -13,7 +13,7 @@ V ?= 0
 SUBDIRS_USER := lib ctl
 
 .PHONY: all module user lib ctl python selftests bench bench-build deps check \
-	demo lint install clean help kselftest-headers kdir-check fuzz-host
+	demo lint install clean help kselftest-headers kdir-check fuzz fuzz-host
 
 all: module user
 
@@ -23,6 +23,8 @@ help:
 	@echo "make check      run every test suite (unit tests on the host, selftests in the VM)"
 	@echo "make demo       the demo: tiering in the VM, printing what moved and when"
 	@echo "make bench      benchmarks (VM), tables and JSON under build/bench/"
+	@echo "make fuzz SECONDS=N [KERNEL=6.1|6.12|debug] [FUZZ_ARGS=...]"
+	@echo "                the ABI fuzzer (selftests/tt_fuzz) in the VM for N seconds"
 	@echo "make lint       sparse and checkpatch on kmod/"
 	@echo "make fuzz-host SECONDS=N  libFuzzer (ASan+UBSan) harnesses of the pure-C cores, N s each (host)"
 	@echo "make install    install module, library, header, tierctl, udev rule, Python package"
@@ -50,6 +52,18 @@ ctl: lib
 
 selftests: lib build/kselftest/.stamp
 	$(MAKE) -C selftests
+
+# The ABI fuzzer in the guest (selftests/README): N seconds (default 60) on
+# the kernel KERNEL (default 6.1), on run-vm's numa topology; scripts/vmrun
+# fails the run on any kernel report. FUZZ_ARGS go to tt_fuzz (--seed,
+# --avoid, ...). The guest gets 420 s beyond N (boot, the workers' 60 s to
+# die, kmemleak on debug): a module that locks up every CPU ends there.
+SECONDS ?= 60
+FUZZ_ARGS ?=
+fuzz: selftests
+	scripts/vmrun --kernel $(or $(KERNEL),6.1) --timeout $$(($(SECONDS) + 420)) \
+		--numa 2G:0-1 --numa 2G --numa 256M --numa 0 -- \
+		$(CURDIR)/selftests/tt_fuzz --seconds $(SECONDS) $(FUZZ_ARGS)
 
 bench-build: lib
 	$(MAKE) -C bench
