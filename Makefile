@@ -58,12 +58,13 @@ selftests: lib build/kselftest/.stamp
 # fails the run on any kernel report. FUZZ_ARGS go to tt_fuzz (--seed,
 # --avoid, ...). The guest gets 420 s beyond N (boot, the workers' 60 s to
 # die, kmemleak on debug): a module that locks up every CPU ends there.
-SECONDS ?= 60
+# SECONDS, when given (make fuzz SECONDS=N), for both fuzz targets.
+FUZZ_SECS := $(if $(filter command line environment,$(origin SECONDS)),$(SECONDS))
 FUZZ_ARGS ?=
 fuzz: selftests
-	scripts/vmrun --kernel $(or $(KERNEL),6.1) --timeout $$(($(SECONDS) + 420)) \
+	scripts/vmrun --kernel $(or $(KERNEL),6.1) --timeout $$(($(or $(FUZZ_SECS),60) + 420)) \
 		--numa 2G:0-1 --numa 2G --numa 256M --numa 0 -- \
-		$(CURDIR)/selftests/tt_fuzz --seconds $(SECONDS) $(FUZZ_ARGS)
+		$(CURDIR)/selftests/tt_fuzz --seconds $(or $(FUZZ_SECS),60) $(FUZZ_ARGS)
 
 bench-build: lib
 	$(MAKE) -C bench
@@ -97,9 +98,8 @@ check: deps
 # The libFuzzer harnesses of kmod/'s pure-C cores (event, policy, timeline,
 # heat, hint), on the host: each runs SECONDS (default 20) seconds;
 # kmod/tests/fuzz/README.
-SECONDS ?= 20
 fuzz-host:
-	kmod/tests/fuzz/run --seconds $(SECONDS)
+	kmod/tests/fuzz/run --seconds $(or $(FUZZ_SECS),20)
 
 demo: deps all
 	@scripts/demo $(DEMO_ARGS)
