@@ -588,7 +588,7 @@ TEST_F_TIMEOUT(vis, since_max, 60)
 }
 
 #define VT_THREADS	16
-#define VT_REQS		400
+#define VT_REQS		800
 
 static int vt_cpu = -1;
 
