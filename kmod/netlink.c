@@ -663,10 +663,11 @@ static int tt_nl_dump_check(struct netlink_callback *cb, bool need_target)
 		return 0;
 	if (attrs[TT_A_SESSION])
 		tt_nl_err(cb->extack, attrs[TT_A_SESSION],
-			  "no session %llu visible to you", d->session);
+			  "no session %llu owned by you (nor one you administer) in this network namespace",
+			  d->session);
 	else
 		tt_nl_err(cb->extack, attrs[TT_A_PID],
-			  "process %u has no tiertrain session visible to you",
+			  "process %u has no tiertrain session owned by you (nor one you administer) in this network namespace",
 			  d->pid);
 	return -ENOENT;
 }
