@@ -68,7 +68,9 @@ static struct genl_family tt_genl_family;
  * own buffer, freed by a task work when the requesting thread returns to
  * user space (after the ACK went out). No two requests share a buffer.
  * When there is no buffer (no memory, a kernel thread, an exiting task)
- * the message says so, without the values.
+ * the message says so, without the values. The buffers of one system call
+ * are bounded by the requests its one datagram holds (the socket's send
+ * buffer) and charged to the caller.
  */
 #define TT_NL_MSG_LEN	192
 
