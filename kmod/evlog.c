@@ -130,6 +130,10 @@ void tt_evlog_add(struct tt_session *s, struct tt_trace_event *ev)
  * @missed: out: events after @since the ring no longer (or never) held:
  *          the first event copied has seq @since + *@missed + 1.
  *
+ * Any @since is accepted: one at or past the last seq (up to U64_MAX)
+ * copies nothing and misses nothing, and @since + *@missed + the events
+ * copied never exceeds the last seq.
+ *
  * Return: the number of events copied.
  */
 unsigned int tt_evlog_read(struct tt_evlog *log, u64 since,
@@ -141,13 +145,17 @@ unsigned int tt_evlog_read(struct tt_evlog *log, u64 since,
 	u32 idx;
 
 	spin_lock(&log->lock);
+	*missed = 0;
+	/* nothing after @since; since + 1 below cannot wrap past this */
+	if (since >= log->seq) {
+		spin_unlock(&log->lock);
+		return 0;
+	}
 	first = log->seq > log->size ? log->seq - log->size + 1 : 1;
 	if (!log->ring)
 		first = log->seq + 1;
 	seq = max(since + 1, first);
 	*missed = seq - (since + 1);
-	if (since >= log->seq)
-		*missed = 0;
 	for (; n < max && seq <= log->seq; n++, seq++) {
 		div_u64_rem(seq - 1, log->size, &idx);
 		out[n] = log->ring[idx];

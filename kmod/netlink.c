@@ -4,20 +4,23 @@
  * used by tierctl (uapi/linux/tiertrain.h documents every command).
  *
  * Reads (status, tiers, sessions, layers, config, events) are open to any
- * user; a caller without CAP_SYS_ADMIN sees only the sessions it owns
- * (tt_nl_visible()). Writes (tiers set, config set) carry GENL_ADMIN_PERM
- * and check CAP_SYS_ADMIN here as well. Requests are validated strictly by
- * the per-command policies; every error this file returns carries an
- * extended ACK naming the attribute and the value (tt_nl_err()).
+ * user; a caller sees only the sessions of its network namespace that it
+ * owns or administers (tt_nl_visible()). Writes (tiers set, config set)
+ * carry GENL_ADMIN_PERM and need CAP_SYS_ADMIN in the initial namespaces
+ * (tt_nl_need_admin()). Requests are validated strictly by the per-command
+ * policies; every error this file returns carries an extended ACK naming
+ * the attribute and the value, in a buffer of its own (tt_nl_err()).
  *
  * Dumps keep their position in the callback's context (struct tt_nl_dump):
  * the id of the session being dumped and how far into it, so a dump that
  * needs several messages resumes where it stopped. Sessions are visited in
- * id order under the session list lock (tt_session_for_each()); what the
- * parts of a dump must agree on is in tt_nl_dump_seq().
+ * id order by tt_session_for_each(), which holds no global lock while a
+ * session is being read; what the parts of a dump must agree on is in
+ * tt_nl_dump_seq().
  *
- * TT_CMD_EVENT messages go to the "events" or the "trace" multicast group,
- * only when someone listens (tt_netlink_event(), called by evlog.c).
+ * TT_CMD_EVENT messages go to the "events" or the "trace" multicast group
+ * of the session's network namespace, only when someone listens
+ * (tt_netlink_event(), called by evlog.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,6 +31,7 @@
 #include <linux/nodemask.h>
 #include <linux/pid.h>
 #include <linux/slab.h>
+#include <linux/task_work.h>
 #include <linux/uidgid.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
@@ -57,73 +61,107 @@ static struct genl_family tt_genl_family;
 /* ---- errors ------------------------------------------------------------ */
 
 /*
- * 6.1 has no formatted extended ACK (NL_SET_ERR_MSG_FMT came in 6.2): the
- * message must outlive the request handler until the core sends the ACK,
- * in the same thread right after the handler returns. Messages are written
- * into a static ring of buffers; one is reused only after TT_NL_MSGS more
- * errors, and the last byte of each buffer is never written, so a reader
- * always finds the end of the string.
+ * Extended ACK messages name the attribute and the value, which takes more
+ * than the 80 bytes NL_SET_ERR_MSG_FMT formats into (6.2 and later; 6.1
+ * has nothing). The core reads the message after the handler returned, in
+ * the same system call, possibly after sleeping; so each message gets its
+ * own buffer, freed by a task work when the requesting thread returns to
+ * user space (after the ACK went out). No two requests share a buffer.
+ * When there is no buffer (no memory, a kernel thread, an exiting task)
+ * the message says so, without the values. The buffers of one system call
+ * are bounded by the requests its one datagram holds (the socket's send
+ * buffer) and charged to the caller.
  */
-#define TT_NL_MSGS	64
 #define TT_NL_MSG_LEN	192
 
-static char tt_nl_msgs[TT_NL_MSGS][TT_NL_MSG_LEN];
-static atomic_t tt_nl_msg_next = ATOMIC_INIT(0);
+struct tt_nl_msg {
+	struct callback_head work;
+	char text[TT_NL_MSG_LEN];
+};
+
+static void tt_nl_msg_free(struct callback_head *work)
+{
+	kfree(container_of(work, struct tt_nl_msg, work));
+}
 
 static __printf(3, 4)
 void tt_nl_err(struct netlink_ext_ack *extack, const struct nlattr *attr,
 	       const char *fmt, ...)
 {
-	char *buf;
+	struct tt_nl_msg *m = NULL;
 	va_list ap;
 	int n;
 
 	if (!extack)
 		return;
-	buf = tt_nl_msgs[(unsigned int)atomic_inc_return(&tt_nl_msg_next) %
-			 TT_NL_MSGS];
-	n = scnprintf(buf, TT_NL_MSG_LEN - 1, "%s: ", KBUILD_MODNAME);
-	va_start(ap, fmt);
-	vscnprintf(buf + n, TT_NL_MSG_LEN - 1 - n, fmt, ap);
-	va_end(ap);
-	extack->_msg = buf;
 	extack->bad_attr = attr;
+	if (!(current->flags & PF_KTHREAD))
+		m = kmalloc(sizeof(*m), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (m) {
+		init_task_work(&m->work, tt_nl_msg_free);
+		if (task_work_add(current, &m->work, TWA_RESUME)) {
+			kfree(m);
+			m = NULL;
+		}
+	}
+	if (!m) {
+		extack->_msg = KBUILD_MODNAME ": error (no memory for its message)";
+		return;
+	}
+	n = scnprintf(m->text, sizeof(m->text), "%s: ", KBUILD_MODNAME);
+	va_start(ap, fmt);
+	vscnprintf(m->text + n, sizeof(m->text) - n, fmt, ap);
+	va_end(ap);
+	extack->_msg = m->text;
 }
 
 /* ---- who is asking ------------------------------------------------------ */
 
-/**
- * struct tt_nl_caller - the credentials of a request's socket
- * @uid:   its opener's effective uid.
- * @admin: it has CAP_SYS_ADMIN: every session is visible.
+/*
+ * Visibility (Documentation/security.md): a session is visible to a
+ * netlink caller only when it was opened in the caller's network
+ * namespace, and the caller (the credentials of its socket's opener) is
+ * its owner (same effective uid) or has CAP_SYS_ADMIN in the user
+ * namespace the session was opened in. Host-wide writes (node roles,
+ * settings) need CAP_SYS_ADMIN in the initial user namespace from the
+ * initial network namespace: the root of a container, with or without a
+ * user namespace of its own, changes nothing of the host.
  */
-struct tt_nl_caller {
-	kuid_t uid;
-	bool admin;
-};
 
-static void tt_nl_caller(const struct sk_buff *skb, struct tt_nl_caller *c)
+/* The file of the socket that sent @skb, NULL for a kernel socket. */
+static const struct file *tt_nl_file(const struct sk_buff *skb)
 {
 	const struct sock *sk = NETLINK_CB(skb).sk;
-	const struct file *file = sk && sk->sk_socket ? sk->sk_socket->file :
-							NULL;
 
-	c->admin = netlink_capable(skb, CAP_SYS_ADMIN);
-	c->uid = file ? file->f_cred->euid : GLOBAL_ROOT_UID;
+	return sk && sk->sk_socket ? sk->sk_socket->file : NULL;
 }
 
-static bool tt_nl_visible(const struct tt_nl_caller *c,
+static struct net *tt_nl_net(const struct sk_buff *skb)
+{
+	return sock_net(NETLINK_CB(skb).sk);
+}
+
+/* May the sender of @skb (of uid @uid) see @s? */
+static bool tt_nl_visible(const struct sk_buff *skb, kuid_t uid,
 			  const struct tt_session *s)
 {
-	return c->admin || uid_eq(c->uid, s->uid);
+	const struct file *file = tt_nl_file(skb);
+
+	if (!file || !net_eq(tt_nl_net(skb), s->net))
+		return false;
+	return uid_eq(uid, s->uid) ||
+	       file_ns_capable(file, s->user_ns, CAP_SYS_ADMIN);
 }
 
 static int tt_nl_need_admin(struct sk_buff *skb, struct genl_info *info,
 			    const char *what)
 {
-	if (netlink_capable(skb, CAP_SYS_ADMIN))
+	if (net_eq(genl_info_net(info), &init_net) &&
+	    netlink_capable(skb, CAP_SYS_ADMIN))
 		return 0;
-	tt_nl_err(info->extack, NULL, "%s needs CAP_SYS_ADMIN", what);
+	tt_nl_err(info->extack, NULL,
+		  "%s needs CAP_SYS_ADMIN in the initial user and network namespaces",
+		  what);
 	return -EPERM;
 }
 
@@ -549,8 +587,8 @@ out:
  * @since:   events: the request's TT_A_SINCE.
  * @pid:     filter: only sessions of this process (0: any), as seen from
  *           the caller's pid namespace.
- * @uid:     the caller's effective uid.
- * @admin:   the caller has CAP_SYS_ADMIN.
+ * @uid:     the effective uid of the caller's socket (INVALID_UID for a
+ *           kernel socket).
  * @checked: the request was checked (first call of the dump function).
  */
 struct tt_nl_dump {
@@ -560,7 +598,6 @@ struct tt_nl_dump {
 	u64 since;
 	u32 pid;
 	kuid_t uid;
-	bool admin;
 	bool checked;
 };
 
@@ -574,12 +611,10 @@ static int tt_nl_dump_start(struct netlink_callback *cb)
 {
 	struct tt_nl_dump *d = tt_nl_dump_of(cb);
 	struct nlattr **attrs = tt_dumpit_attrs(cb);
-	struct tt_nl_caller c;
+	const struct file *file = tt_nl_file(cb->skb);
 
 	memset(d, 0, sizeof(*d));
-	tt_nl_caller(cb->skb, &c);
-	d->uid = c.uid;
-	d->admin = c.admin;
+	d->uid = file ? file->f_cred->euid : INVALID_UID;
 	if (attrs[TT_A_SESSION])
 		d->session = nla_get_u64(attrs[TT_A_SESSION]);
 	if (attrs[TT_A_PID])
@@ -589,16 +624,16 @@ static int tt_nl_dump_start(struct netlink_callback *cb)
 	return 0;
 }
 
-static bool tt_nl_dump_match(const struct tt_nl_dump *d,
+static bool tt_nl_dump_match(struct netlink_callback *cb,
 			     const struct tt_session *s)
 {
-	const struct tt_nl_caller c = { .uid = d->uid, .admin = d->admin };
+	const struct tt_nl_dump *d = tt_nl_dump_of(cb);
 
-	if (!tt_nl_visible(&c, s))
-		return false;
 	if (d->session && s->id != d->session)
 		return false;
-	return !d->pid || pid_vnr(s->pid) == d->pid;
+	if (d->pid && pid_vnr(s->pid) != d->pid)
+		return false;
+	return tt_nl_visible(cb->skb, d->uid, s);
 }
 
 static int tt_nl_dump_found(struct tt_session *s, void *arg)
@@ -626,16 +661,16 @@ static int tt_nl_dump_check(struct netlink_callback *cb, bool need_target)
 	}
 	if (!attrs[TT_A_SESSION] && !attrs[TT_A_PID])
 		return 0;
-	if (tt_session_for_each(0, NULL, tt_nl_dump_found, d) > 0)
+	if (tt_session_for_each(0, NULL, tt_nl_dump_found, cb) > 0)
 		return 0;
 	if (attrs[TT_A_SESSION])
 		tt_nl_err(cb->extack, attrs[TT_A_SESSION],
-			  "no session %llu%s", d->session,
-			  d->admin ? "" : " owned by you");
+			  "no session %llu owned by you (nor one you administer) in this network namespace",
+			  d->session);
 	else
 		tt_nl_err(cb->extack, attrs[TT_A_PID],
-			  "process %u has no tiertrain session%s", d->pid,
-			  d->admin ? "" : " owned by you");
+			  "process %u has no tiertrain session owned by you (nor one you administer) in this network namespace",
+			  d->pid);
 	return -ENOENT;
 }
 
@@ -700,7 +735,7 @@ static int tt_nl_session_fill(struct tt_session *s, void *arg)
 	size_t len;
 	void *hdr;
 
-	if (!tt_nl_dump_match(d, s))
+	if (!tt_nl_dump_match(w->cb, s))
 		return 0;
 	len = tt_session_stats(s, st, sizeof(*st));
 	tt_sched_resident(s, &held, &slow);
@@ -711,7 +746,8 @@ static int tt_nl_session_fill(struct tt_session *s, void *arg)
 		return -EMSGSIZE;
 	if (nla_put_string(w->skb, TT_A_COMM, s->comm) ||
 	    nla_put_u32(w->skb, TT_A_UID,
-			from_kuid_munged(current_user_ns(), s->uid)) ||
+			from_kuid_munged(sk_user_ns(NETLINK_CB(w->cb->skb).sk),
+					 s->uid)) ||
 	    nla_put_u64_64bit(w->skb, TT_A_OPENED_NS, s->opened_ns, TT_A_PAD) ||
 	    nla_put_64bit(w->skb, TT_A_STATS, len, st, TT_A_PAD) ||
 	    nla_put_u64_64bit(w->skb, TT_A_FAST_BYTES, held - slow, TT_A_PAD) ||
@@ -731,7 +767,7 @@ static void tt_nl_session_count(struct tt_session *s, void *arg)
 {
 	struct tt_nl_walk *w = arg;
 
-	if (!tt_nl_dump_match(tt_nl_dump_of(w->cb), s))
+	if (!tt_nl_dump_match(w->cb, s))
 		return;
 	w->n++;
 	w->last = s->id;
@@ -779,7 +815,7 @@ static int tt_nl_layers_fill(struct tt_session *s, void *arg)
 	unsigned int n, i, known;
 	void *hdr;
 
-	if (!tt_nl_dump_match(d, s))
+	if (!tt_nl_dump_match(w->cb, s))
 		return 0;
 	if (d->cur != s->id) {
 		d->cur = s->id;
@@ -829,7 +865,7 @@ static int tt_nl_events_fill(struct tt_session *s, void *arg)
 	u64 missed;
 	void *hdr;
 
-	if (!tt_nl_dump_match(d, s))
+	if (!tt_nl_dump_match(w->cb, s))
 		return 0;
 	if (d->cur != s->id) {
 		d->cur = s->id;
@@ -917,7 +953,7 @@ void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev)
 		break;
 	}
 
-	if (!genl_has_listeners(&tt_genl_family, &init_net, grp))
+	if (!genl_has_listeners(&tt_genl_family, s->net, grp))
 		return;
 	msg = genlmsg_new(nla_total_size_64bit(sizeof(u64)) +
 			  nla_total_size(sizeof(u32)) +
@@ -933,7 +969,8 @@ void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev)
 		return;
 	}
 	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&tt_genl_family, msg, 0, grp, GFP_KERNEL);
+	genlmsg_multicast_netns(&tt_genl_family, s->net, msg, 0, grp,
+				GFP_KERNEL);
 }
 
 /* ---- the family ---------------------------------------------------------- */

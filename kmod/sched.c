@@ -248,7 +248,10 @@ static void tt_sched_free_storage(struct tt_tl_storage *st)
 	kvfree(st->due);
 }
 
-/* Double the layer table, up to max_layers (lock held). */
+/*
+ * Double the layer table, up to max_layers (lock held); what the timeline
+ * keeps in it (layers, schedule, forward order) moves along.
+ */
 static int tt_sched_grow(struct tt_sched *sc)
 {
 	struct tt_tl_storage old = sc->tl.st, st = {};
@@ -259,10 +262,14 @@ static int tt_sched_grow(struct tt_sched *sc)
 	cap = old.cap ? min(old.cap * 2, max) : min(TT_LAYERS_FIRST, max);
 	cap = max(cap, sc->tl.n + 1);
 	st.cap = cap;
-	st.layers = kvmalloc_array(cap, sizeof(*st.layers), GFP_KERNEL_ACCOUNT);
-	st.plan = kvmalloc_array(cap, sizeof(*st.plan), GFP_KERNEL_ACCOUNT);
-	st.order = kvmalloc_array(cap, sizeof(*st.order), GFP_KERNEL_ACCOUNT);
-	st.due = kvmalloc_array(cap, sizeof(*st.due), GFP_KERNEL_ACCOUNT);
+	st.layers = kvmalloc_array(cap, sizeof(*st.layers),
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	st.plan = kvmalloc_array(cap, sizeof(*st.plan),
+				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	st.order = kvmalloc_array(cap, sizeof(*st.order),
+				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	st.due = kvmalloc_array(cap, sizeof(*st.due),
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!st.layers || !st.plan || !st.order || !st.due) {
 		tt_sched_free_storage(&st);
 		return -ENOMEM;

@@ -28,11 +28,14 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/nsproxy.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include "migrate.h"
@@ -90,6 +93,8 @@ static void tt_session_free(struct kref *ref)
 	tt_evlog_free(&s->evlog);
 	tt_mover_free(&s->mover);
 	put_pid(s->pid);
+	put_user_ns(s->user_ns);
+	put_net(s->net);
 	mmdrop(s->mm);
 	kfree(s);
 }
@@ -149,6 +154,8 @@ struct tt_session *tt_session_open(void)
 	s->pid = get_pid(task_tgid(current));
 	get_task_comm(s->comm, current->group_leader);
 	s->uid = current_euid();
+	s->user_ns = get_user_ns(current_user_ns());
+	s->net = get_net(current->nsproxy->net_ns);
 	s->opened_ns = ktime_get_ns();
 	tt_evlog_init(&s->evlog);
 	tt_mover_init(&s->mover);
@@ -161,16 +168,49 @@ struct tt_session *tt_session_open(void)
 	return s;
 }
 
+/*
+ * The first session of the list from @pos on (NULL: from the start) with
+ * an id larger than @after that close has not unlisted (list lock held).
+ */
+static struct tt_session *tt_session_next(struct tt_session *pos, u64 after)
+{
+	struct tt_session *s = pos ? pos :
+			       list_first_entry(&tt_sessions, struct tt_session,
+						link);
+
+	list_for_each_entry_from(s, &tt_sessions, link)
+		if (s->id > after && !s->unlisted)
+			return s;
+	return NULL;
+}
+
+/* The visit of @s is over (list lock held). */
+static void tt_session_unvisit(struct tt_session *s)
+{
+	if (!--s->visitors && s->unlisted) {
+		/* pairs with the waiter's check in wait_var_event() */
+		smp_mb();
+		wake_up_var(&s->visitors);
+	}
+}
+
 /**
  * tt_session_for_each() - visit the open sessions in id order
  * @after: call @fn from the first session whose id is larger.
- * @pre:   optional: called first for every open session, in id order.
- * @fn:    called for each session after @after, with the session list
- *         locked (the session stays open meanwhile; @fn may sleep, but must
- *         not open or close a session); a non-zero return stops the walk.
+ * @pre:   optional: called first for every open session, in id order, with
+ *         the session list locked (must not sleep for long).
+ * @fn:    called for each session after @after, without the session list
+ *         lock: the session stays open until @fn returns (its close waits
+ *         for the visit before it winds the session down), and other
+ *         sessions open and close meanwhile; @fn may sleep (on this
+ *         session's locks, never on another session), but must not open
+ *         or close a session; a non-zero return stops the walk.
  * @arg:   their argument.
  *
- * @pre and @fn see the same list: nothing opens or closes in between.
+ * @pre sees the list as it was when the walk started; @fn is not called
+ * for sessions opened later, nor for those whose close began meanwhile.
+ * One session busy for long delays only the walks that visit it, never an
+ * open or a close of another session.
  *
  * Return: what @fn returned last, 0 when every session was visited.
  */
@@ -178,22 +218,49 @@ int tt_session_for_each(u64 after,
 			void (*pre)(struct tt_session *s, void *arg),
 			int (*fn)(struct tt_session *s, void *arg), void *arg)
 {
-	struct tt_session *s;
+	struct tt_session *s, *next;
+	u64 last;
 	int ret = 0;
 
 	mutex_lock(&tt_sessions_lock);
 	if (pre)
 		list_for_each_entry(s, &tt_sessions, link)
-			pre(s, arg);
-	list_for_each_entry(s, &tt_sessions, link) {
-		if (s->id <= after)
-			continue;
+			if (!s->unlisted)
+				pre(s, arg);
+	last = tt_sessions_last_id;
+	s = list_empty(&tt_sessions) ? NULL : tt_session_next(NULL, after);
+	while (s && s->id <= last) {
+		s->visitors++;
+		mutex_unlock(&tt_sessions_lock);
 		ret = fn(s, arg);
+		cond_resched();
+		mutex_lock(&tt_sessions_lock);
+		/* a visited session stays on the list: its close waits */
+		next = list_is_last(&s->link, &tt_sessions) ? NULL :
+		       tt_session_next(list_next_entry(s, link), s->id);
+		tt_session_unvisit(s);
 		if (ret)
 			break;
+		s = next;
 	}
 	mutex_unlock(&tt_sessions_lock);
 	return ret;
+}
+
+/*
+ * Take @s off the session list for its close: no visit starts after this,
+ * and the visits running end first (a visit waits at most for this
+ * session's own locks, which the close takes next anyway).
+ */
+static void tt_session_unlist(struct tt_session *s)
+{
+	mutex_lock(&tt_sessions_lock);
+	s->unlisted = true;
+	mutex_unlock(&tt_sessions_lock);
+	wait_var_event(&s->visitors, !READ_ONCE(s->visitors));
+	mutex_lock(&tt_sessions_lock);
+	list_del(&s->link);
+	mutex_unlock(&tt_sessions_lock);
 }
 
 static bool tt_session_idle(struct tt_session *s)
@@ -215,9 +282,7 @@ void tt_session_close(struct tt_session *s)
 	struct tt_async *a, *tmp;
 	LIST_HEAD(cancel);
 
-	mutex_lock(&tt_sessions_lock);
-	list_del(&s->link);
-	mutex_unlock(&tt_sessions_lock);
+	tt_session_unlist(s);
 
 	spin_lock(&s->lock);
 	s->closing = true;

@@ -14,6 +14,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <net/net_namespace.h>
 #include <linux/tiertrain.h>
 
 #include "evlog.h"
@@ -41,6 +42,13 @@
  * @pid:       the opener's thread group (a reference).
  * @comm:      the opener's command name at open time.
  * @uid:       the opener's effective uid: the session's owner.
+ * @user_ns:   the opener's user namespace (a reference): whoever has
+ *             CAP_SYS_ADMIN there may see the session over netlink.
+ * @net:       the opener's network namespace (a reference): the only one
+ *             whose netlink callers may see the session.
+ * @visitors:  tt_session_for_each() callers visiting the session now,
+ *             under the session list lock.
+ * @unlisted:  close began: no new visit, under the session list lock.
  * @opened_ns: when it was opened, CLOCK_MONOTONIC ns.
  * @link:      on the list of open sessions, in @id order.
  * @evlog:     its trace events.
@@ -62,6 +70,10 @@ struct tt_session {
 	struct pid *pid;
 	char comm[TASK_COMM_LEN];
 	kuid_t uid;
+	struct user_namespace *user_ns;
+	struct net *net;
+	unsigned int visitors;
+	bool unlisted;
 	u64 opened_ns;
 	struct list_head link;
 	struct tt_evlog evlog;

@@ -50,6 +50,10 @@ void tt_tl_set_storage(struct tt_tl *tl, const struct tt_tl_storage *st)
 	if (st->due != tl->st.due)
 		for (i = 0; i < tl->ndue; i++)
 			st->due[i] = tl->st.due[i];
+	/* the forward order walked so far (TT_TL_MODE_DYNAMIC) */
+	if (st->order != tl->st.order && tl->st.order)
+		for (i = 0; i < tl->cur_n && i < tl->n; i++)
+			st->order[i] = tl->st.order[i];
 	tl->st = *st;
 }
 

@@ -443,9 +443,10 @@ void tt_tl_init(struct tt_tl *tl, unsigned long long page_size,
 
 /*
  * tt_tl_set_storage() - move the timeline into new arrays
- * @st: the new arrays; st->cap must be >= tl->n. The layer table and the
- *      schedule are copied; the old arrays are no longer used (the caller
- *      frees them).
+ * @st: the new arrays; st->cap must be >= tl->n. The layer table, the
+ *      schedule and the forward order walked in the current iteration
+ *      (@order) are copied, so a table may grow mid-iteration; the old
+ *      arrays are no longer used (the caller frees them).
  */
 void tt_tl_set_storage(struct tt_tl *tl, const struct tt_tl_storage *st);
 

@@ -1068,6 +1068,119 @@ static void test_dynamic_admission(void **state)
 	assert_int_equal(tl.evict_backlog, 8 * MIB);
 }
 
+/*
+ * Growable storage for test_dynamic_grow: each growth takes fresh arrays
+ * filled with a poison value, as kvmalloc_array() would hand out memory
+ * that was used before.
+ */
+#define GROW_MAX 256
+#define GROW_POISON 0xa5
+
+struct grow {
+	struct tt_tl_layer layers[GROW_MAX];
+	struct tt_policy_layer plan[GROW_MAX];
+	unsigned int order[GROW_MAX];
+	struct tt_tl_due due[GROW_MAX];
+};
+
+static struct grow grow_bufs[2];
+
+/* Index of layer @id, doubling the table as kmod/sched.c does when full. */
+static int grow_idx(struct tt_tl *tl, unsigned int id, unsigned int *flip)
+{
+	int i = tt_tl_find(tl, id);
+
+	if (i >= 0)
+		return i;
+	i = tt_tl_add(tl, id, NULL);
+	if (i == -TT_TL_ENOSPC) {
+		struct grow *g = &grow_bufs[*flip ^= 1];
+		struct tt_tl_storage st = {
+			.layers = g->layers, .plan = g->plan,
+			.order = g->order, .due = g->due,
+			.cap = tl->st.cap * 2,
+		};
+
+		assert_true(st.cap <= GROW_MAX);
+		memset(g, GROW_POISON, sizeof(*g));
+		tt_tl_set_storage(tl, &st);
+		i = tt_tl_add(tl, id, NULL);
+	}
+	assert_true(i >= 0);
+	return i;
+}
+
+/*
+ * One fallback iteration of @depth new layers 10, 20, ... (forward only),
+ * from a table of @cap0 that grows on the way; the ids the fallback
+ * evicted, in order, go to @got.
+ */
+static unsigned int dyn_grow_run(unsigned int depth, unsigned int cap0,
+				 unsigned int *got)
+{
+	unsigned long long t = 1000 * MS, bytes;
+	unsigned int k, n = 0, idx, flip = 0;
+	struct tt_tl tl;
+
+	memset(&grow_bufs[0], GROW_POISON, sizeof(grow_bufs[0]));
+	tt_tl_init(&tl, P4K, 1, 1 * MS, RATE, RATE);
+	{
+		struct tt_tl_storage st = {
+			.layers = grow_bufs[0].layers,
+			.plan = grow_bufs[0].plan,
+			.order = grow_bufs[0].order,
+			.due = grow_bufs[0].due, .cap = cap0,
+		};
+
+		tt_tl_set_storage(&tl, &st);
+	}
+	tt_tl_set_modes(&tl, TT_TL_MODE_DYNAMIC);
+	/* fast rates: the fallback admits every eviction it considers */
+	tt_tl_set_rates(&tl, 1000000 * MIB, 1000000 * MIB);
+	tt_tl_iter_begin(&tl, t);
+	assert_int_equal(tl.fallback, 1);
+	for (k = 1; k <= depth; k++) {
+		tt_tl_layer_event(&tl, grow_idx(&tl, 10 * k, &flip), TT_TL_FWD,
+				  0, t, 1, &bytes);
+		tt_tl_saved(&tl, grow_idx(&tl, 10 * k, &flip), 8 * MIB, 0);
+		t += 10 * MS;
+		tt_tl_layer_event(&tl, grow_idx(&tl, 10 * k, &flip), TT_TL_FWD,
+				  1, t, 1, &bytes);
+		while (tt_tl_next_evict(&tl, &idx, &bytes)) {
+			assert_true(idx < tl.n);
+			got[n++] = tl.st.layers[idx].id;
+			tt_tl_evict_start(&tl, idx, t);
+			tt_tl_evict_end(&tl, idx, t, bytes);
+		}
+		/* the forward positions walked, in order (timeline.h) */
+		for (idx = 0; idx < k; idx++)
+			assert_int_equal(tl.st.order[idx], 10 * (idx + 1));
+	}
+	return n;
+}
+
+/*
+ * TT_SCHED_DYNAMIC: the table grows when the 17th, 33rd, ... new layer
+ * arrives mid-iteration; the forward order walked so far moves with it,
+ * and the fallback evicts the same layers as with a table big enough
+ * from the start.
+ */
+static void test_dynamic_grow(void **state)
+{
+	static const unsigned int depths[] = { 17, 33, 100 };
+	static unsigned int want[GROW_MAX], got[GROW_MAX];
+	unsigned int d, n, i;
+
+	(void)state;
+	for (d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		n = dyn_grow_run(depths[d], GROW_MAX / 2, want);
+		assert_true(n > 0);
+		assert_int_equal(dyn_grow_run(depths[d], 16, got), n);
+		for (i = 0; i < n; i++)
+			assert_int_equal(got[i], want[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1088,6 +1201,7 @@ int main(void)
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_dynamic),
 		cmocka_unit_test(test_dynamic_admission),
+		cmocka_unit_test(test_dynamic_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1042,18 +1042,25 @@ struct tt_ioc_mover {
  * "net-pf-16-proto-16-family-tiertrain", so resolving the family name
  * (CTRL_CMD_GETFAMILY) loads tiertrain.ko when it is installed.
  *
- * Permissions. Commands that change something (TT_CMD_SET_*) have
- * GENL_ADMIN_PERM, so the generic netlink core refuses them with EPERM to a
- * caller without CAP_NET_ADMIN, and the module itself requires
- * CAP_SYS_ADMIN (EPERM with an extended ACK naming the command); root has
- * both. Every other command is open to any user, but a caller without
- * CAP_SYS_ADMIN only sees the sessions whose owner (the effective uid of the
- * process that opened /dev/tiertrain) is its own effective uid: the others
- * are skipped by dumps, and a request naming one (TT_A_SESSION, TT_A_PID)
- * fails with ENOENT as if it did not exist. The credentials are those of
- * the netlink socket's opener. The multicast groups TT_GENL_MCGRP_EVENTS
- * and TT_GENL_MCGRP_TRACE need CAP_SYS_ADMIN to join (they carry every
- * session's events).
+ * Permissions. Commands that change something (TT_CMD_SET_*) change the
+ * whole host: they have GENL_ADMIN_PERM, so the generic netlink core
+ * refuses them with EPERM to a caller without CAP_NET_ADMIN, and the module
+ * itself requires CAP_SYS_ADMIN in the initial user namespace and a socket
+ * in the initial network namespace (EPERM with an extended ACK naming the
+ * command): the root of a container, with or without a user namespace of
+ * its own, cannot change them. Every other command is open to any user,
+ * but a session is visible to a caller only when both hold:
+ *   - the session was opened in the caller's network namespace (that of
+ *     the netlink socket), and
+ *   - the caller is its owner (the effective uid of the process that
+ *     opened /dev/tiertrain equals its own), or has CAP_SYS_ADMIN in the
+ *     user namespace the session was opened in.
+ * Sessions that are not visible are skipped by dumps, and a request naming
+ * one (TT_A_SESSION, TT_A_PID) fails with ENOENT as if it did not exist.
+ * The credentials are those of the netlink socket's opener. The multicast
+ * groups TT_GENL_MCGRP_EVENTS and TT_GENL_MCGRP_TRACE carry the events of
+ * the sessions of their network namespace and need CAP_SYS_ADMIN in the
+ * user namespace owning that network namespace to join.
  *
  * Errors. A rejected request changes nothing and carries an extended ACK
  * message (NLMSGERR_ATTR_MSG) naming the attribute and the offending value,
@@ -1209,18 +1216,20 @@ struct tt_ioc_mover {
  * bytes). Errors, carried by the NLMSG_DONE that ends the dump with an
  * extended ACK message: EINVAL (neither or both of TT_A_SESSION and
  * TT_A_PID), ENOENT (no such visible session; the same for
- * TT_CMD_GET_LAYERS and for TT_CMD_GET_SESSIONS with TT_A_PID).
+ * TT_CMD_GET_LAYERS and for TT_CMD_GET_SESSIONS with TT_A_PID). Any
+ * TT_A_SINCE is valid: one at or past a session's TT_A_LAST_SEQ (up to
+ * U64_MAX) gives no event of it and no TT_A_EVENTS_LOST (an empty dump).
  *
  * TT_CMD_EVENT (multicast only): sent for every trace event of every
  * session as it is recorded (whether or not the session has a ring), in
- * the initial network namespace: TT_A_SESSION, TT_A_PID (in the initial
- * pid namespace), TT_A_EVENT. Evictions, prefetches, late and dropped
+ * the network namespace the session was opened in: TT_A_SESSION, TT_A_PID
+ * (in the initial pid namespace), TT_A_EVENT. Evictions, prefetches, late and dropped
  * layers go to the group TT_GENL_MCGRP_EVENTS ("events", a few per layer
  * and iteration); iteration begins, layer begins and ends and saved
  * tensors, as frequent as the training's own events, to the group
  * TT_GENL_MCGRP_TRACE ("trace"): join both for the whole story. Nothing
  * is sent to a group nobody listens to. Both groups need CAP_SYS_ADMIN to
- * join. A listener that reads too slowly loses messages (its socket
+ * join (see Permissions). A listener that reads too slowly loses messages (its socket
  * reports ENOBUFS); the seq numbers show where.
  */
 #define TT_GENL_NAME		"tiertrain"
