@@ -298,8 +298,9 @@ static void go_fallback(struct tt_tl *tl)
 		if (idx >= 0)
 			tl->st.layers[idx].x.ahead = tl->st.due[i].ahead;
 	}
-	tt_heapsort(tl->st.due + tl->due_pos, tl->ndue - tl->due_pos,
-		    sizeof(*tl->st.due), rank_before, (void *)0);
+	if (tl->ndue > tl->due_pos)	/* no storage yet: st.due is NULL */
+		tt_heapsort(tl->st.due + tl->due_pos, tl->ndue - tl->due_pos,
+			    sizeof(*tl->st.due), rank_before, (void *)0);
 }
 
 /* A forward end at position l->fpos: does the predicted sequence hold? */
