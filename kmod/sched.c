@@ -994,6 +994,7 @@ static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
 				res.skipped_no_memory;
 			tt_sched_count_slow(sc, sl, i);
 			mutex_unlock(&sc->lock);
+			cond_resched();
 		}
 		if (fresh)
 			sl->fast_nid = fast >= 0 ? fast : bytes ?
@@ -1039,6 +1040,9 @@ static bool tt_sched_victim_ok(const struct tt_slayer *sl,
 	       (sl->state == TT_EP_IDLE || sl->state == TT_EP_EVICTED);
 }
 
+/* Loops over a session's ranges reschedule every this many. */
+#define TT_SCHED_RESCHED_EVERY	256U
+
 /*
  * Evict victims worth @need bytes (lock held, dropped while they move):
  * pages hinted TT_HINT_ARCHIVE first, then ranges by increasing heat, of
@@ -1054,9 +1058,9 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
 	struct tt_sched *sc = tt_sched_of(s);
 	struct tt_budget *b = &sc->bud;
 	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now), got;
-	u64 fast = tt_sched_fast(sc);
+	u64 fast = tt_sched_fast(sc), live = 0;
 	long long below = LLONG_MAX;
-	unsigned int i, k = 0, pass;
+	unsigned int i, k = 0, pass, steps, m, *heap;
 	LIST_HEAD(round);
 	int j;
 
@@ -1072,35 +1076,52 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
 			if (k >= b->cap)
 				break;
 			tt_sched_features(&sc->tl, l, r, now, rel, &b->items[k]);
+			live += b->items[k].bytes;
 			b->refs[2 * k] = r;
 			b->refs[2 * k + 1] = sl;
 			k++;
+			if (!(k % TT_SCHED_RESCHED_EVERY))
+				cond_resched();
 		}
 	}
 	if (!k)
 		return 0;
-	if (budget != TT_BUDGET_NONE)
-		tt_heat_adjust(&b->w, b->items, k, budget);
-	else
-		tt_heat_score(b->items, k, &b->w);
+	heap = kvmalloc_array(k, sizeof(*heap),
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!heap)
+		return 0;
+	/* Algorithm 1, a step at a time: each one is O(k) */
+	tt_heat_score(b->items, k, &b->w);
+	for (steps = 0; budget != TT_BUDGET_NONE && steps < TT_HEAT_STEPS_MAX;
+	     steps++) {
+		if (!tt_heat_adjust_step(&b->w, b->items, k, budget, live))
+			break;
+		cond_resched();
+	}
 	if (hot) {
 		below = LLONG_MIN;
 		for (i = 0; i < k; i++)
 			if (b->refs[2 * i + 1] == hot && b->items[i].heat > below)
 				below = b->items[i].heat;
 	}
-	/* pass 0: archived pages (any heat), pass 1: the colder ranges */
+	/*
+	 * pass 0: archived pages (any heat), pass 1: the colder ranges; the
+	 * candidates come off a heap, O(log k) a pick
+	 */
 	for (pass = 0; pass < 2 && need; pass++) {
 		for (i = 0; i < k; i++)
 			b->items[i].done = !tt_sched_victim_ok(b->refs[2 * i + 1],
 							       hot, &b->items[i]);
-		while (need) {
+		m = tt_heat_heap(b->items, k, pass ? below : LLONG_MAX, heap);
+		for (i = 1; need; i++) {
 			struct tt_srange *r;
 			struct tt_slayer *sl;
 
-			j = tt_heat_coldest(b->items, k, pass ? below : LLONG_MAX);
+			j = tt_heat_pop(b->items, heap, &m);
 			if (j < 0)
 				break;
+			if (!(i % TT_SCHED_RESCHED_EVERY))
+				cond_resched();
 			b->items[j].done = 1;
 			r = b->refs[2 * j];
 			sl = b->refs[2 * j + 1];
@@ -1117,6 +1138,7 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
 			}
 		}
 	}
+	kvfree(heap);
 	if (list_empty(&round))
 		return 0;
 	tt_sched_victims_move(s, &round, remote);
@@ -1261,6 +1283,28 @@ static bool tt_sched_over(struct tt_session *s)
 }
 
 /*
+ * After an attempt to get within the budget in force (lock held): is the
+ * session still over it, or TT_SCHED_OFF (it gives nothing back)? Then
+ * the module's total counts it at most at its budget in force, so that
+ * bytes no victim can give back (ranges in use, pinned, not present) do
+ * not take the other sessions' shares (Documentation/scheduler.md, "Many
+ * processes").
+ */
+static void tt_sched_budget_stuck(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 total, g, lim;
+	bool stuck = sc->cfg.flags & TT_SCHED_OFF;
+
+	if (!stuck && tt_budget_active(s)) {
+		lim = tt_budget_limit(s, &total, &g);
+		stuck = lim != TT_BUDGET_NONE && tt_sched_fast(sc) > lim;
+	}
+	if (stuck != sc->bud.stuck)
+		WRITE_ONCE(sc->bud.stuck, stuck);
+}
+
+/*
  * Make room in the call that took the session over its budget (or the
  * sessions over the module's): wait for the session's evictions already
  * queued or running when they free enough, else evict victims; give up
@@ -1310,6 +1354,7 @@ static void tt_sched_budget_room(struct tt_session *s)
 		flush_work(&wait->evict_work);
 		mutex_lock(&sc->lock);
 	}
+	tt_sched_budget_stuck(s);
 	tt_sched_peak(sc, tt_sched_fast(sc));
 	mutex_unlock(&sc->lock);
 }
@@ -1326,14 +1371,20 @@ void tt_sched_budget_visit(struct tt_session *s, bool shrink)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 total, g, lim, fast;
+	unsigned int tries;
 
 	mutex_lock(&sc->lock);
 	if (!sc->closing) {
 		if (shrink) {
-			lim = tt_budget_limit(s, &total, &g);
-			fast = tt_sched_fast(sc);
-			if (lim != TT_BUDGET_NONE && fast > lim)
-				tt_sched_make_room(s, fast - lim, NULL, lim, true);
+			for (tries = 0; tries < 8; tries++) {
+				lim = tt_budget_limit(s, &total, &g);
+				fast = tt_sched_fast(sc);
+				if (lim == TT_BUDGET_NONE || fast <= lim ||
+				    !tt_sched_make_room(s, fast - lim, NULL, lim,
+							true))
+					break;
+			}
+			tt_sched_budget_stuck(s);
 		} else {
 			tt_sched_budget_retry(s);
 		}
