@@ -288,6 +288,12 @@ TEST_F_TIMEOUT(victims, fake_in_use, 300)
 			bad++;
 		}
 		TT_ASSERT_PATTERN(self->buf, len, it + 77);
+		ASSERT_EQ(0, tt_stats(self->s, &st));
+		if (st.budget_bytes < len) {
+			TH_LOG("iteration %u: budget in force %.2f MiB in the backward pass",
+			       it, st.budget_bytes / 1048576.0);
+			bad++;
+		}
 		usleep(20000);
 		on = vt_on(self->s, self->buf, len, self->topo.fast);
 		if (on != len) {
@@ -298,14 +304,13 @@ TEST_F_TIMEOUT(victims, fake_in_use, 300)
 		ASSERT_EQ(0, tt_layer_end(self->s, 1, TT_BWD));
 	}
 	ASSERT_EQ(0, tt_stats(self->s, &st));
-	TH_LOG("honest session: budget in force %.2f MiB, victims %llu, waits %llu, overruns %llu",
-	       st.budget_bytes / 1048576.0, (unsigned long long)st.victims,
+	TH_LOG("honest session: victims %llu, waits %llu, overruns %llu",
+	       (unsigned long long)st.victims,
 	       (unsigned long long)st.budget_waits,
 	       (unsigned long long)st.budget_overruns);
 	ASSERT_EQ(0, bad);
 	ASSERT_EQ(0, st.victims);
 	ASSERT_EQ(0, st.budget_overruns);
-	ASSERT_LE(len, st.budget_bytes);
 }
 
 TEST_HARNESS_MAIN
