@@ -118,7 +118,7 @@ unsigned long long tt_heat_hot_bytes(const struct tt_heat_item *it,
 }
 
 static unsigned long long tt_heat_live(const struct tt_heat_item *it,
-					unsigned int n)
+				       unsigned int n)
 {
 	unsigned long long live = 0;
 	unsigned int i;

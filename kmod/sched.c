@@ -66,6 +66,7 @@
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/topology.h>
 #include <linux/workqueue.h>
@@ -1190,6 +1191,23 @@ static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
 	return -EAGAIN;
 }
 
+/* An evicted layer budget_retry may bring back: its nearest next use. */
+struct tt_sched_cand {
+	u64 d;
+	unsigned int idx;
+	struct tt_slayer *sl;
+};
+
+/* The nearest next use first; ties: the lower layer index. */
+static int tt_sched_cand_cmp(const void *a, const void *b)
+{
+	const struct tt_sched_cand *x = a, *y = b;
+
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /*
  * Room was made, or may have been: bring evicted bytes back, the nearest
  * next use first, as far as the budget has room (lock held). With a
@@ -1203,11 +1221,11 @@ static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
 static void tt_sched_budget_retry(struct tt_session *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
-	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now), d, best_d;
+	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now);
 	u64 room = ~0ULL, need, lim, total, g, fast;
 	bool budget = tt_budget_active(s) && !(sc->cfg.flags & TT_SCHED_OFF);
-	struct tt_slayer *best;
-	unsigned int i, c;
+	struct tt_sched_cand *cand;
+	unsigned int i, c, n = 0;
 
 	if (budget) {
 		lim = tt_budget_limit(s, &total, &g);
@@ -1217,30 +1235,48 @@ static void tt_sched_budget_retry(struct tt_session *s)
 		if (g)
 			room = min(room, g > total ? g - total : 0);
 	}
-	while (!sc->closing) {
-		best = NULL;
-		best_d = ~0ULL;
-		for (i = 0; i < sc->tl.n; i++) {
-			const struct tt_tl_layer *l = &sc->tl.st.layers[i];
-			struct tt_slayer *sl = l->priv;
+	if (sc->closing)
+		return;
+	for (i = 0; i < sc->tl.n; i++) {
+		const struct tt_slayer *sl = sc->tl.st.layers[i].priv;
 
-			if (sl->state != TT_EP_EVICTED || (!budget && !sl->bud_wait))
-				continue;
-			/* TT_SCHED_DEFER_LATE: back at its backward end */
-			if ((sc->cfg.flags & TT_SCHED_DEFER_LATE) &&
-			    (l->seen & TT_TL_S_BWD_BEGIN) &&
-			    !(l->seen & TT_TL_S_BWD_END))
-				continue;
-			d = tt_sched_layer_dist(&sc->tl, l, now, rel);
-			if (!best || d < best_d) {
-				best = sl;
-				best_d = d;
-			}
-		}
-		if (!best) {
-			sc->bud.waiting = false;	/* none left */
-			break;
-		}
+		if (sl->state == TT_EP_EVICTED && (budget || sl->bud_wait))
+			n++;
+	}
+	if (!n) {
+		sc->bud.waiting = false;	/* none left */
+		return;
+	}
+	/*
+	 * Each candidate's distance once, then in order: O(ranges + layers
+	 * log layers), not a scan of every range per layer queued. Out of
+	 * memory: @waiting stays, the next release retries.
+	 */
+	cand = kvmalloc_array(n, sizeof(*cand), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!cand)
+		return;
+	n = 0;
+	for (i = 0; i < sc->tl.n; i++) {
+		const struct tt_tl_layer *l = &sc->tl.st.layers[i];
+		struct tt_slayer *sl = l->priv;
+
+		if (sl->state != TT_EP_EVICTED || (!budget && !sl->bud_wait))
+			continue;
+		/* TT_SCHED_DEFER_LATE: back at its backward end */
+		if ((sc->cfg.flags & TT_SCHED_DEFER_LATE) &&
+		    (l->seen & TT_TL_S_BWD_BEGIN) &&
+		    !(l->seen & TT_TL_S_BWD_END))
+			continue;
+		cand[n].d = tt_sched_layer_dist(&sc->tl, l, now, rel);
+		cand[n].idx = i;
+		cand[n].sl = sl;
+		n++;
+		cond_resched();
+	}
+	sort(cand, n, sizeof(*cand), tt_sched_cand_cmp, NULL);
+	for (i = 0; i < n && !sc->closing; i++) {
+		struct tt_slayer *best = cand[i].sl;
+
 		need = 0;
 		for (c = best->next_chunk; best->counted && c < best->nr_chunks; c++)
 			need += best->counted[c];
@@ -1250,6 +1286,9 @@ static void tt_sched_budget_retry(struct tt_session *s)
 		tt_sched_queue_prefetch(s, best);
 		room -= min(need, room);
 	}
+	if (i == n)
+		sc->bud.waiting = false;	/* none left */
+	kvfree(cand);
 }
 
 /*
