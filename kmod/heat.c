@@ -235,37 +235,40 @@ int tt_heat_pop(const struct tt_heat_item *it, unsigned int *heap,
 	return -1;
 }
 
+static int tt_heat_u64_before(const void *a, const void *b, const void *ctx)
+{
+	(void)ctx;
+	return *(const unsigned long long *)a < *(const unsigned long long *)b;
+}
+
 void tt_heat_share(const unsigned long long *demand, unsigned int n,
 		   unsigned long long total, unsigned long long *share)
 {
-	const unsigned long long open = ~0ULL;	/* not settled yet */
-	unsigned long long left = total, level, d;
+	unsigned long long left = total, level = ~0ULL, d;
 	unsigned int i, k = 0;
-	int changed;
 
+	/* the demands (capped by the total) in increasing order, in @share */
 	for (i = 0; i < n; i++) {
-		share[i] = demand[i] ? open : 0;
-		if (demand[i])
-			k++;
+		d = demand[i] < total ? demand[i] : total;
+		if (d)
+			share[k++] = d;
 	}
-	while (k) {
-		level = left / k;
-		changed = 0;
-		for (i = 0; i < n; i++) {
-			d = demand[i] < total ? demand[i] : total;
-			if (share[i] != open || d > level)
-				continue;
-			share[i] = d;
-			left -= d;
-			k--;
-			changed = 1;
+	tt_heapsort(share, k, sizeof(*share), tt_heat_u64_before, (void *)0);
+	/*
+	 * Water-filling: settle the smallest demand while it fits an equal
+	 * split of what is left (the split only grows as they settle); the
+	 * first that does not fit sets the level of it and all larger ones.
+	 */
+	for (i = 0; i < k; i++) {
+		if (share[i] > left / (k - i)) {
+			level = left / (k - i);
+			break;
 		}
-		if (changed)
-			continue;
-		for (i = 0; i < n; i++)
-			if (share[i] == open)
-				share[i] = level;
-		break;
+		left -= share[i];
+	}
+	for (i = 0; i < n; i++) {
+		d = demand[i] < total ? demand[i] : total;
+		share[i] = d < level ? d : level;
 	}
 }
 

@@ -139,7 +139,7 @@ int tt_heat_pop(const struct tt_heat_item *it, unsigned int *heap,
  * bytes, capped by its own budget): a session demanding less than an
  * equal split gets its demand, the others split the rest equally
  * (water-filling). A session demanding 0 gets 0. The shares sum to at
- * most @total. O(n^2), no allocation.
+ * most @total. O(n log n) (a heapsort in @share), no allocation.
  */
 void tt_heat_share(const unsigned long long *demand, unsigned int n,
 		   unsigned long long total, unsigned long long *share);

@@ -363,6 +363,75 @@ static void test_share(void **state)
 	tt_heat_share(d, 0, 100, s);
 }
 
+/* tt_heat_share() as it was (round by round, O(n^2)): the reference. */
+static void share_ref(const unsigned long long *demand, unsigned int n,
+		      unsigned long long total, unsigned long long *share)
+{
+	const unsigned long long open = ~0ULL;
+	unsigned long long left = total, level, d;
+	unsigned int i, k = 0;
+	int changed;
+
+	for (i = 0; i < n; i++) {
+		share[i] = demand[i] ? open : 0;
+		if (demand[i])
+			k++;
+	}
+	while (k) {
+		level = left / k;
+		changed = 0;
+		for (i = 0; i < n; i++) {
+			d = demand[i] < total ? demand[i] : total;
+			if (share[i] != open || d > level)
+				continue;
+			share[i] = d;
+			left -= d;
+			k--;
+			changed = 1;
+		}
+		if (changed)
+			continue;
+		for (i = 0; i < n; i++)
+			if (share[i] == open)
+				share[i] = level;
+		break;
+	}
+}
+
+/* The sorted water-filling gives the reference's shares, ties and all. */
+static void test_share_random(void **state)
+{
+	enum { N = 64 };
+	unsigned long long d[N], s[N], r[N], x = 99, total;
+	unsigned int round, i, n;
+
+	(void)state;
+	for (round = 0; round < 20000; round++) {
+		n = (unsigned int)(rnd(&x) % N);
+		total = rnd(&x) % (round % 2 ? 1000 : 100000000);
+		for (i = 0; i < n; i++) {
+			switch (rnd(&x) % 4) {
+			case 0:
+				d[i] = 0;
+				break;
+			case 1:
+				d[i] = rnd(&x) % 50;
+				break;
+			case 2:
+				d[i] = round % 7 ? rnd(&x) % 2000 : ~0ULL;
+				break;
+			default:
+				d[i] = rnd(&x) * rnd(&x);
+			}
+		}
+		share_ref(d, n, total, r);
+		tt_heat_share(d, n, total, s);
+		for (i = 0; i < n; i++)
+			assert_int_equal(s[i], r[i]);
+		assert_true(sum(s, n) <= total);
+	}
+}
+
 struct pieces {
 	unsigned long long a[16];
 	unsigned long long b[16];
@@ -468,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_adjust_high_pressure),
 		cmocka_unit_test(test_adjust_bounded),
 		cmocka_unit_test(test_share),
+		cmocka_unit_test(test_share_random),
 		cmocka_unit_test(test_cut),
 	};
 
