@@ -84,7 +84,7 @@ static bool tt_budget_scratch_room(unsigned int n)
 	if (n <= tt_budget_scratch_cap)
 		return true;
 	p = krealloc_array(tt_budget_scratch, 2 * (size_t)n, sizeof(*p),
-			   GFP_KERNEL);
+			   GFP_KERNEL | __GFP_NOWARN);
 	if (!p)
 		return false;
 	tt_budget_scratch = p;
@@ -92,12 +92,29 @@ static bool tt_budget_scratch_room(unsigned int n)
 	return true;
 }
 
+/*
+ * What session @b counts in the module's total: its fast registered bytes,
+ * at most @cap (its budget in force) when it is stuck over it.
+ */
+static u64 tt_budget_charge(const struct tt_budget *b, u64 cap)
+{
+	u64 fast = READ_ONCE(b->pub_fast), o = READ_ONCE(b->own);
+
+	if (!READ_ONCE(b->stuck))
+		return fast;
+	if (o && o < cap)
+		cap = o;
+	return min(fast, cap);
+}
+
 /**
  * tt_budget_limit() - the budget in force for a session
  * @s:      the session; its scheduler lock is held and its accounts are
  *          published (tt_budget_publish()).
- * @total:  out: the registered bytes of all sessions on the fast tier (0
- *          when the module has no budget).
+ * @total:  out: what the sessions count on the fast tier together (0 when
+ *          the module has no budget): each its fast registered bytes, a
+ *          session stuck over its budget in force (struct tt_budget
+ *          @stuck) at most that budget.
  * @global: out: the module's budget in bytes (0: off).
  *
  * The smaller of the session's own budget and its max-min fair share of
@@ -122,9 +139,9 @@ u64 tt_budget_limit(struct tt_session *s, u64 *total, u64 *global)
 	mutex_lock(&tt_budget_lock);
 	n = tt_budget_nr;
 	if (!tt_budget_scratch_room(n)) {
-		list_for_each_entry(b, &tt_budget_sessions, link)
-			sum += READ_ONCE(b->pub_fast);
 		lim = n ? g / n : g;
+		list_for_each_entry(b, &tt_budget_sessions, link)
+			sum += tt_budget_charge(b, lim);
 		goto out;
 	}
 	dem = tt_budget_scratch;
@@ -133,12 +150,14 @@ u64 tt_budget_limit(struct tt_session *s, u64 *total, u64 *global)
 		u64 held = READ_ONCE(b->pub_held), o = READ_ONCE(b->own);
 
 		dem[i] = o && o < held ? o : held;
-		sum += READ_ONCE(b->pub_fast);
 		if (b == me)
 			mine = i;
 		i++;
 	}
 	tt_heat_share(dem, n, g, share);
+	i = 0;
+	list_for_each_entry(b, &tt_budget_sessions, link)
+		sum += tt_budget_charge(b, share[i++]);
 	lim = n ? share[mine] : g;
 out:
 	mutex_unlock(&tt_budget_lock);
@@ -172,7 +191,8 @@ static void tt_budget_work_fn(struct work_struct *work)
 	unsigned int n = 0, i, pass;
 
 	mutex_lock(&tt_budget_lock);
-	ss = kmalloc_array(max(tt_budget_nr, 1U), sizeof(*ss), GFP_KERNEL);
+	ss = kvmalloc_array(max(tt_budget_nr, 1U), sizeof(*ss),
+			    GFP_KERNEL | __GFP_NOWARN);
 	if (ss) {
 		list_for_each_entry(b, &tt_budget_sessions, link) {
 			ss[n] = container_of(b, struct tt_session, sched.bud);
@@ -196,7 +216,7 @@ static void tt_budget_work_fn(struct work_struct *work)
 		wake_up_all(&b->wq);
 		tt_session_put(ss[i]);
 	}
-	kfree(ss);
+	kvfree(ss);
 }
 
 /*

@@ -67,6 +67,12 @@ struct tt_budget_counts {
  * @waiting:  a layer may be waiting for room (@bud_wait set since the last
  *            retry found none): without a budget, releases look for them
  *            only then.
+ * @stuck:    the session's last attempt to get within its budget in force
+ *            left it over (no victim could give the rest back: ranges in
+ *            use, pinned, not present), or it is TT_SCHED_OFF: the module
+ *            total counts it at most at that budget (tt_budget_limit()).
+ *            Written under the scheduler's lock with WRITE_ONCE(), read by
+ *            the others with READ_ONCE().
  *
  * Everything but @link, @visits and the published values is under the
  * scheduler's lock.
@@ -89,6 +95,7 @@ struct tt_budget {
 	bool room;
 	bool released;
 	bool waiting;
+	bool stuck;
 };
 
 int tt_budget_init(void);

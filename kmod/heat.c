@@ -23,6 +23,7 @@
  *    (TT_HEAT_IN_USE), whatever its features: it is being read.
  */
 #include "heat.h"
+#include "heapsort.h"
 
 /* The smallest and largest value of each feature over the items. */
 struct tt_heat_span {
@@ -116,36 +117,57 @@ unsigned long long tt_heat_hot_bytes(const struct tt_heat_item *it,
 	return sum;
 }
 
-unsigned int tt_heat_adjust(struct tt_heat_w *w, struct tt_heat_item *it,
-			    unsigned int n, unsigned long long budget)
+static unsigned long long tt_heat_live(const struct tt_heat_item *it,
+				       unsigned int n)
 {
-	unsigned long long live = 0, hot, hi, lo;
-	unsigned int i, steps = 0, *wp, delta, nw;
+	unsigned long long live = 0;
+	unsigned int i;
 
 	for (i = 0; i < n; i++)
 		live += it[i].bytes;
+	return live;
+}
+
+int tt_heat_adjust_step(struct tt_heat_w *w, struct tt_heat_item *it,
+			unsigned int n, unsigned long long budget,
+			unsigned long long live)
+{
+	unsigned long long hot, hi, lo;
+	unsigned int *wp, delta, nw;
+
+	if (!budget)
+		return 0;
 	hi = budget + budget / 10;
 	lo = budget - budget / 10;
+	hot = tt_heat_hot_bytes(it, n);
+	if (hot < hi && hot > lo)
+		return 0;
+	/* high pressure: live >= 2.5 x budget */
+	wp = live >= 2 * budget + budget / 2 ? &w->s : &w->r;
+	delta = *wp * TT_HEAT_STEP_PCT / 100;
+	if (!delta)
+		delta = 1;
+	if (hot >= hi)		/* too many hot: cool them down */
+		nw = *wp + delta > TT_HEAT_W_MAX ? TT_HEAT_W_MAX : *wp + delta;
+	else
+		nw = *wp < TT_HEAT_W_MIN + delta ? TT_HEAT_W_MIN : *wp - delta;
+	if (nw == *wp)
+		return 0;	/* at its bound */
+	*wp = nw;
 	tt_heat_score(it, n, w);
-	while (budget && steps < TT_HEAT_STEPS_MAX) {
-		hot = tt_heat_hot_bytes(it, n);
-		if (hot < hi && hot > lo)
-			break;
-		/* high pressure: live >= 2.5 x budget */
-		wp = live >= 2 * budget + budget / 2 ? &w->s : &w->r;
-		delta = *wp * TT_HEAT_STEP_PCT / 100;
-		if (!delta)
-			delta = 1;
-		if (hot >= hi)		/* too many hot: cool them down */
-			nw = *wp + delta > TT_HEAT_W_MAX ? TT_HEAT_W_MAX : *wp + delta;
-		else
-			nw = *wp < TT_HEAT_W_MIN + delta ? TT_HEAT_W_MIN : *wp - delta;
-		if (nw == *wp)
-			break;		/* at its bound */
-		*wp = nw;
+	return 1;
+}
+
+unsigned int tt_heat_adjust(struct tt_heat_w *w, struct tt_heat_item *it,
+			    unsigned int n, unsigned long long budget)
+{
+	unsigned long long live = tt_heat_live(it, n);
+	unsigned int steps = 0;
+
+	tt_heat_score(it, n, w);
+	while (steps < TT_HEAT_STEPS_MAX &&
+	       tt_heat_adjust_step(w, it, n, budget, live))
 		steps++;
-		tt_heat_score(it, n, w);
-	}
 	return steps;
 }
 
@@ -165,37 +187,88 @@ int tt_heat_coldest(const struct tt_heat_item *it, unsigned int n,
 	return best;
 }
 
+/* Is item @a picked before item @b? tt_heat_coldest()'s order. */
+static int tt_heat_colder(const struct tt_heat_item *it, unsigned int a,
+			  unsigned int b)
+{
+	if (it[a].heat != it[b].heat)
+		return it[a].heat < it[b].heat;
+	if (it[a].dist != it[b].dist)
+		return it[a].dist > it[b].dist;
+	return a < b;
+}
+
+/* heapsort.h's max-heap order: the first pick at the top. */
+static int tt_heat_heap_before(const void *a, const void *b, const void *ctx)
+{
+	return tt_heat_colder(ctx, *(const unsigned int *)b,
+			      *(const unsigned int *)a);
+}
+
+unsigned int tt_heat_heap(const struct tt_heat_item *it, unsigned int n,
+			  long long below, unsigned int *heap)
+{
+	unsigned int i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (!it[i].done && !it[i].in_use && it[i].heat < below)
+			heap[m++] = i;
+	for (i = m / 2; i-- > 0;)
+		tt_heap_sift((char *)heap, sizeof(*heap), i, m,
+			     tt_heat_heap_before, it);
+	return m;
+}
+
+int tt_heat_pop(const struct tt_heat_item *it, unsigned int *heap,
+		unsigned int *m)
+{
+	unsigned int top;
+
+	while (*m) {
+		top = heap[0];
+		heap[0] = heap[--*m];
+		tt_heap_sift((char *)heap, sizeof(*heap), 0, *m,
+			     tt_heat_heap_before, it);
+		if (!it[top].done)
+			return (int)top;
+	}
+	return -1;
+}
+
+static int tt_heat_u64_before(const void *a, const void *b, const void *ctx)
+{
+	(void)ctx;
+	return *(const unsigned long long *)a < *(const unsigned long long *)b;
+}
+
 void tt_heat_share(const unsigned long long *demand, unsigned int n,
 		   unsigned long long total, unsigned long long *share)
 {
-	const unsigned long long open = ~0ULL;	/* not settled yet */
-	unsigned long long left = total, level, d;
+	unsigned long long left = total, level = ~0ULL, d;
 	unsigned int i, k = 0;
-	int changed;
 
+	/* the demands (capped by the total) in increasing order, in @share */
 	for (i = 0; i < n; i++) {
-		share[i] = demand[i] ? open : 0;
-		if (demand[i])
-			k++;
+		d = demand[i] < total ? demand[i] : total;
+		if (d)
+			share[k++] = d;
 	}
-	while (k) {
-		level = left / k;
-		changed = 0;
-		for (i = 0; i < n; i++) {
-			d = demand[i] < total ? demand[i] : total;
-			if (share[i] != open || d > level)
-				continue;
-			share[i] = d;
-			left -= d;
-			k--;
-			changed = 1;
+	tt_heapsort(share, k, sizeof(*share), tt_heat_u64_before, (void *)0);
+	/*
+	 * Water-filling: settle the smallest demand while it fits an equal
+	 * split of what is left (the split only grows as they settle); the
+	 * first that does not fit sets the level of it and all larger ones.
+	 */
+	for (i = 0; i < k; i++) {
+		if (share[i] > left / (k - i)) {
+			level = left / (k - i);
+			break;
 		}
-		if (changed)
-			continue;
-		for (i = 0; i < n; i++)
-			if (share[i] == open)
-				share[i] = level;
-		break;
+		left -= share[i];
+	}
+	for (i = 0; i < n; i++) {
+		d = demand[i] < total ? demand[i] : total;
+		share[i] = d < level ? d : level;
 	}
 }
 

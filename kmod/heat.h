@@ -5,9 +5,10 @@
  * (Algorithm 1), the max-min fair share of a global budget among
  * sessions, and the walk that cuts a victim's pages out of a saved range.
  *
- * Pure C with no includes but hint.h, no allocation, integer arithmetic
- * only (no 128-bit division either), like policy.c and hint.c: compiled
- * into the module and into the cmocka unit tests (kmod/tests/test_heat.c).
+ * Pure C with no includes but hint.h and heapsort.h, no allocation,
+ * integer arithmetic only (no 128-bit division either), like policy.c and
+ * hint.c: compiled into the module and into the cmocka unit tests
+ * (kmod/tests/test_heat.c).
  * The caller (kmod/sched.c) gathers the features, moves memory and keeps
  * the accounts; these functions only decide.
  */
@@ -94,6 +95,18 @@ unsigned int tt_heat_adjust(struct tt_heat_w *w, struct tt_heat_item *it,
 			    unsigned int n, unsigned long long budget);
 
 /*
+ * tt_heat_adjust_step() - one step of tt_heat_adjust() on items scored
+ * with @w (tt_heat_score()) that total @live bytes: 1 when a weight moved
+ * (the items are scored again), 0 when Algorithm 1 is done (the hot set
+ * is in its band, @budget is 0, or the weight is at its bound). O(@n):
+ * the caller bounds the steps (TT_HEAT_STEPS_MAX) and may reschedule
+ * between them.
+ */
+int tt_heat_adjust_step(struct tt_heat_w *w, struct tt_heat_item *it,
+			unsigned int n, unsigned long long budget,
+			unsigned long long live);
+
+/*
  * tt_heat_coldest() - the index of the coldest item not @done whose heat
  * is below @below (ties: the farther next use, then the lower index), or
  * -1 when there is none.
@@ -102,12 +115,31 @@ int tt_heat_coldest(const struct tt_heat_item *it, unsigned int n,
 		    long long below);
 
 /*
+ * tt_heat_heap() - the victim candidates as a heap, for picking them in
+ * tt_heat_coldest()'s order in O(log n) each: the indices of the items
+ * not @done, not in use and with heat below @below go to @heap (room for
+ * @n), heapified, O(@n). Return: their number (the heap's size).
+ */
+unsigned int tt_heat_heap(const struct tt_heat_item *it, unsigned int n,
+			  long long below, unsigned int *heap);
+
+/*
+ * tt_heat_pop() - take the coldest candidate off the heap of *@m entries
+ * built by tt_heat_heap() over the same, unchanged scores: its index
+ * (items marked @done since are passed over), or -1 when none is left.
+ * The sequence is the one repeated tt_heat_coldest() calls give when
+ * each pick is marked @done. O(log n) each.
+ */
+int tt_heat_pop(const struct tt_heat_item *it, unsigned int *heap,
+		unsigned int *m);
+
+/*
  * tt_heat_share() - max-min fair shares of @total bytes among @n
  * sessions demanding @demand[i] bytes each (a session's registered
  * bytes, capped by its own budget): a session demanding less than an
  * equal split gets its demand, the others split the rest equally
  * (water-filling). A session demanding 0 gets 0. The shares sum to at
- * most @total. O(n^2), no allocation.
+ * most @total. O(n log n) (a heapsort in @share), no allocation.
  */
 void tt_heat_share(const unsigned long long *demand, unsigned int n,
 		   unsigned long long total, unsigned long long *share);

@@ -66,6 +66,7 @@
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/topology.h>
 #include <linux/workqueue.h>
@@ -1001,6 +1002,7 @@ static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
 				res.skipped_no_memory;
 			tt_sched_count_slow(sc, sl, i);
 			mutex_unlock(&sc->lock);
+			cond_resched();
 		}
 		if (fresh)
 			sl->fast_nid = fast >= 0 ? fast : bytes ?
@@ -1046,6 +1048,9 @@ static bool tt_sched_victim_ok(const struct tt_slayer *sl,
 	       (sl->state == TT_EP_IDLE || sl->state == TT_EP_EVICTED);
 }
 
+/* Loops over a session's ranges reschedule every this many. */
+#define TT_SCHED_RESCHED_EVERY	256U
+
 /*
  * Evict victims worth @need bytes (lock held, dropped while they move):
  * pages hinted TT_HINT_ARCHIVE first, then ranges by increasing heat, of
@@ -1061,9 +1066,9 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
 	struct tt_sched *sc = tt_sched_of(s);
 	struct tt_budget *b = &sc->bud;
 	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now), got;
-	u64 fast = tt_sched_fast(sc);
+	u64 fast = tt_sched_fast(sc), live = 0;
 	long long below = LLONG_MAX;
-	unsigned int i, k = 0, pass;
+	unsigned int i, k = 0, pass, steps, m, *heap;
 	LIST_HEAD(round);
 	int j;
 
@@ -1079,35 +1084,52 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
 			if (k >= b->cap)
 				break;
 			tt_sched_features(&sc->tl, l, r, now, rel, &b->items[k]);
+			live += b->items[k].bytes;
 			b->refs[2 * k] = r;
 			b->refs[2 * k + 1] = sl;
 			k++;
+			if (!(k % TT_SCHED_RESCHED_EVERY))
+				cond_resched();
 		}
 	}
 	if (!k)
 		return 0;
-	if (budget != TT_BUDGET_NONE)
-		tt_heat_adjust(&b->w, b->items, k, budget);
-	else
-		tt_heat_score(b->items, k, &b->w);
+	heap = kvmalloc_array(k, sizeof(*heap),
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!heap)
+		return 0;
+	/* Algorithm 1, a step at a time: each one is O(k) */
+	tt_heat_score(b->items, k, &b->w);
+	for (steps = 0; budget != TT_BUDGET_NONE && steps < TT_HEAT_STEPS_MAX;
+	     steps++) {
+		if (!tt_heat_adjust_step(&b->w, b->items, k, budget, live))
+			break;
+		cond_resched();
+	}
 	if (hot) {
 		below = LLONG_MIN;
 		for (i = 0; i < k; i++)
 			if (b->refs[2 * i + 1] == hot && b->items[i].heat > below)
 				below = b->items[i].heat;
 	}
-	/* pass 0: archived pages (any heat), pass 1: the colder ranges */
+	/*
+	 * pass 0: archived pages (any heat), pass 1: the colder ranges; the
+	 * candidates come off a heap, O(log k) a pick
+	 */
 	for (pass = 0; pass < 2 && need; pass++) {
 		for (i = 0; i < k; i++)
 			b->items[i].done = !tt_sched_victim_ok(b->refs[2 * i + 1],
 							       hot, &b->items[i]);
-		while (need) {
+		m = tt_heat_heap(b->items, k, pass ? below : LLONG_MAX, heap);
+		for (i = 1; need; i++) {
 			struct tt_srange *r;
 			struct tt_slayer *sl;
 
-			j = tt_heat_coldest(b->items, k, pass ? below : LLONG_MAX);
+			j = tt_heat_pop(b->items, heap, &m);
 			if (j < 0)
 				break;
+			if (!(i % TT_SCHED_RESCHED_EVERY))
+				cond_resched();
 			b->items[j].done = 1;
 			r = b->refs[2 * j];
 			sl = b->refs[2 * j + 1];
@@ -1124,6 +1146,7 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
 			}
 		}
 	}
+	kvfree(heap);
 	if (list_empty(&round))
 		return 0;
 	tt_sched_victims_move(s, &round, remote);
@@ -1175,6 +1198,23 @@ static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
 	return -EAGAIN;
 }
 
+/* An evicted layer budget_retry may bring back: its nearest next use. */
+struct tt_sched_cand {
+	u64 d;
+	unsigned int idx;
+	struct tt_slayer *sl;
+};
+
+/* The nearest next use first; ties: the lower layer index. */
+static int tt_sched_cand_cmp(const void *a, const void *b)
+{
+	const struct tt_sched_cand *x = a, *y = b;
+
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /*
  * Room was made, or may have been: bring evicted bytes back, the nearest
  * next use first, as far as the budget has room (lock held). With a
@@ -1188,11 +1228,11 @@ static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
 static void tt_sched_budget_retry(struct tt_session *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
-	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now), d, best_d;
+	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now);
 	u64 room = ~0ULL, need, lim, total, g, fast;
 	bool budget = tt_budget_active(s) && !(sc->cfg.flags & TT_SCHED_OFF);
-	struct tt_slayer *best;
-	unsigned int i, c;
+	struct tt_sched_cand *cand;
+	unsigned int i, c, n = 0;
 
 	if (budget) {
 		lim = tt_budget_limit(s, &total, &g);
@@ -1202,30 +1242,48 @@ static void tt_sched_budget_retry(struct tt_session *s)
 		if (g)
 			room = min(room, g > total ? g - total : 0);
 	}
-	while (!sc->closing) {
-		best = NULL;
-		best_d = ~0ULL;
-		for (i = 0; i < sc->tl.n; i++) {
-			const struct tt_tl_layer *l = &sc->tl.st.layers[i];
-			struct tt_slayer *sl = l->priv;
+	if (sc->closing)
+		return;
+	for (i = 0; i < sc->tl.n; i++) {
+		const struct tt_slayer *sl = sc->tl.st.layers[i].priv;
 
-			if (sl->state != TT_EP_EVICTED || (!budget && !sl->bud_wait))
-				continue;
-			/* TT_SCHED_DEFER_LATE: back at its backward end */
-			if ((sc->cfg.flags & TT_SCHED_DEFER_LATE) &&
-			    (l->seen & TT_TL_S_BWD_BEGIN) &&
-			    !(l->seen & TT_TL_S_BWD_END))
-				continue;
-			d = tt_sched_layer_dist(&sc->tl, l, now, rel);
-			if (!best || d < best_d) {
-				best = sl;
-				best_d = d;
-			}
-		}
-		if (!best) {
-			sc->bud.waiting = false;	/* none left */
-			break;
-		}
+		if (sl->state == TT_EP_EVICTED && (budget || sl->bud_wait))
+			n++;
+	}
+	if (!n) {
+		sc->bud.waiting = false;	/* none left */
+		return;
+	}
+	/*
+	 * Each candidate's distance once, then in order: O(ranges + layers
+	 * log layers), not a scan of every range per layer queued. Out of
+	 * memory: @waiting stays, the next release retries.
+	 */
+	cand = kvmalloc_array(n, sizeof(*cand), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!cand)
+		return;
+	n = 0;
+	for (i = 0; i < sc->tl.n; i++) {
+		const struct tt_tl_layer *l = &sc->tl.st.layers[i];
+		struct tt_slayer *sl = l->priv;
+
+		if (sl->state != TT_EP_EVICTED || (!budget && !sl->bud_wait))
+			continue;
+		/* TT_SCHED_DEFER_LATE: back at its backward end */
+		if ((sc->cfg.flags & TT_SCHED_DEFER_LATE) &&
+		    (l->seen & TT_TL_S_BWD_BEGIN) &&
+		    !(l->seen & TT_TL_S_BWD_END))
+			continue;
+		cand[n].d = tt_sched_layer_dist(&sc->tl, l, now, rel);
+		cand[n].idx = i;
+		cand[n].sl = sl;
+		n++;
+		cond_resched();
+	}
+	sort(cand, n, sizeof(*cand), tt_sched_cand_cmp, NULL);
+	for (i = 0; i < n && !sc->closing; i++) {
+		struct tt_slayer *best = cand[i].sl;
+
 		need = 0;
 		for (c = best->next_chunk; best->counted && c < best->nr_chunks; c++)
 			need += best->counted[c];
@@ -1235,6 +1293,9 @@ static void tt_sched_budget_retry(struct tt_session *s)
 		tt_sched_queue_prefetch(s, best);
 		room -= min(need, room);
 	}
+	if (i == n)
+		sc->bud.waiting = false;	/* none left */
+	kvfree(cand);
 }
 
 /*
@@ -1265,6 +1326,28 @@ static bool tt_sched_over(struct tt_session *s)
 	lim = tt_budget_limit(s, &total, &g);
 	return (lim != TT_BUDGET_NONE && tt_sched_fast(sc) > lim) ||
 	       (g && total > g);
+}
+
+/*
+ * After an attempt to get within the budget in force (lock held): is the
+ * session still over it, or TT_SCHED_OFF (it gives nothing back)? Then
+ * the module's total counts it at most at its budget in force, so that
+ * bytes no victim can give back (ranges in use, pinned, not present) do
+ * not take the other sessions' shares (Documentation/scheduler.md, "Many
+ * processes").
+ */
+static void tt_sched_budget_stuck(struct tt_session *s)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	u64 total, g, lim;
+	bool stuck = sc->cfg.flags & TT_SCHED_OFF;
+
+	if (!stuck && tt_budget_active(s)) {
+		lim = tt_budget_limit(s, &total, &g);
+		stuck = lim != TT_BUDGET_NONE && tt_sched_fast(sc) > lim;
+	}
+	if (stuck != sc->bud.stuck)
+		WRITE_ONCE(sc->bud.stuck, stuck);
 }
 
 /*
@@ -1317,6 +1400,7 @@ static void tt_sched_budget_room(struct tt_session *s)
 		flush_work(&wait->evict_work);
 		mutex_lock(&sc->lock);
 	}
+	tt_sched_budget_stuck(s);
 	tt_sched_peak(sc, tt_sched_fast(sc));
 	mutex_unlock(&sc->lock);
 }
@@ -1333,14 +1417,20 @@ void tt_sched_budget_visit(struct tt_session *s, bool shrink)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 total, g, lim, fast;
+	unsigned int tries;
 
 	mutex_lock(&sc->lock);
 	if (!sc->closing) {
 		if (shrink) {
-			lim = tt_budget_limit(s, &total, &g);
-			fast = tt_sched_fast(sc);
-			if (lim != TT_BUDGET_NONE && fast > lim)
-				tt_sched_make_room(s, fast - lim, NULL, lim, true);
+			for (tries = 0; tries < 8; tries++) {
+				lim = tt_budget_limit(s, &total, &g);
+				fast = tt_sched_fast(sc);
+				if (lim == TT_BUDGET_NONE || fast <= lim ||
+				    !tt_sched_make_room(s, fast - lim, NULL, lim,
+							true))
+					break;
+			}
+			tt_sched_budget_stuck(s);
 		} else {
 			tt_sched_budget_retry(s);
 		}

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <limits.h>
 #include <stdint.h>
 #include <cmocka.h>
 
@@ -127,6 +128,93 @@ static void test_coldest(void **state)
 	it[0].done = 1;
 	assert_int_equal(tt_heat_coldest(it, 4, 100), 3);
 	assert_int_equal(tt_heat_coldest(it, 0, 100), -1);
+}
+
+/* A deterministic pseudo-random sequence for the heap tests. */
+static unsigned long long rnd(unsigned long long *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *x >> 33;
+}
+
+/*
+ * The heap picks in tt_heat_coldest()'s order (heats and next uses with
+ * many ties, some items done or in use, a bound), also when items are
+ * marked done between picks.
+ */
+static void test_heap(void **state)
+{
+	enum { N = 700 };
+	static struct tt_heat_item it[N], ref[N];
+	static unsigned int heap[N];
+	unsigned long long x = 42;
+	unsigned int i, m, round;
+	int a, b;
+
+	(void)state;
+	for (round = 0; round < 20; round++) {
+		long long below = round % 3 ? (long long)(rnd(&x) % 40) - 20 :
+			TT_HEAT_IN_USE + 1;
+		unsigned int n = round ? (unsigned int)(rnd(&x) % N) : 0;
+
+		for (i = 0; i < n; i++) {
+			it[i] = item(1, rnd(&x) % 4, 0, 0);
+			it[i].heat = (long long)(rnd(&x) % 32) - 16;
+			it[i].done = rnd(&x) % 7 == 0;
+			it[i].in_use = rnd(&x) % 9 == 0;
+			if (it[i].in_use)
+				it[i].heat = TT_HEAT_IN_USE;
+			ref[i] = it[i];
+		}
+		m = tt_heat_heap(it, n, below, heap);
+		assert_true(m <= n);
+		for (;;) {
+			a = tt_heat_coldest(ref, n, below);
+			b = tt_heat_pop(it, heap, &m);
+			assert_int_equal(a, b);
+			if (a < 0)
+				break;
+			ref[a].done = 1;
+			it[a].done = 1;
+			/* now and then the caller takes another one */
+			if (n && rnd(&x) % 5 == 0) {
+				i = (unsigned int)(rnd(&x) % n);
+				ref[i].done = 1;
+				it[i].done = 1;
+			}
+		}
+		assert_int_equal(m, 0);
+	}
+}
+
+/* 65536 candidates: every pick in order, in O(n log n). */
+static void test_heap_large(void **state)
+{
+	enum { N = 65536 };
+	static struct tt_heat_item it[N];
+	static unsigned int heap[N];
+	unsigned long long x = 7;
+	unsigned int i, m, got = 0;
+	int j, last = -1;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		it[i] = item(1, rnd(&x) % 1000, 0, 0);
+		it[i].heat = (long long)(rnd(&x) % 2000) - 1000;
+	}
+	m = tt_heat_heap(it, N, LLONG_MAX, heap);
+	assert_int_equal(m, N);
+	while ((j = tt_heat_pop(it, heap, &m)) >= 0) {
+		it[j].done = 1;
+		if (last >= 0) {
+			assert_true(it[last].heat <= it[j].heat);
+			if (it[last].heat == it[j].heat)
+				assert_true(it[last].dist >= it[j].dist);
+		}
+		last = j;
+		got++;
+	}
+	assert_int_equal(got, N);
 }
 
 /*
@@ -275,6 +363,75 @@ static void test_share(void **state)
 	tt_heat_share(d, 0, 100, s);
 }
 
+/* tt_heat_share() as it was (round by round, O(n^2)): the reference. */
+static void share_ref(const unsigned long long *demand, unsigned int n,
+		      unsigned long long total, unsigned long long *share)
+{
+	const unsigned long long open = ~0ULL;
+	unsigned long long left = total, level, d;
+	unsigned int i, k = 0;
+	int changed;
+
+	for (i = 0; i < n; i++) {
+		share[i] = demand[i] ? open : 0;
+		if (demand[i])
+			k++;
+	}
+	while (k) {
+		level = left / k;
+		changed = 0;
+		for (i = 0; i < n; i++) {
+			d = demand[i] < total ? demand[i] : total;
+			if (share[i] != open || d > level)
+				continue;
+			share[i] = d;
+			left -= d;
+			k--;
+			changed = 1;
+		}
+		if (changed)
+			continue;
+		for (i = 0; i < n; i++)
+			if (share[i] == open)
+				share[i] = level;
+		break;
+	}
+}
+
+/* The sorted water-filling gives the reference's shares, ties and all. */
+static void test_share_random(void **state)
+{
+	enum { N = 64 };
+	unsigned long long d[N], s[N], r[N], x = 99, total;
+	unsigned int round, i, n;
+
+	(void)state;
+	for (round = 0; round < 20000; round++) {
+		n = (unsigned int)(rnd(&x) % N);
+		total = rnd(&x) % (round % 2 ? 1000 : 100000000);
+		for (i = 0; i < n; i++) {
+			switch (rnd(&x) % 4) {
+			case 0:
+				d[i] = 0;
+				break;
+			case 1:
+				d[i] = rnd(&x) % 50;
+				break;
+			case 2:
+				d[i] = round % 7 ? rnd(&x) % 2000 : ~0ULL;
+				break;
+			default:
+				d[i] = rnd(&x) * rnd(&x);
+			}
+		}
+		share_ref(d, n, total, r);
+		tt_heat_share(d, n, total, s);
+		for (i = 0; i < n; i++)
+			assert_int_equal(s[i], r[i]);
+		assert_true(sum(s, n) <= total);
+	}
+}
+
 struct pieces {
 	unsigned long long a[16];
 	unsigned long long b[16];
@@ -374,10 +531,13 @@ int main(void)
 		cmocka_unit_test(test_score_large),
 		cmocka_unit_test(test_in_use),
 		cmocka_unit_test(test_coldest),
+		cmocka_unit_test(test_heap),
+		cmocka_unit_test(test_heap_large),
 		cmocka_unit_test(test_adjust_low_pressure),
 		cmocka_unit_test(test_adjust_high_pressure),
 		cmocka_unit_test(test_adjust_bounded),
 		cmocka_unit_test(test_share),
+		cmocka_unit_test(test_share_random),
 		cmocka_unit_test(test_cut),
 	};
 

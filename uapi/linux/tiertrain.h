@@ -769,7 +769,12 @@ struct tt_ioc_sched {
  * So after any call returns, the session's registered bytes on the fast
  * tier are within its budget plus one scheduler chunk (batch_pages, rounded
  * up to 2 MiB; see the config keys), and the sessions together within the
- * module's budget plus one chunk each.
+ * module's budget plus one chunk each, except that a session which could
+ * not get within its budget in force (its remaining bytes are in use,
+ * pinned or not present, so no victim gives them back; or it is
+ * TT_SCHED_OFF) counts in the module's total at most at that budget, until
+ * its next attempt: registered bytes a session cannot be made to give back
+ * never take the other sessions' shares.
  * A session closing gives its share to the others; nothing is forced on
  * them. Only the kernel backend has budgets: libtiertrain's move_pages
  * backend rejects a budget_mib other than 0 (EOPNOTSUPP).
