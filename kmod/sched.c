@@ -2524,8 +2524,11 @@ static void tt_sched_free_ranges(struct list_head *list)
 {
 	struct tt_srange *r, *tmp;
 
-	list_for_each_entry_safe(r, tmp, list, link)
+	/* up to max_ranges entries (2^20): let others run meanwhile */
+	list_for_each_entry_safe(r, tmp, list, link) {
 		kmem_cache_free(tt_srange_cache, r);
+		cond_resched();
+	}
 	INIT_LIST_HEAD(list);
 }
 
