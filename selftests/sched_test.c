@@ -1547,7 +1547,7 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	evs.count = 0;
 	ASSERT_EQ(0, ioctl(fd, TT_IOC_EVENTS, &evs));
 	ASSERT_EQ(0, ioctl(fd, TT_IOC_STATS, &st));
-	ASSERT_EQ(8 + 4096 + 100, st.events);
+	ASSERT_EQ(7 + 4096 + 100, st.events);
 
 	/* settings */
 	ASSERT_EQ(0, ioctl(fd, TT_IOC_GET_SCHED, &cfg));
