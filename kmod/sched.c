@@ -92,8 +92,8 @@
 
 /*
  * Allocations whose size the session's input decides: charged to the
- * memory cgroup of the process (or of the work's session: the worker
- * charges the current task's cgroup, see Documentation/scheduler.md), no
+ * session's memory cgroup (the caller's in its ioctls; what workers may
+ * allocate goes through set_active_memcg() with the session's mm's), no
  * warning when they are large and fail.
  */
 #define TT_SCHED_GFP		(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
