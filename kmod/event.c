@@ -38,7 +38,7 @@ int tt_event_check(const struct tt_event *ev)
 }
 
 int tt_hint_check(const struct tt_ioc_hint *req, __u64 page_size,
-		  __u64 *start, __u64 *end)
+		  __u64 limit, __u64 *start, __u64 *end)
 {
 	__u32 h = req->hint;
 
@@ -49,10 +49,30 @@ int tt_hint_check(const struct tt_ioc_hint *req, __u64 page_size,
 	if (((h & TT_HINT_RETIRE) && h != TT_HINT_RETIRE) ||
 	    ((h & TT_HINT_ARCHIVE) && h != TT_HINT_ARCHIVE))
 		return -EINVAL;
+	if (req->addr + req->len > limit)
+		return -EOVERFLOW;
+	/* no wrap: @limit + @page_size - 1 fits */
 	*start = req->addr & ~(page_size - 1);
 	*end = (req->addr + req->len + page_size - 1) & ~(page_size - 1);
-	if (*end <= *start)			/* rounded past the top */
-		return -EINVAL;
+	return 0;
+}
+
+int tt_event_range(__u64 addr, __u64 len, __u64 page_size, __u64 limit,
+		   __u64 *start, __u64 *end)
+{
+	__u64 mask = page_size - 1;
+
+	*start = 0;
+	*end = 0;
+	if (!len)
+		return 0;
+	if (addr + len < addr || addr + len > limit)
+		return -EOVERFLOW;
+	/* addr + len <= limit <= 2^64 - page_size: the rounding cannot wrap */
+	*start = (addr + mask) & ~mask;
+	*end = (addr + len) & ~mask;
+	if (*end < *start)
+		*end = *start;
 	return 0;
 }
 

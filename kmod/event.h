@@ -40,11 +40,32 @@ int tt_event_check(const struct tt_event *ev);
 __u64 tt_event_pages(__u64 addr, __u64 len, __u64 page_size, __u64 *start);
 
 /*
+ * tt_event_range() - the arithmetic checks of a saved tensor's range and
+ * its inward rounding to whole pages.
+ * @addr:      its start, any alignment.
+ * @len:       its length in bytes.
+ * @page_size: the page size (a power of two).
+ * @limit:     the end of the user address space (TASK_SIZE), at most
+ *             2^64 - @page_size.
+ * @start:     out: the first whole page.
+ * @end:       out: the end of the last whole page; == *@start when the
+ *             tensor covers no whole page (it is then ignored).
+ *
+ * Return: 0, or -EOVERFLOW when @addr + @len wraps around or ends beyond
+ * @limit (a tensor of length 0 is never refused).
+ */
+int tt_event_range(__u64 addr, __u64 len, __u64 page_size, __u64 limit,
+		   __u64 *start, __u64 *end);
+
+/*
  * tt_hint_check() - the checks of TT_IOC_HINT on @req (see the uapi
  * header), and its range rounded outward to whole pages of @page_size (a
- * power of two): [*@start, *@end). Return: 0, -EOPNOTSUPP or -EINVAL.
+ * power of two): [*@start, *@end), which ends at most at @limit (the end of
+ * the user address space, a multiple of @page_size). Return: 0,
+ * -EOPNOTSUPP, -EINVAL (as the uapi header lists) or -EOVERFLOW (the range
+ * ends beyond @limit).
  */
 int tt_hint_check(const struct tt_ioc_hint *req, __u64 page_size,
-		  __u64 *start, __u64 *end);
+		  __u64 limit, __u64 *start, __u64 *end);
 
 #endif /* TT_EVENT_H */

@@ -83,15 +83,15 @@ void tt_hint_set(struct tt_hint_set *h, unsigned long long start,
 	h->iv[i].flags = flags;
 }
 
-unsigned int tt_hint_cut(const struct tt_hint_set *h,
-			 unsigned long long start, unsigned long long end,
-			 unsigned long long *left, unsigned long long batch,
-			 void (*emit)(void *arg, unsigned long long a,
-				      unsigned long long b),
-			 void *arg)
+unsigned long long tt_hint_cut(const struct tt_hint_set *h,
+			       unsigned long long start, unsigned long long end,
+			       unsigned long long *left,
+			       unsigned long long batch,
+			       void (*emit)(void *arg, unsigned long long a,
+					    unsigned long long b),
+			       void *arg)
 {
-	unsigned long long from = start, a, b, to;
-	unsigned int n = 0;
+	unsigned long long from = start, a, b, to, n = 0;
 
 	while (*left && from < end) {
 		const struct tt_hint_iv *iv = tt_hint_next(h, from, end);
@@ -119,7 +119,7 @@ void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b)
 {
 	struct tt_chunk_cut *x = arg;
 
-	if (x->c) {
+	if (x->c && x->n < x->cap) {
 		x->c[x->n].start = a;
 		x->c[x->n].end = b;
 		x->c[x->n].range_id = x->range_id;

@@ -63,14 +63,17 @@ const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
  * of at most @batch bytes, so that no piece crosses a multiple of @batch
  * (with a batch of whole huge pages, no huge page is cut in two:
  * Documentation/mover.md): @emit(@arg, a, b) for each piece [a, b).
- * Returns the number of pieces.
+ * Returns the number of pieces: at most *@left / @batch + 2 * (k + 1), k
+ * being the intervals of @h that overlap [@start, @end), so the caller
+ * bounds the work by bounding *@left.
  */
-unsigned int tt_hint_cut(const struct tt_hint_set *h,
-			 unsigned long long start, unsigned long long end,
-			 unsigned long long *left, unsigned long long batch,
-			 void (*emit)(void *arg, unsigned long long a,
-				      unsigned long long b),
-			 void *arg);
+unsigned long long tt_hint_cut(const struct tt_hint_set *h,
+			       unsigned long long start, unsigned long long end,
+			       unsigned long long *left,
+			       unsigned long long batch,
+			       void (*emit)(void *arg, unsigned long long a,
+					    unsigned long long b),
+			       void *arg);
 
 /* tt_hint_bytes() - bytes of the intervals whose flags include @flags. */
 unsigned long long tt_hint_bytes(const struct tt_hint_set *h,
@@ -94,16 +97,23 @@ struct tt_chunk {
  * struct tt_chunk_cut - tt_chunk_emit()'s state: the chunks of a layer's
  * eviction as tt_hint_cut() walks its ranges
  * @c:        the chunk array, or (void *)0 to count only.
- * @n:        chunks so far.
+ * @cap:      entries @c has room for; nothing is written at @c[@cap] or
+ *            beyond.
+ * @n:        chunks so far, counted past @cap too (then @n > @cap says
+ *            that chunks were left out).
  * @range_id: the range being walked (set by the caller per range).
  */
 struct tt_chunk_cut {
 	struct tt_chunk *c;
-	unsigned int n;
+	unsigned long long cap;
+	unsigned long long n;
 	unsigned long long range_id;
 };
 
-/* tt_hint_cut()'s @emit for a struct tt_chunk_cut @arg. */
+/*
+ * tt_hint_cut()'s @emit for a struct tt_chunk_cut @arg: the piece goes to
+ * @c[@n] when @c is set and @n < @cap; @n counts it in any case.
+ */
 void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b);
 
 /*

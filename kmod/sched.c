@@ -6,12 +6,19 @@
  * the whole; the comments here are about the mechanics.
  *
  * Event path. One ioctl, one copy of the event, one mutex (sched->lock),
- * no page-table walk and no mmap_lock. A saved tensor becomes a range
- * entry (recycled from a per-session free list, else from a kmem_cache)
- * appended to its layer's list; nothing about the range is checked until
- * it is evicted. The only allocations on the path are that entry when the
- * free list is empty, a layer object the first time a layer id is seen and
- * the growth of the layer table.
+ * no page-table walk. A saved tensor's range is checked on arrival (inside
+ * the user address space, covered by the caller's mappings: a walk of the
+ * vmas with mmap_lock read-held, taken inside sched->lock) and becomes a
+ * range entry (recycled from a per-session free list, else from a
+ * kmem_cache) appended to its layer's list; whether its mapping is one the
+ * engine supports is checked when it is evicted. The only allocations on
+ * the path are that entry when the free list is empty, a layer object the
+ * first time a layer id is seen and the growth of the layer table.
+ *
+ * Kernel memory sized by the input (chunk lists, the budget's scratch, the
+ * hint set) is bounded (an episode holds at most tt_sched_chunks_max()
+ * chunks), allocated with TT_SCHED_GFP (charged to the caller's memory
+ * cgroup, no warning when large) and counted in @kmem.
  *
  * Episodes. Each layer has at most one eviction in flight, from its
  * forward end until its evicted bytes are back ("episode"), with two work
@@ -61,9 +68,12 @@
 #include <linux/err.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
+#include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -80,6 +90,17 @@
 #include "sched.h"
 #include "session.h"
 #include "tiers.h"
+
+/*
+ * Allocations whose size the session's input decides: charged to the
+ * session's memory cgroup (the caller's in its ioctls; what workers may
+ * allocate goes through set_active_memcg() with the session's mm's), no
+ * warning when they are large and fail.
+ */
+#define TT_SCHED_GFP		(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
+
+/* Heat items the budget's scratch may hold: twice max_ranges' maximum. */
+#define TT_SCHED_SCRATCH_MAX	(2UL << 20)
 
 /* First size of the layer table; it doubles up to max_layers. */
 #define TT_LAYERS_FIRST		16
@@ -463,6 +484,23 @@ static void tt_sched_forget(struct tt_sched *sc, struct tt_slayer *sl)
 	sl->nr_oneshot = 0;
 }
 
+/* Bytes @sl's chunk arrays take, as counted in @kmem. */
+static u64 tt_sched_chunks_kmem(const struct tt_slayer *sl)
+{
+	return (u64)sl->chunk_cap * (sizeof(*sl->chunks) + sizeof(*sl->counted));
+}
+
+/* Free @sl's chunk arrays (lock held, or the session closing). */
+static void tt_sched_chunks_free(struct tt_sched *sc, struct tt_slayer *sl)
+{
+	sc->kmem -= min(sc->kmem, tt_sched_chunks_kmem(sl));
+	kvfree(sl->chunks);
+	kvfree(sl->counted);
+	sl->chunks = NULL;
+	sl->counted = NULL;
+	sl->chunk_cap = 0;
+}
+
 /* End an episode: forget its chunks (lock held). */
 static void tt_sched_episode_end(struct tt_slayer *sl)
 {
@@ -473,17 +511,13 @@ static void tt_sched_episode_end(struct tt_slayer *sl)
 	for (i = 0; sl->counted && i < sl->nr_chunks; i++)
 		sc->bud.slow -= min(sl->counted[i], sc->bud.slow);
 	tt_budget_publish(sl->s);
-	kfree(sl->counted);
-	sl->counted = NULL;
-	sl->chunk_cap = 0;
+	tt_sched_chunks_free(sc, sl);
 	list_for_each_entry(r, &sl->ranges, link) {
 		r->taken = 0;
 		r->arch_taken = 0;
 	}
 	sl->bud_wait = false;
 	sl->bud_waited = false;
-	kfree(sl->chunks);
-	sl->chunks = NULL;
 	sl->nr_chunks = 0;
 	sl->next_chunk = 0;
 	sl->evicted = 0;
@@ -563,30 +597,98 @@ static int tt_sched_slow_nodes(struct tt_sched *sc, struct tt_slayer *sl,
 }
 
 /*
- * Cut the first @sl->target bytes (page granular) of the layer's ranges, in
- * report order, leaving out the hinted pages (PIN_FAST, ARCHIVE), into
- * chunks of at most @batch bytes; with @c NULL only count them (lock
- * held).
+ * The bytes one episode may take: the machine's RAM. A layer whose saved
+ * tensors add up to more (overlapping tensors, mappings never touched) is
+ * evicted up to that; the rest stays where it is.
  */
-static unsigned int tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
-				 unsigned long long batch, struct tt_chunk *c)
+static unsigned long long tt_sched_episode_max(void)
 {
-	unsigned long long left = PAGE_ALIGN(sl->target), before;
-	struct tt_chunk_cut x = { .c = c };
+	return (unsigned long long)totalram_pages() << PAGE_SHIFT;
+}
+
+/*
+ * The chunks one episode may hold: its bytes in whole chunks of @batch,
+ * plus two pieces per range and per hinted interval (the boundaries the
+ * cut adds, tt_hint_cut()), max_ranges of each. Chunks beyond it are left
+ * out (their pages stay where they are).
+ */
+static unsigned long tt_sched_chunks_max(unsigned long long batch)
+{
+	return tt_sched_episode_max() / batch + 4UL *
+	       tt_config_get(TT_CFG_MAX_RANGES) + 2;
+}
+
+/*
+ * Room for @cap chunks in @sl's arrays, the first @sl->nr_chunks kept
+ * (lock held): 0 or -ENOMEM. Charged to the memory cgroup of the session's
+ * mm, also from a worker.
+ */
+static int tt_sched_chunks_grow(struct tt_sched *sc, struct tt_slayer *sl,
+				unsigned long cap)
+{
+	struct mem_cgroup *memcg, *old;
+	struct tt_chunk *c;
+	u64 *cnt;
+
+	if (cap <= sl->chunk_cap)
+		return 0;
+	memcg = get_mem_cgroup_from_mm(sl->s->mm);
+	old = set_active_memcg(memcg);
+	c = kvmalloc_array(cap, sizeof(*c), TT_SCHED_GFP);
+	cnt = kvcalloc(cap, sizeof(*cnt), TT_SCHED_GFP);
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
+	if (!c || !cnt) {
+		kvfree(c);
+		kvfree(cnt);
+		return -ENOMEM;
+	}
+	if (sl->nr_chunks) {
+		memcpy(c, sl->chunks, sl->nr_chunks * sizeof(*c));
+		memcpy(cnt, sl->counted, sl->nr_chunks * sizeof(*cnt));
+	}
+	tt_sched_chunks_free(sc, sl);
+	sl->chunks = c;
+	sl->counted = cnt;
+	sl->chunk_cap = cap;
+	sc->kmem += tt_sched_chunks_kmem(sl);
+	return 0;
+}
+
+/*
+ * Cut the first @sl->target bytes (page granular, at most
+ * tt_sched_episode_max()) of the layer's ranges, in report order, leaving
+ * out the hinted pages (PIN_FAST, ARCHIVE), into chunks of at most @batch
+ * bytes, at most @cap of them: into @c, or with @c NULL only count them
+ * (lock held). Return: the chunks, at most @cap.
+ */
+static unsigned long tt_sched_cut(struct tt_sched *sc, struct tt_slayer *sl,
+				  unsigned long long batch, struct tt_chunk *c,
+				  unsigned long cap)
+{
+	unsigned long long left = PAGE_ALIGN(min_t(u64, sl->target,
+						   tt_sched_episode_max()));
+	struct tt_chunk_cut x = { .c = c, .cap = cap };
+	unsigned long long i, from;
 	struct tt_srange *r;
 
 	/* the first bytes of the ranges, in report order, outside hints */
 	list_for_each_entry(r, &sl->ranges, link) {
-		if (!left)
+		if (!left || x.n >= cap)
 			break;
 		x.range_id = r->id;
-		before = left;
+		from = x.n;
 		tt_hint_cut(&sc->hints, r->start, r->end, &left, batch,
 			    tt_chunk_emit, &x);
-		if (c)
-			r->taken = before - left;
+		if (c) {
+			/* what the chunks kept hold of the range */
+			r->taken = 0;
+			for (i = from; i < min_t(u64, x.n, cap); i++)
+				r->taken += c[i].end - c[i].start;
+		}
+		cond_resched();
 	}
-	return x.n;
+	return min_t(u64, x.n, cap);
 }
 
 /*
@@ -601,26 +703,45 @@ static unsigned long long tt_sched_chunk_bytes(void)
 		     PMD_SIZE);
 }
 
-/* The eviction's chunks (lock held). Return: 0, or -ENOMEM. */
+/*
+ * The eviction's chunks, at most tt_sched_chunks_max() (lock held).
+ * Return: 0, or -ENOMEM.
+ */
 static int tt_sched_select(struct tt_sched *sc, struct tt_slayer *sl)
 {
 	unsigned long long batch = tt_sched_chunk_bytes();
-	unsigned int n = tt_sched_cut(sc, sl, batch, NULL);
+	unsigned long max = tt_sched_chunks_max(batch);
+	unsigned long n = tt_sched_cut(sc, sl, batch, NULL, max);
 
 	sl->nr_chunks = 0;
 	sl->next_chunk = 0;
 	if (!n)
 		return 0;
-	sl->chunks = kmalloc_array(n, sizeof(*sl->chunks), GFP_KERNEL);
-	sl->counted = kcalloc(n, sizeof(*sl->counted), GFP_KERNEL);
-	if (!sl->chunks || !sl->counted)
+	if (tt_sched_chunks_grow(sc, sl, n))
 		return -ENOMEM;
-	sl->chunk_cap = n;
+	memset(sl->counted, 0, n * sizeof(*sl->counted));
 	sl->cut_gen = sl->forget_gen;
-	sl->nr_chunks = tt_sched_cut(sc, sl, batch, sl->chunks);
+	sl->nr_chunks = tt_sched_cut(sc, sl, batch, sl->chunks, n);
 	if (sc->cfg.flags & TT_SCHED_MERGE)
 		sl->nr_chunks = tt_chunk_merge(sl->chunks, sl->nr_chunks, batch);
 	return 0;
+}
+
+/* Forget range entry @r of a layer (lock held). */
+static void tt_sched_forget_entry(struct tt_sched *sc, struct tt_slayer *sl,
+				  struct tt_srange *r)
+{
+	int idx;
+
+	tt_sched_detach(sc, sl, r);
+	if (r->persistent) {
+		idx = tt_tl_find(&sc->tl, sl->id);
+		if (idx >= 0)
+			tt_tl_unsaved(&sc->tl, idx, r->end - r->start);
+	} else {
+		sl->nr_oneshot--;
+	}
+	tt_sched_range_free(sc, r);
 }
 
 /* Forget range @id of a layer, which failed its check (lock held). */
@@ -628,21 +749,12 @@ static void tt_sched_forget_range(struct tt_sched *sc, struct tt_slayer *sl,
 				  u64 id)
 {
 	struct tt_srange *r;
-	int idx;
 
 	list_for_each_entry(r, &sl->ranges, link) {
-		if (r->id != id)
-			continue;
-		tt_sched_detach(sc, sl, r);
-		if (r->persistent) {
-			idx = tt_tl_find(&sc->tl, sl->id);
-			if (idx >= 0)
-				tt_tl_unsaved(&sc->tl, idx, r->end - r->start);
-		} else {
-			sl->nr_oneshot--;
+		if (r->id == id) {
+			tt_sched_forget_entry(sc, sl, r);
+			return;
 		}
-		tt_sched_range_free(sc, r);
-		return;
 	}
 }
 
@@ -819,18 +931,39 @@ static u64 tt_sched_layer_dist(const struct tt_tl *tl,
 	return d == ~0ULL ? 0 : d;
 }
 
-/* Room for @n heat items (lock held): 0 or -ENOMEM. */
+/* Bytes of @b's scratch for @cap items, as counted in @kmem. */
+static u64 tt_sched_bud_kmem(unsigned long cap)
+{
+	return (u64)cap * (sizeof(struct tt_heat_item) + 2 * sizeof(void *));
+}
+
+/*
+ * Room for @n heat items (lock held), @n at most the max_ranges parameter
+ * (the ranges a session holds): 0 or -ENOMEM. Grows by doubling, never
+ * past max(@n, max_ranges); charged to the session's memory cgroup.
+ */
 static int tt_sched_bud_scratch(struct tt_budget *b, unsigned long n)
 {
+	struct tt_sched *sc = container_of(b, struct tt_sched, bud);
+	struct tt_session *s = container_of(sc, struct tt_session, sched);
+	unsigned long lim = max_t(unsigned long, n,
+				  tt_config_get(TT_CFG_MAX_RANGES));
+	struct mem_cgroup *memcg, *old;
 	struct tt_heat_item *items;
 	unsigned long cap;
 	void **refs;
 
 	if (n <= b->cap)
 		return 0;
-	cap = max3(n, 2UL * b->cap, 64UL);
-	items = kvmalloc_array(cap, sizeof(*items), GFP_KERNEL);
-	refs = kvmalloc_array(2 * cap, sizeof(*refs), GFP_KERNEL);
+	if (n > TT_SCHED_SCRATCH_MAX)
+		return -ENOMEM;
+	cap = max3(n, min(2UL * b->cap, lim), 64UL);
+	memcg = get_mem_cgroup_from_mm(s->mm);
+	old = set_active_memcg(memcg);
+	items = kvmalloc_array(cap, sizeof(*items), TT_SCHED_GFP);
+	refs = kvmalloc_array(2 * cap, sizeof(*refs), TT_SCHED_GFP);
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
 	if (!items || !refs) {
 		kvfree(items);
 		kvfree(refs);
@@ -838,9 +971,11 @@ static int tt_sched_bud_scratch(struct tt_budget *b, unsigned long n)
 	}
 	kvfree(b->items);
 	kvfree(b->refs);
+	sc->kmem -= min(sc->kmem, tt_sched_bud_kmem(b->cap));
 	b->items = items;
 	b->refs = refs;
 	b->cap = cap;
+	sc->kmem += tt_sched_bud_kmem(cap);
 	return 0;
 }
 
@@ -873,32 +1008,28 @@ static u64 tt_sched_victim_cut(struct tt_sched *sc, struct tt_slayer *sl,
 			       struct tt_srange *r, bool arch, u64 want)
 {
 	unsigned long long batch = tt_sched_chunk_bytes();
+	unsigned long max = tt_sched_chunks_max(batch);
 	unsigned int fl = arch ? TT_HINT_ARCHIVE : 0;
 	unsigned int avoid = arch ? TT_HINT_PIN_FAST : 0;
 	unsigned long long skip0 = arch ? r->arch_taken : r->taken;
-	unsigned long long skip = skip0, left = PAGE_ALIGN(want);
+	unsigned long long most = PAGE_ALIGN(min_t(u64, want,
+						   tt_sched_episode_max()));
+	unsigned long long skip = skip0, left = most, got = 0;
 	struct tt_chunk_cut x = { .c = NULL, .range_id = r->id };
-	unsigned int n, cap, i;
-	struct tt_chunk *c;
-	u64 *cnt;
+	unsigned long n, cap, i;
 
-	n = tt_heat_cut(&sc->hints, r->start, r->end, fl, avoid, &skip, &left,
-			batch, tt_chunk_emit, &x);
+	if (sl->nr_chunks >= max)
+		return 0;
+	tt_heat_cut(&sc->hints, r->start, r->end, fl, avoid, &skip, &left,
+		    batch, tt_chunk_emit, &x);
+	n = min_t(u64, x.n, max - sl->nr_chunks);
 	if (!n)
 		return 0;
 	if (sl->nr_chunks + n > sl->chunk_cap) {
-		cap = max(sl->nr_chunks + n, 2 * sl->chunk_cap);
-		c = krealloc_array(sl->chunks, cap, sizeof(*c), GFP_KERNEL);
-		if (!c)
+		cap = max(sl->nr_chunks + n,
+			  min_t(unsigned long, 2UL * sl->chunk_cap, max));
+		if (tt_sched_chunks_grow(sc, sl, cap))
 			return 0;
-		sl->chunks = c;
-		cnt = krealloc_array(sl->counted, cap, sizeof(*cnt), GFP_KERNEL);
-		if (!cnt)
-			return 0;
-		for (i = sl->chunk_cap; i < cap; i++)
-			cnt[i] = 0;
-		sl->counted = cnt;
-		sl->chunk_cap = cap;
 	}
 	if (sl->state == TT_EP_IDLE && !sl->nr_chunks) {
 		sl->iter = sc->tl.iter_seq;
@@ -913,19 +1044,23 @@ static u64 tt_sched_victim_cut(struct tt_sched *sc, struct tt_slayer *sl,
 	}
 	sl->cut_gen = sl->forget_gen;
 	skip = skip0;
-	left = PAGE_ALIGN(want);
+	left = most;
 	x.c = &sl->chunks[sl->nr_chunks];
+	x.cap = n;
 	x.n = 0;
 	tt_heat_cut(&sc->hints, r->start, r->end, fl, avoid, &skip, &left,
 		    batch, tt_chunk_emit, &x);
-	for (i = 0; i < x.n; i++)
+	n = min_t(u64, x.n, n);
+	for (i = 0; i < n; i++) {
 		sl->counted[sl->nr_chunks + i] = 0;
-	sl->nr_chunks += x.n;
+		got += x.c[i].end - x.c[i].start;
+	}
+	sl->nr_chunks += n;
 	if (arch)
-		r->arch_taken += PAGE_ALIGN(want) - left;
+		r->arch_taken += got;
 	else
-		r->taken += PAGE_ALIGN(want) - left;
-	return PAGE_ALIGN(want) - left;
+		r->taken += got;
+	return got;
 }
 
 /* Is chunk @c inside pages hinted TT_HINT_ARCHIVE? */
@@ -1878,7 +2013,35 @@ static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
 	return 0;
 }
 
-/* TT_EV_TENSOR_SAVED (lock held). */
+/*
+ * Is [@start, @end) covered by mappings of @mm (the caller's)? Return: 0,
+ * -EFAULT (a hole) or -EINTR (a fatal signal while waiting for mmap_lock).
+ * At most one step per vma (max_map_count of them).
+ */
+static int tt_sched_mapped(struct mm_struct *mm, unsigned long start,
+			   unsigned long end)
+{
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (start < end) {
+		vma = find_vma(mm, start);
+		if (!vma || vma->vm_start > start) {
+			ret = -EFAULT;
+			break;
+		}
+		start = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/*
+ * TT_EV_TENSOR_SAVED (lock held): the range is checked here, before
+ * anything changes (Documentation/scheduler.md, "Saved tensors").
+ */
 static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -1886,19 +2049,30 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 	unsigned long start, end;
 	struct tt_slayer *sl;
 	struct tt_srange *r;
-	__u64 first, pages;
-	int idx;
+	__u64 first, last;
+	u64 held;
+	int idx, ret;
 
-	/* Inward to whole pages; a range wrapping around is cut at the top. */
-	pages = tt_event_pages(ev->addr, ev->len, PAGE_SIZE, &first);
-	if (!pages) {
+	/* Inside the user address space, rounded inward to whole pages. */
+	ret = tt_event_range(ev->addr, ev->len, PAGE_SIZE, TASK_SIZE, &first,
+			     &last);
+	if (ret)
+		return ret;
+	if (first == last) {
 		sc->counts.tensors_ignored++;
 		return 0;
 	}
 	start = first;
-	end = first + pages * PAGE_SIZE;
+	end = last;
 	if (sc->nr_ranges >= tt_config_get(TT_CFG_MAX_RANGES))
 		return -ENOSPC;
+	/* every byte mapped: its length is bounded by the caller's mappings */
+	ret = tt_sched_mapped(s->mm, start, end);
+	if (ret)
+		return ret;
+	/* overlapping tensors saved again and again: the sum must not wrap */
+	if (check_add_overflow(sc->bud.held, (u64)(end - start), &held))
+		return -EOVERFLOW;
 	sl = tt_sched_layer(s, ev->layer, &idx);
 	if (IS_ERR(sl))
 		return PTR_ERR(sl);
@@ -1930,7 +2104,7 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 	r->uses = 1;
 	list_add_tail(&r->link, &sl->ranges);
 	sc->nr_ranges++;
-	sc->bud.held += end - start;
+	sc->bud.held = held;
 	tt_budget_publish(s);
 	/* over the budget: room is made once the event is done */
 	if (tt_sched_over(s))
@@ -2303,6 +2477,7 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 	out->heat_wr = sc->bud.w.r;
 	out->heat_ws = sc->bud.w.s;
 	out->heat_wl = sc->bud.w.l;
+	out->kmem_bytes = sc->kmem;
 	mutex_unlock(&sc->lock);
 }
 
@@ -2318,19 +2493,26 @@ static u64 tt_mbps(unsigned int mbps)
  */
 static int tt_sched_hint_room(struct tt_sched *sc)
 {
+	unsigned int lim = tt_config_get(TT_CFG_MAX_RANGES);
 	struct tt_hint_iv *iv;
 	unsigned int cap;
 
 	if (sc->hints.n + 2 <= sc->hints.cap)
 		return 0;
-	if (sc->hints.n + 2 > tt_config_get(TT_CFG_MAX_RANGES))
+	if (sc->hints.n + 2 > lim)
 		return -ENOSPC;
-	cap = max(16U, 2 * sc->hints.cap);
-	iv = krealloc_array(sc->hints.iv, cap, sizeof(*iv), GFP_KERNEL_ACCOUNT);
+	/* doubling, never past max_ranges */
+	cap = min(max(16U, 2 * sc->hints.cap), lim);
+	iv = kvmalloc_array(cap, sizeof(*iv), TT_SCHED_GFP);
 	if (!iv)
 		return -ENOMEM;
+	if (sc->hints.n)
+		memcpy(iv, sc->hints.iv, sc->hints.n * sizeof(*iv));
+	kvfree(sc->hints.iv);
+	sc->kmem -= min_t(u64, sc->kmem, (u64)sc->hints.cap * sizeof(*iv));
 	sc->hints.iv = iv;
 	sc->hints.cap = cap;
+	sc->kmem += (u64)cap * sizeof(*iv);
 	return 0;
 }
 
@@ -2356,7 +2538,7 @@ int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 	unsigned int i;
 	int ret;
 
-	ret = tt_hint_check(req, PAGE_SIZE, &start, &end);
+	ret = tt_hint_check(req, PAGE_SIZE, TASK_SIZE, &start, &end);
 	if (ret)
 		return ret;
 
@@ -2381,10 +2563,11 @@ int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 				continue;
 			hit = true;
 			if (h & TT_HINT_RETIRE)
-				tt_sched_forget_range(sc, sl, r->id);
+				tt_sched_forget_entry(sc, sl, r);
 		}
 		if (hit)
 			tt_sched_rescue(s, sl);
+		cond_resched();
 	}
 	tt_sched_budget_released(s);
 out:
@@ -2438,8 +2621,11 @@ static void tt_sched_free_ranges(struct list_head *list)
 {
 	struct tt_srange *r, *tmp;
 
-	list_for_each_entry_safe(r, tmp, list, link)
+	/* up to max_ranges entries (2^20): let others run meanwhile */
+	list_for_each_entry_safe(r, tmp, list, link) {
 		kmem_cache_free(tt_srange_cache, r);
+		cond_resched();
+	}
 	INIT_LIST_HEAD(list);
 }
 
@@ -2481,8 +2667,7 @@ void tt_sched_close(struct tt_session *s)
 		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
 
 		tt_sched_free_ranges(&sl->ranges);
-		kfree(sl->chunks);
-		kfree(sl->counted);
+		tt_sched_chunks_free(sc, sl);
 		kfree(sl);
 	}
 	kvfree(sc->bud.items);
@@ -2491,7 +2676,7 @@ void tt_sched_close(struct tt_session *s)
 	sc->bud.refs = NULL;
 	sc->bud.cap = 0;
 	tt_sched_free_ranges(&sc->free);
-	kfree(sc->hints.iv);
+	kvfree(sc->hints.iv);
 	sc->hints.iv = NULL;
 	sc->hints.n = 0;
 	sc->hints.cap = 0;

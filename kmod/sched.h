@@ -81,6 +81,9 @@ struct tt_sched_counts {
  * @hints:      the ranges hinted TT_HINT_PIN_FAST or TT_HINT_ARCHIVE
  *              (whole pages): evictions skip them.
  * @bud:        the fast-tier budget's accounts and victim state.
+ * @kmem:       bytes of the arrays sized by the session's input that the
+ *              scheduler holds for it (chunk lists, @bud's scratch, @hints):
+ *              stats kmem_bytes.
  */
 struct tt_sched {
 	struct mutex lock;	/* see @lock above */
@@ -97,6 +100,7 @@ struct tt_sched {
 	struct tt_sched_counts counts;
 	struct tt_hint_set hints;
 	struct tt_budget bud;
+	u64 kmem;
 };
 
 int tt_sched_module_init(void);

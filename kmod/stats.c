@@ -145,6 +145,7 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->heat_wr = sc->heat_wr;
 	out->heat_ws = sc->heat_ws;
 	out->heat_wl = sc->heat_wl;
+	out->kmem_bytes = sc->kmem_bytes;
 	out->engine_bytes = mc->engine_bytes;
 	out->mover_bytes = mc->mover_bytes;
 	out->huge_kept = mc->huge_kept;

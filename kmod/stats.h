@@ -86,6 +86,8 @@ struct tt_registry_counts {
  * @heat_wr:            distance to the next use,
  * @heat_ws:            size,
  * @heat_wl:            lifetime.
+ * @kmem_bytes:         kernel memory held in arrays sized by the session's
+ *                      input (chunk lists, budget scratch, hint set).
  */
 struct tt_sched_stats {
 	u64 iterations;
@@ -130,6 +132,7 @@ struct tt_sched_stats {
 	u64 heat_wr;
 	u64 heat_ws;
 	u64 heat_wl;
+	u64 kmem_bytes;
 };
 
 /**

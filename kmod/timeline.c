@@ -958,12 +958,15 @@ void tt_tl_saved(struct tt_tl *tl, unsigned int idx, unsigned long long bytes,
 {
 	struct tt_tl_layer *l = &tl->st.layers[idx];
 
+	/* saturating: overlapping tensors saved again and again */
 	if (tl->in_iter) {
-		l->cur.saved += bytes;
+		l->cur.saved = l->cur.saved > ~0ULL - bytes ? ~0ULL :
+			       l->cur.saved + bytes;
 		touch(tl, l);
 	}
 	if (persistent)
-		l->persist_bytes += bytes;
+		l->persist_bytes = l->persist_bytes > ~0ULL - bytes ? ~0ULL :
+				   l->persist_bytes + bytes;
 }
 
 void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx, unsigned long long bytes)

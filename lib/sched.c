@@ -261,7 +261,8 @@ int tt_mp_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 
 	if (ret < 0)
 		return ret;
-	ret = tt_hint_check(req, tt_page_size(), &start, &end);
+	ret = tt_hint_check(req, tt_page_size(), tt_user_addr_limit(), &start,
+			    &end);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&s->lock);

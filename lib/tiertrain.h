@@ -175,8 +175,12 @@ int tt_layer_end(struct tt_session *s, uint32_t layer, unsigned int phase);
  * tt_tensor_saved() - @layer saved the tensor at [addr, addr + len) for its
  * backward pass (TT_EV_TENSOR_SAVED). Any alignment: the range is rounded
  * inward to whole pages, and a tensor that covers no whole page is counted
- * in tensors_ignored. The range is checked when it is evicted, not here.
- * The scheduler forgets it at the end of the layer's backward pass.
+ * in tensors_ignored. Errors besides those of every event: EOVERFLOW (the
+ * range wraps around or ends beyond the user address space, or the
+ * session's saved bytes would wrap), EFAULT (part of its whole pages is not
+ * mapped), ENOSPC (max_ranges). Whether the mapping is supported is checked
+ * when it is evicted. The scheduler forgets it at the end of the layer's
+ * backward pass.
  */
 int tt_tensor_saved(struct tt_session *s, uint32_t layer, const void *addr,
 		    size_t len);
@@ -236,7 +240,8 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
  * bring them back, forget them, end earlier hints on the range); see
  * <linux/tiertrain.h> for the combinations allowed. Both backends. Errors:
  * EOPNOTSUPP (unknown bits), EINVAL (no bit, a combination not allowed,
- * @len 0 or a range wrapping around), ENOSPC, ENOMEM.
+ * @len 0 or a range wrapping around), EOVERFLOW (a range ending beyond the
+ * user address space), ENOSPC, ENOMEM.
  */
 int tt_hint(struct tt_session *s, const void *addr, size_t len,
 	    unsigned int hint);

@@ -538,33 +538,49 @@ static void tt_us_episode_end(struct tt_us_layer *sl)
 }
 
 /*
- * Cut the first @sl->target bytes (page granular) of the layer's ranges, in
- * report order, into chunks of at most @batch bytes; with @c NULL only
- * count them.
+ * The bytes one eviction may take, as the module's tt_sched_episode_max():
+ * the machine's RAM.
+ */
+static uint64_t tt_us_episode_max(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+
+	return pages > 0 ? (uint64_t)pages * tt_page_size() : UINT64_MAX;
+}
+
+/*
+ * Cut the first @sl->target bytes (page granular, at most
+ * tt_us_episode_max()) of the layer's ranges, in report order, into chunks
+ * of at most @batch bytes, at most @cap of them; with @c NULL only count
+ * them. Returns the chunks, at most @cap.
  */
 static unsigned int tt_us_cut(const struct tt_us *us,
 			      const struct tt_us_layer *sl, uint64_t batch,
-			      struct tt_chunk *c)
+			      struct tt_chunk *c, unsigned int cap)
 {
-	uint64_t ps = tt_page_size();
-	unsigned long long left = (sl->target + ps - 1) & ~(ps - 1);
-	struct tt_chunk_cut x = { .c = c };
+	uint64_t ps = tt_page_size(), most = tt_us_episode_max();
+	unsigned long long left = sl->target < most ? sl->target : most;
+	struct tt_chunk_cut x = { .c = c, .cap = cap };
 	unsigned int i;
 
+	left = (left + ps - 1) & ~(ps - 1);
 	/* the first bytes of the ranges, in report order, outside hints */
-	for (i = 0; i < sl->nr_ranges && left; i++) {
+	for (i = 0; i < sl->nr_ranges && left && x.n < cap; i++) {
 		x.range_id = sl->ranges[i].id;
 		tt_hint_cut(&us->hints, sl->ranges[i].start, sl->ranges[i].end,
 			    &left, batch, tt_chunk_emit, &x);
 	}
-	return x.n;
+	return x.n < cap ? (unsigned int)x.n : cap;
 }
 
 /* The eviction's chunks: 0, or -ENOMEM. */
 static int tt_us_select(const struct tt_us *us, struct tt_us_layer *sl)
 {
 	uint64_t batch = (uint64_t)TT_US_CHUNK_PAGES * tt_page_size();
-	unsigned int n = tt_us_cut(us, sl, batch, NULL);
+	uint64_t max = tt_us_episode_max() / batch + 4ULL * TT_MP_MAX_RANGES + 2;
+	unsigned int n = tt_us_cut(us, sl, batch, NULL,
+				   max < UINT32_MAX ? (unsigned int)max :
+						      UINT32_MAX);
 
 	sl->nr_chunks = 0;
 	sl->next_chunk = 0;
@@ -573,7 +589,7 @@ static int tt_us_select(const struct tt_us *us, struct tt_us_layer *sl)
 	sl->chunks = calloc(n, sizeof(*sl->chunks));
 	if (!sl->chunks)
 		return -ENOMEM;
-	sl->nr_chunks = tt_us_cut(us, sl, batch, sl->chunks);
+	sl->nr_chunks = tt_us_cut(us, sl, batch, sl->chunks, n);
 	if (us->merge)
 		sl->nr_chunks = tt_chunk_merge(sl->chunks, sl->nr_chunks, batch);
 	return 0;
@@ -1069,22 +1085,28 @@ static int tt_us_saved(struct tt_session *s, const struct tt_event *ev)
 {
 	struct tt_us *us = s->us;
 	bool persistent = ev->flags & TT_EV_PERSISTENT;
-	uint64_t ps = tt_page_size(), end, pages;
-	__u64 start;
+	uint64_t ps = tt_page_size();
+	__u64 start, end;
 	struct tt_us_layer *sl;
 	struct tt_us_range *r;
 	unsigned int i;
 	int idx, ret;
 
-	/* Inward to whole pages; a range wrapping around is cut at the top. */
-	pages = tt_event_pages(ev->addr, ev->len, ps, &start);
-	if (!pages) {
+	/* Inside the user address space, rounded inward to whole pages. */
+	ret = tt_event_range(ev->addr, ev->len, ps, tt_user_addr_limit(),
+			     &start, &end);
+	if (ret < 0)
+		return ret;
+	if (start == end) {
 		s->stats.tensors_ignored++;
 		return 0;
 	}
-	end = start + pages * ps;
 	if (us->nr_ranges >= TT_MP_MAX_RANGES)
 		return -ENOSPC;
+	/* every byte mapped (EFAULT), as the module checks it */
+	ret = tt_maps_check_self(start, end, false);
+	if (ret < 0)
+		return ret;
 	ret = tt_us_layer(us, ev->layer, &sl, &idx);
 	if (ret < 0)
 		return ret;

@@ -158,6 +158,7 @@ int main(void)
 	M(tt_ioc_stats, heat_wr);
 	M(tt_ioc_stats, heat_ws);
 	M(tt_ioc_stats, heat_wl);
+	M(tt_ioc_stats, kmem_bytes);
 	END();
 
 	BEGIN(tt_ioc_sched);

@@ -678,13 +678,20 @@ static void test_event_args(void **state)
 			 0);
 	assert_int_equal(tt_tensor_saved_ex(s, 0, buf, 64, 0), 0);
 	assert_int_equal(tt_tensor_saved(s, 0, buf, 64), 0);
-	/* The range is not checked at submission. */
+	/*
+	 * The range is checked at submission: inside the user address space
+	 * (EOVERFLOW), mapped (EFAULT); an empty tensor is only ignored.
+	 */
 	assert_int_equal(tt_tensor_saved(s, 0, NULL, 0), 0);
-	assert_int_equal(tt_tensor_saved(s, 0, (void *)(uintptr_t)-4096,
-					 SIZE_MAX), 0);
+	assert_fails(EOVERFLOW, tt_tensor_saved(s, 0, (void *)(uintptr_t)-4096,
+						SIZE_MAX));
+	assert_fails(EOVERFLOW, tt_tensor_saved(s, 0,
+						(void *)(uintptr_t)(1ULL << 63),
+						4096));
+	assert_fails(EFAULT, tt_tensor_saved(s, 0, NULL, 1 << 20));
 
 	/* Only the accepted calls count. */
-	assert_int_equal(stats_of(s).events, 9);
+	assert_int_equal(stats_of(s).events, 8);
 }
 
 /* What the move_pages backend counts, with the module's rounding. */

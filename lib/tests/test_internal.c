@@ -911,7 +911,8 @@ static void test_mp_event(void **state)
 {
 	struct tt_session s;
 	struct tt_event ev;
-	uint64_t now;
+	uint64_t now, ps;
+	void *page;
 
 	(void)state;
 	assert_int_equal(tt_mp_open(&s), 0);
@@ -919,13 +920,25 @@ static void test_mp_event(void **state)
 	assert_int_equal(tt_mp_event(&s, &ev), 0);
 	now = tt_now_ns();
 	assert_true(s.last_ts_ns > 0 && s.last_ts_ns <= now);
-	ev = (struct tt_event){ .type = TT_EV_TENSOR_SAVED, .addr = 0x1000,
-				.len = 0x1000 };
+	ps = tt_page_size();
+	page = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	ev = (struct tt_event){ .type = TT_EV_TENSOR_SAVED,
+				.addr = (uintptr_t)page, .len = ps };
 	assert_int_equal(tt_mp_event(&s, &ev), 0);
-	ev.addr = 0x1001;
+	ev.addr++;
 	assert_int_equal(tt_mp_event(&s, &ev), 0);
+	/* checked on arrival as the module does: mapped, inside user space */
+	ev.addr = 0x1000;
+	assert_int_equal(tt_mp_event(&s, &ev), -EFAULT);
+	ev.addr = (uintptr_t)page;
+	ev.len = UINT64_MAX - 4096;
+	assert_int_equal(tt_mp_event(&s, &ev), -EOVERFLOW);
+	ev.len = ps;
 	ev.flags = 1U << 9;
 	assert_int_equal(tt_mp_event(&s, &ev), -EOPNOTSUPP);
+	munmap(page, 2 * ps);
 	assert_int_equal(s.stats.events, 3);
 	assert_int_equal(s.stats.iterations, 1);
 	assert_int_equal(s.stats.tensors_saved, 1);

@@ -355,6 +355,13 @@ struct tt_ioc_residency {
  *                    nothing that splits them, so they stayed where they
  *                    were. Their pages also count as skipped_unsupported
  *                    in the migration's result.
+ * @kmem_bytes:       kernel memory the session holds now in arrays whose
+ *                    size its input decides (the scheduler's eviction chunk
+ *                    lists, the fast-tier budget's scratch, the hint set),
+ *                    in bytes; charged to the memory cgroup of the process
+ *                    that caused each allocation. Returns to what it was
+ *                    once the evictions are back (the scratch and the hint
+ *                    set stay until close).
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -431,6 +438,8 @@ struct tt_ioc_stats {
 	__u64 huge_partial;
 	/* appended with the large folios the engine cannot move */
 	__u64 large_pte;
+	/* appended with the session's kernel memory (issue 14) */
+	__u64 kmem_bytes;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -513,10 +522,16 @@ enum tt_event_type {
  *         inward to whole pages: a tensor that covers no whole page is
  *         counted in tensors_ignored and otherwise ignored. Other events: 0.
  *
- * The range of a saved tensor is not checked when the event is submitted
- * (that would cost the hot path a page-table walk); it is checked when it is
- * evicted, and a range that is no longer mapped or not a supported mapping
- * is skipped and forgotten then.
+ * The range of a saved tensor is checked when the event is submitted, as
+ * far as it costs no page-table walk: it must end inside the user address
+ * space without wrapping around (else EOVERFLOW, even when it covers no
+ * whole page) and its whole pages must be mapped (else EFAULT; a tensor of
+ * length 0 or covering no whole page is not looked up). Whether the mapping
+ * is one the module supports is checked when it is evicted: a range that is
+ * no longer mapped or not a supported mapping is skipped and forgotten then.
+ * The bytes of the tensors a session holds (overlaps counted each time)
+ * must add up to less than 2^64 (else EOVERFLOW). An eviction takes at most
+ * as many bytes of a layer's tensors as the machine has RAM.
  */
 struct tt_event {
 	__u16 type;
@@ -535,7 +550,10 @@ struct tt_event {
  * EOPNOTSUPP (unknown flag bit), ENOSPC (more than max_ranges tensors saved
  * and not yet forgotten, or a layer id beyond the max_layers distinct ids a
  * session may report, module parameter, default 4096), besides the common
- * errors.
+ * errors. A saved tensor's range (see struct tt_event): EOVERFLOW (it wraps
+ * around or ends beyond the user address space, or the session's saved
+ * bytes would wrap), EFAULT (part of its whole pages is not mapped), EINTR
+ * (a fatal signal while the mappings were looked up).
  */
 #define TT_IOC_EVENT		_IOW(TT_IOC_MAGIC, 0x07, struct tt_event)
 
@@ -902,10 +920,12 @@ struct tt_ioc_hint {
  * TT_IOC_HINT - give a hint on a range. Errors: EOPNOTSUPP (unknown @hint
  * bits, @reserved not 0), EINVAL (no bit, a combination the comment above
  * excludes, @len 0 or the range wrapping around), ENOSPC (more hinted
- * ranges than the max_ranges parameter allows), ENOMEM. The range need not
- * be mapped nor saved: a hint on memory the scheduler does not manage is
- * remembered (PIN_FAST, ARCHIVE) for tensors saved there later, or does
- * nothing.
+ * ranges than the max_ranges parameter allows), ENOMEM, EOVERFLOW (the
+ * range ends beyond the user address space). The range need not be mapped
+ * nor saved: a hint on memory the scheduler does not manage is remembered
+ * (PIN_FAST, ARCHIVE) for tensors saved there later, or does nothing; a hint
+ * costs one interval whatever its length, and only the saved tensors it
+ * overlaps (themselves mapped) are cut by it.
  */
 #define TT_IOC_HINT		_IOW(TT_IOC_MAGIC, 0x0c, struct tt_ioc_hint)
 
