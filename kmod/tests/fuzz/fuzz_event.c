@@ -70,14 +70,27 @@ static void op_event(struct fz *f)
 		 (u64)ev.len, ret, want);
 }
 
+/*
+ * An address-space end as the callers give it: a multiple of @ps, at most
+ * 2^64 - @ps (TASK_SIZE, or the library's limit); mostly x86-64's.
+ */
+static u64 fz_limit(struct fz *f, u64 ps)
+{
+	u64 l = fz_u8(f) & 1 ? fz_u64(f) : 0x7ffffffff000ULL;
+
+	l &= ~(ps - 1);
+	return l > ~0ULL - ps + 1 ? ~0ULL - ps + 1 : l;
+}
+
 static void op_hint(struct fz *f)
 {
 	struct tt_ioc_hint req = { 0 };
-	u64 ps = fz_pow2(f, 0, 63), start = 0x5a5a, end = 0xa5a5;
+	u64 ps = fz_pow2(f, 0, 62), start = 0x5a5a, end = 0xa5a5, limit;
 	unsigned int h;
 	fz_u128 e;
 	int ret, want = 0;
 
+	limit = fz_limit(f, ps);
 	req.addr = fz_u64(f);
 	req.len = fz_u64(f);
 	req.hint = fz_u8(f) & 1 ? fz_u32(f) : fz_u8(f) & 0x1f;
@@ -91,16 +104,40 @@ static void op_hint(struct fz *f)
 	else if ((h & TT_HINT_RETIRE && h != TT_HINT_RETIRE) ||
 		 (h & TT_HINT_ARCHIVE && h != TT_HINT_ARCHIVE))
 		want = -EINVAL;
-	else if (e > ~0ULL)		/* rounds past the top */
-		want = -EINVAL;
-	ret = tt_hint_check(&req, ps, &start, &end);
-	FZ_CHECK(ret == want, "hint %#x reserved %u addr %#llx len %#llx page %#llx: %d, the uapi says %d",
-		 h, req.reserved, (u64)req.addr, (u64)req.len, ps, ret, want);
+	else if ((fz_u128)req.addr + req.len > limit)
+		want = -EOVERFLOW;
+	ret = tt_hint_check(&req, ps, limit, &start, &end);
+	FZ_CHECK(ret == want, "hint %#x reserved %u addr %#llx len %#llx page %#llx limit %#llx: %d, the uapi says %d",
+		 h, req.reserved, (u64)req.addr, (u64)req.len, ps, limit, ret, want);
 	if (ret)
 		return;
-	FZ_CHECK(start == req.addr / ps * ps && end == (u64)e && start < end,
+	FZ_CHECK(start == req.addr / ps * ps && end == (u64)e && start < end &&
+		 end <= limit,
 		 "hint [%#llx, +%#llx) page %#llx rounded to [%#llx, %#llx)",
 		 (u64)req.addr, (u64)req.len, ps, start, end);
+}
+
+/* tt_event_range(): refused past @limit or wrapping, else rounded inward. */
+static void op_range(struct fz *f)
+{
+	u64 ps = fz_pow2(f, 0, 62), limit = fz_limit(f, ps);
+	u64 addr = fz_u64(f), len = fz_u64(f), start = 0x5a5a, end = 0xa5a5;
+	fz_u128 top = (fz_u128)addr + len, first, last;
+	int ret, want;
+
+	want = len && top > limit ? -EOVERFLOW : 0;
+	ret = tt_event_range(addr, len, ps, limit, &start, &end);
+	FZ_CHECK(ret == want, "range [%#llx, +%#llx) page %#llx limit %#llx: %d, should %d",
+		 addr, len, ps, limit, ret, want);
+	if (ret || !len)
+		return;
+	first = ((fz_u128)addr + ps - 1) / ps * ps;
+	last = top / ps * ps;
+	if (last < first)
+		last = first;
+	FZ_CHECK(start == (u64)first && end == (u64)last && end <= limit,
+		 "range [%#llx, +%#llx) page %#llx: [%#llx, %#llx), should [%#llx, %#llx)",
+		 addr, len, ps, start, end, (u64)first, (u64)last);
 }
 
 static void op_pages(struct fz *f)
@@ -133,12 +170,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz f = { data, size };
 
 	while (fz_more(&f)) {
-		switch (fz_u8(&f) % 3) {
+		switch (fz_u8(&f) % 4) {
 		case 0:
 			op_event(&f);
 			break;
 		case 1:
 			op_hint(&f);
+			break;
+		case 2:
+			op_range(&f);
 			break;
 		default:
 			op_pages(&f);

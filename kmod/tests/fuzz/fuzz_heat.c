@@ -81,10 +81,24 @@ static void op_victims(struct fz *f, struct tt_heat_item *it, unsigned int n)
 	unsigned int i, picks = 0;
 	int j, b;
 
+	unsigned int heap[FZ_MAX_ITEMS], m;
+	int hj;
+
 	for (i = 0; i < n; i++)
 		it[i].done = fz_u8(f) % 4 == 0;
+	/* sched.c's way: a heap built once, popped; the scan is the model */
+	m = tt_heat_heap(it, n, below, heap);
+	FZ_CHECK(m <= n, "a heap of %u for %u items", m, n);
 	for (;;) {
+		/* another victim taken meanwhile, now and then */
+		if (fz_u8(f) % 8 == 0) {
+			i = fz_u8(f) % (n ? n : 1);
+			if (i < n)
+				it[i].done = 1;
+		}
 		j = tt_heat_coldest(it, n, below);
+		hj = tt_heat_pop(it, heap, &m);
+		FZ_CHECK(hj == j, "the heap gives %d, the scan %d", hj, j);
 		b = -1;
 		for (i = 0; i < n; i++) {
 			if (it[i].done || it[i].in_use || it[i].heat >= below)
