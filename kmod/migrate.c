@@ -65,6 +65,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+#include "compat.h"
 #include "config.h"
 #include "migrate.h"
 #include "pagescan.h"
@@ -75,6 +76,9 @@
 #define TT_SLOT_MIN_PAGES	64UL
 /* Scans of one batch repeated after concurrent invalidations, at most. */
 #define TT_SCAN_TRIES		8
+
+/* Arrays of at most batch_pages entries (bounded by the setting). */
+#define TT_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
 
 #define TT_GFP_DST	(GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | \
 			 __GFP_NORETRY | __GFP_NOWARN)
@@ -278,6 +282,7 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
  *        is dropped after the first failure on a node, so a full node costs
  *        one reclaim attempt per call, not one per page (kswapd is still
  *        woken).
+ * @flags: TT_MIG_* bits of the call.
  * @scan: the page-table scanner over the slot.
  * @res:  result being accumulated.
  * @ec:   the counts beyond @res being accumulated.
@@ -293,6 +298,7 @@ struct tt_mig {
 	unsigned long *hpfn;
 	struct page **pages;
 	gfp_t gfp[TT_MIG_TARGETS];
+	unsigned int flags;
 	struct tt_pagescan scan;
 	struct tt_migrate_result *res;
 	struct tt_engine_counts *ec;
@@ -305,6 +311,7 @@ enum tt_mig_class {
 	TT_MIG_ON_NODE,
 	TT_MIG_UNSUPPORTED,
 	TT_MIG_LARGE_PTE,
+	TT_MIG_SHARED,
 };
 
 /* Is @nid one of the targets (the page needs no move)? */
@@ -338,6 +345,9 @@ static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 	 */
 	if (tt_pagescan_pte_mapped_thp(page, hpfn))
 		return TT_MIG_LARGE_PTE;
+	/* as move_pages(2): another process's page too only with MOVE_ALL */
+	if (!(m->flags & TT_MIG_MOVE_ALL) && tt_page_mapped_shared(page))
+		return TT_MIG_SHARED;
 	return TT_MIG_MOVE;
 }
 
@@ -493,6 +503,9 @@ static void tt_mig_count(struct tt_mig *m, enum tt_mig_class c)
 	case TT_MIG_ON_NODE:
 		res->already_on_node++;
 		break;
+	case TT_MIG_SHARED:
+		res->skipped_busy++;
+		break;
 	case TT_MIG_LARGE_PTE:
 		m->ec->large_pte++;
 		fallthrough;
@@ -549,6 +562,16 @@ again:
 			cond_resched();
 			goto again;
 		}
+	}
+	if (ret && !(m->flags & TT_MIG_MOVE_ALL)) {
+		/*
+		 * No scan, so no telling which pages other processes map too
+		 * (migrate_vma_setup() would move those for them all): left
+		 * in place, busy, unless the caller may move them.
+		 */
+		res->pages += n;
+		res->skipped_busy += n;
+		goto out;
 	}
 	if (ret) {
 		/* No scan: let migrate_vma_setup() sort the pages out. */
@@ -626,6 +649,7 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 	struct tt_mig m = {
 		.mm = mm,
 		.nr_nids = min_t(unsigned int, nr_nids, TT_MIG_TARGETS),
+		.flags = flags,
 		.res = res,
 		.ec = ec,
 	};
@@ -642,10 +666,10 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 		return -ESRCH;
 	m.cap = min_t(unsigned long, tt_migrate_batch_pages(),
 		      min(sl->size, sl->end - sl->start) >> PAGE_SHIFT);
-	m.src = kvmalloc_array(m.cap, sizeof(*m.src), GFP_KERNEL);
-	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), GFP_KERNEL);
-	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), GFP_KERNEL);
-	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), GFP_KERNEL);
+	m.src = kvmalloc_array(m.cap, sizeof(*m.src), TT_GFP_ARRAY);
+	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), TT_GFP_ARRAY);
+	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), TT_GFP_ARRAY);
+	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), TT_GFP_ARRAY);
 	if (!m.src || !m.dst || !m.hpfn || !m.pages) {
 		ret = -ENOMEM;
 		goto out_free;
@@ -751,16 +775,18 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 
 /**
  * struct tt_chunk_set - the workers of one synchronous migration
- * @slots:   the range, in batches, shared by the workers.
+ * @slots:   the range, in batches, shared by the caller and the workers.
  * @nid:     target node.
+ * @flags:   TT_MIG_* bits for the workers (TT_MIG_REMOTE included).
  * @mm:      the caller's mm.
- * @pending: workers that have not finished.
+ * @pending: work items neither finished nor cancelled.
  * @done:    completed when @pending reaches zero.
- * @stop:    set when the caller got a fatal signal.
+ * @stop:    set when the caller got a fatal signal or failed.
  */
 struct tt_chunk_set {
 	struct tt_slots slots;
 	int nid;
+	unsigned int flags;
 	struct mm_struct *mm;
 	atomic_t pending;
 	struct completion done;
@@ -791,7 +817,7 @@ static void tt_chunk_work(struct work_struct *work)
 	struct tt_chunk_set *set = c->set;
 
 	c->ran = true;
-	c->ret = tt_mig_slots(set->mm, &set->slots, &set->nid, 1, TT_MIG_REMOTE,
+	c->ret = tt_mig_slots(set->mm, &set->slots, &set->nid, 1, set->flags,
 			      &set->stop, &c->res, &c->ec);
 	/* The caller may free @c and @set as soon as this is done. */
 	if (atomic_dec_and_test(&set->pending))
@@ -804,21 +830,26 @@ static void tt_chunk_work(struct work_struct *work)
  * @start: page-aligned start.
  * @end:   page-aligned end, > @start.
  * @nid:   target node, checked.
+ * @flags: TT_MIG_MOVE_ALL or 0.
  * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
  * @ec:    out: counts are added to it.
  *
- * A range of more than one batch is migrated by up to workers work items
- * on the worker pool while the caller waits; each takes the next slot (a
+ * A range of more than one batch is migrated by the caller and up to
+ * workers - 1 work items on the worker pool, each taking the next slot (a
  * batch, or less on a range of only a few batches) not yet taken until
- * none is left. Otherwise (or with workers=1) it runs in the caller.
+ * none is left. The caller never waits for the pool: once it finds no
+ * slot left it cancels the work items that have not started (the pool may
+ * be busy with other sessions' work) and waits only for those of its own
+ * that are running, each finishing its current slot. With workers=1, or a
+ * range of one batch, it all runs in the caller.
  *
  * Return: as tt_migrate_range(); on -EINTR (fatal signal) the workers not
  * started are cancelled, the running ones stop at their next batch, and
  * @res covers the pages processed.
  */
 int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
-		    unsigned long end, int nid, struct tt_migrate_result *res,
-		    struct tt_engine_counts *ec)
+		    unsigned long end, int nid, unsigned int flags,
+		    struct tt_migrate_result *res, struct tt_engine_counts *ec)
 {
 	unsigned long npages = (end - start) >> PAGE_SHIFT;
 	unsigned long batch = tt_migrate_batch_pages();
@@ -829,12 +860,15 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	struct tt_chunk *chunks;
 	u64 t0 = ktime_get_ns();
 	unsigned long i;
-	int ret = 0;
+	int ret = 0, cret;
 
+	flags &= TT_MIG_MOVE_ALL;
 	memset(res, 0, sizeof(*res));
-	chunks = n > 1 ? kcalloc(n, sizeof(*chunks), GFP_KERNEL) : NULL;
+	/* n - 1 work items: the caller is the n-th worker */
+	chunks = n > 1 ? kcalloc(n - 1, sizeof(*chunks), TT_GFP_ARRAY) : NULL;
 	if (!chunks)
-		return tt_migrate_range(mm, start, end, nid, 0, NULL, res, ec);
+		return tt_migrate_range(mm, start, end, nid, flags, NULL, res,
+					ec);
 
 	/*
 	 * At least TT_SLOTS_PER_WORKER slots per worker (but no slot larger
@@ -851,8 +885,9 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 		slot = round_up(slot, HPAGE_PMD_NR);
 	tt_slots_init(&set.slots, start, end, slot << PAGE_SHIFT);
 	set.nid = nid;
+	set.flags = flags | TT_MIG_REMOTE;
 	set.mm = mm;
-	atomic_set(&set.pending, n);
+	atomic_set(&set.pending, n - 1);
 	atomic_set(&set.stop, 0);
 	init_completion(&set.done);
 	/*
@@ -861,27 +896,41 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	 * slice later.
 	 */
 	preempt_disable();
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n - 1; i++) {
 		chunks[i].set = &set;
 		INIT_WORK(&chunks[i].work, tt_chunk_work);
 		tt_migrate_queue(&chunks[i].work);
 	}
 	preempt_enable();
 
+	/* the caller's share: killable, in its own context */
+	ret = tt_mig_slots(mm, &set.slots, &nid, 1, flags, &set.stop, res, ec);
+	if (ret && ret != -ENOMEM)
+		atomic_set(&set.stop, 1);
+	/*
+	 * No slot is left (or the caller stops): what has not started has
+	 * nothing to do. A caller out of memory took no slot: the workers
+	 * do them all.
+	 */
+	for (i = 0; i < n - 1 && ret != -ENOMEM; i++)
+		if (cancel_work(&chunks[i].work) &&
+		    atomic_dec_and_test(&set.pending))
+			complete(&set.done);
 	if (wait_for_completion_killable(&set.done)) {
 		atomic_set(&set.stop, 1);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n - 1; i++)
 			cancel_work_sync(&chunks[i].work);
 		ret = -EINTR;
 	}
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n - 1; i++) {
 		if (!chunks[i].ran)
 			continue;
 		tt_result_add(res, &chunks[i].res);
 		ec->large_pte += chunks[i].ec.large_pte;
-		if (chunks[i].ret && (!ret || ret == -ENOMEM))
-			ret = chunks[i].ret;
+		cret = chunks[i].ret;
+		if (cret && (!ret || ret == -ENOMEM))
+			ret = cret;
 	}
 	/*
 	 * A worker that could not allocate its arrays took no batch: when the
