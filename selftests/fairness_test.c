@@ -18,7 +18,8 @@
  *                     asynchronous migration plus TT_IOC_FLUSH ends in time.
  *   cow_shared        fork + COW: without CAP_SYS_NICE the pages the
  *                     grandchild still maps are not moved but counted
- *                     (skipped_unsupported); the pages the child wrote to
+ *                     (skipped_busy, as move_pages(2)'s EACCES in
+ *                     libtiertrain's fallback); the pages the child wrote to
  *                     (its own again) move; with CAP_SYS_NICE everything
  *                     moves, as move_pages(2) with MPOL_MF_MOVE_ALL.
  */
@@ -575,7 +576,7 @@ static int fa_cow_child(bool nice, int fast, int slow)
 		return 20;
 	if (nice && (r.moved != pages || on_slow != (long long)pages))
 		return 21;
-	if (!nice && (r.moved || r.skipped_unsupported != pages || on_slow))
+	if (!nice && (r.moved || r.skipped_busy != pages || on_slow))
 		return 22;
 	if (!nice) {
 		/* the child's own copies of half the pages move */
@@ -583,11 +584,11 @@ static int fa_cow_child(bool nice, int fast, int slow)
 			b[i * ps] ^= 1;
 		ret = tt_st_ioc_migrate(fd, (uintptr_t)b, len, slow, 0, &r);
 		on_slow = tt_st_pages_on(b, len, slow);
-		fprintf(stderr, "# after writing %zu pages: ret %d moved %llu unsupported %llu, %lld on the slow node\n",
+		fprintf(stderr, "# after writing %zu pages: ret %d moved %llu busy %llu, %lld on the slow node\n",
 			half, ret, (unsigned long long)r.moved,
-			(unsigned long long)r.skipped_unsupported, on_slow);
+			(unsigned long long)r.skipped_busy, on_slow);
 		if (ret || r.moved != half ||
-		    r.skipped_unsupported != pages - half ||
+		    r.skipped_busy != pages - half ||
 		    on_slow != (long long)half)
 			return 23;
 		for (i = 0; i < half; i++)
