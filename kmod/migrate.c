@@ -77,8 +77,13 @@
 /* Scans of one batch repeated after concurrent invalidations, at most. */
 #define TT_SCAN_TRIES		8
 
-/* Arrays of at most batch_pages entries (bounded by the setting). */
-#define TT_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
+/*
+ * Arrays of at most batch_pages entries (bounded by the setting), charged
+ * to the caller's memcg (a worker's to the session's: set_active_memcg()
+ * in session.c); over its limit the migration fails with -ENOMEM instead
+ * of invoking the memcg OOM killer.
+ */
+#define TT_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
 
 #define TT_GFP_DST	(GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | \
 			 __GFP_NORETRY | __GFP_NOWARN)

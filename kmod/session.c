@@ -38,6 +38,7 @@
 #include <linux/capability.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
@@ -352,6 +353,7 @@ static void tt_async_work(struct work_struct *work)
 {
 	struct tt_async *a = container_of(work, struct tt_async, work);
 	struct tt_session *s = a->s;
+	struct mem_cgroup *memcg, *old;
 	unsigned long end;
 	int ret;
 
@@ -365,8 +367,13 @@ static void tt_async_work(struct work_struct *work)
 	spin_unlock(&s->lock);
 
 	end = a->pos + min(a->end - a->pos, TT_ASYNC_SLICE);
+	/* the slice's kernel memory is charged to the session's memcg */
+	memcg = get_mem_cgroup_from_mm(s->mm);
+	old = set_active_memcg(memcg);
 	ret = tt_mover_migrate(s, a->pos, end, &a->nid, 1,
 			       TT_MIG_REMOTE | a->flags, &s->stop, &a->res);
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
 	a->pos = end;
 	if (ret == -ENOMEM)
 		pr_warn_ratelimited("asynchronous migration to node %d: out of memory\n",

@@ -22,6 +22,18 @@
  *                     libtiertrain's fallback); the pages the child wrote to
  *                     (its own again) move; with CAP_SYS_NICE everything
  *                     moves, as move_pages(2) with MPOL_MF_MOVE_ALL.
+ *   async_nomem       an asynchronous migration whose later turns cannot
+ *                     allocate (its process's memory cgroup at memory.max,
+ *                     a bandwidth cap keeping the first turn long): counted
+ *                     in async_failed, not async_done, and TT_IOC_FLUSH
+ *                     returns ENOMEM once (the next flush 0); data intact
+ *                     (SKIP without the cgroup2 memory controller).
+ *   close_killable    the module budget's visit is stuck in another
+ *                     session's victim eviction (its mover never completes
+ *                     the order; mover_timeout_ms 120000) when a third
+ *                     process with an open session is SIGKILLed: it exits
+ *                     within the bound (its close does not wait for the
+ *                     visits of other sessions).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +47,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -46,6 +60,8 @@
 #include "tt_harness.h"
 
 #define FA_TIMEOUT_PARAM	TT_ST_SYSMOD "/parameters/mover_timeout_ms"
+#define FA_BUDGET_PARAM		TT_ST_SYSMOD "/parameters/budget_mib"
+#define FA_BW_PARAM		TT_ST_SYSMOD "/parameters/bw_cap_mbps"
 #define FA_HUGE			TT_ST_THP_SIZE
 #define FA_LEN			(16 * TT_ST_MIB)
 /* our work must end within this many seconds (times TT_ST_TIME_MUL) */
@@ -62,6 +78,7 @@ FIXTURE(fair)
 	pid_t helper;		/* a CLONE_VM mover of the child, if any */
 	long long timeout_ms;	/* to restore, -1: untouched */
 	long long khugepaged_sleep;	/* to restore, -1: untouched */
+	int budget_set;		/* budget_mib written: set it back to 0 */
 };
 
 FIXTURE_SETUP(fair)
@@ -72,6 +89,7 @@ FIXTURE_SETUP(fair)
 	self->helper = -1;
 	self->timeout_ms = -1;
 	self->khugepaged_sleep = -1;
+	self->budget_set = 0;
 	self->ps = tt_page_size();
 	TT_SETUP_NODES(&self->topo, 1);
 	if (tt_st_read_ll(FA_TIMEOUT_PARAM, &self->timeout_ms))
@@ -93,6 +111,8 @@ FIXTURE_TEARDOWN(fair)
 		kill(self->helper, SIGKILL);
 		waitpid(self->helper, NULL, __WALL);
 	}
+	if (self->budget_set)
+		tt_st_write_file(FA_BUDGET_PARAM, "0");
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->buf)
@@ -628,6 +648,331 @@ TEST_F_TIMEOUT(fair, cow_shared, 300)
 		SKIP(return, "needs root (CAP_SYS_NICE to drop)");
 	fa_cow_case(_metadata, self, false);
 	fa_cow_case(_metadata, self, true);
+}
+
+/* ---- an asynchronous migration that fails ------------------------------- */
+
+/**
+ * struct fa_cg - a memory cgroup of our own (cgroup2)
+ * @root:     where cgroup2 is mounted.
+ * @dir:      the cgroup.
+ * @mounted:  we mounted @root (unmount it at the end).
+ * @enabled:  we enabled the memory controller in the root's subtree.
+ */
+struct fa_cg {
+	char root[64];
+	char dir[128];
+	bool mounted;
+	bool enabled;
+};
+
+static int fa_cg_file(const struct fa_cg *cg, const char *name, char *path,
+		      size_t size)
+{
+	return snprintf(path, size, "%s/%s", cg->dir, name) >= (int)size ?
+	       -ENAMETOOLONG : 0;
+}
+
+/* 0, or -ENODEV when the memory controller is not available. */
+static int fa_cg_create(struct fa_cg *cg)
+{
+	char buf[512], path[192];
+
+	memset(cg, 0, sizeof(*cg));
+	snprintf(cg->root, sizeof(cg->root), "/tmp/tt_fair_cg.%d", getpid());
+	if (mkdir(cg->root, 0700))
+		return -errno;
+	if (mount("none", cg->root, "cgroup2", 0, NULL)) {
+		rmdir(cg->root);
+		cg->root[0] = 0;
+		return -ENODEV;
+	}
+	cg->mounted = true;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", cg->root);
+	if (tt_st_read_file(path, buf, sizeof(buf)) < 0 ||
+	    !strstr(buf, "memory"))
+		return -ENODEV;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg->root);
+	if (tt_st_read_file(path, buf, sizeof(buf)) < 0)
+		return -ENODEV;
+	if (!strstr(buf, "memory")) {
+		if (tt_st_write_file(path, "+memory"))
+			return -ENODEV;
+		cg->enabled = true;
+	}
+	snprintf(cg->dir, sizeof(cg->dir), "%s/tt_fair", cg->root);
+	if (mkdir(cg->dir, 0700)) {
+		cg->dir[0] = 0;
+		return -errno;
+	}
+	return 0;
+}
+
+static void fa_cg_destroy(struct fa_cg *cg)
+{
+	char path[192];
+
+	if (cg->dir[0])
+		rmdir(cg->dir);
+	if (cg->enabled) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control",
+			 cg->root);
+		tt_st_write_file(path, "-memory");
+	}
+	if (cg->mounted)
+		umount(cg->root);
+	if (cg->root[0])
+		rmdir(cg->root);
+}
+
+/*
+ * The child: 64 MiB queued asynchronously once it is in the cgroup; after
+ * the test limited the cgroup, two flushes. Reports the two results and
+ * the counters in @out (shared memory); exit codes > 0 name the failed
+ * step.
+ */
+struct fa_nomem_out {
+	int flush1;
+	int flush2;
+	uint64_t failed;
+	uint64_t done;
+	uint64_t moved;
+};
+
+static int fa_nomem_child(int slow, int hear, int say,
+			  struct fa_nomem_out *out)
+{
+	size_t len = 64 * TT_ST_MIB;
+	struct tt_migrate_result r;
+	struct tt_ioc_stats st;
+	int fd;
+	char *b;
+
+	if (fa_hear(hear, 60000) != 'g')	/* in the cgroup now */
+		return 1;
+	fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	b = tt_st_map(len, -1);
+	if (fd < 0 || !b)
+		return 2;
+	tt_st_fill(b, len, 97);
+	if (tt_st_ioc_migrate(fd, (uintptr_t)b, len, slow, TT_MIGRATE_ASYNC,
+			      &r))
+		return 3;
+	fa_say(say, 'a');
+	if (fa_hear(hear, 60000) != 'l')	/* limited */
+		return 4;
+	/* no allocation from here on: the cgroup has no room */
+	out->flush1 = tt_st_ioc_flush(fd);
+	out->flush2 = tt_st_ioc_flush(fd);
+	if (tt_st_ioc_stats(fd, &st))
+		return 5;
+	out->failed = st.async_failed;
+	out->done = st.async_done;
+	out->moved = st.total.moved;
+	if (tt_st_check(b, len, 97) != -1)
+		return 6;
+	return 0;
+}
+
+TEST_F_TIMEOUT(fair, async_nomem, 300)
+{
+	struct fa_nomem_out *out;
+	char path[192], cur[64], pid[32];
+	long long bw = 0;
+	struct fa_cg cg;
+	int p[2], q[2], ret, st;
+	pid_t c;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (tt_st_read_ll(FA_BW_PARAM, &bw))
+		SKIP(return, "the module has no bw_cap_mbps parameter");
+	ret = fa_cg_create(&cg);
+	if (ret == -ENODEV) {
+		fa_cg_destroy(&cg);
+		SKIP(return, "no cgroup2 memory controller");
+	}
+	ASSERT_EQ(0, ret);
+	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, out);
+	memset(out, 0, sizeof(*out));
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(q));
+	c = fork();
+	ASSERT_LE(0, c);
+	if (!c) {
+		close(p[1]);
+		close(q[0]);
+		_exit(fa_nomem_child(self->topo.slow, p[0], q[1], out));
+	}
+	self->child = c;
+	close(p[0]);
+	close(q[1]);
+	ASSERT_EQ(0, fa_cg_file(&cg, "cgroup.procs", path, sizeof(path)));
+	snprintf(pid, sizeof(pid), "%d", c);
+	ASSERT_EQ(0, tt_st_write_file(path, pid));
+	/* 16 MiB/s: the first 16 MiB turn lasts about a second */
+	ASSERT_EQ(0, tt_st_write_file(FA_BW_PARAM, "16"));
+	fa_say(p[1], 'g');
+	EXPECT_EQ('a', fa_hear(q[0], 60000));
+	/* no room for any more kernel memory of the cgroup */
+	ASSERT_EQ(0, fa_cg_file(&cg, "memory.current", path, sizeof(path)));
+	ASSERT_LT(0, tt_st_read_file(path, cur, sizeof(cur)));
+	ASSERT_EQ(0, fa_cg_file(&cg, "memory.max", path, sizeof(path)));
+	ASSERT_EQ(0, tt_st_write_file(path, cur));
+	fa_say(p[1], 'l');
+	ret = waitpid(c, &st, 0) == c ? 0 : -errno;
+	self->child = -1;
+	tt_st_write_file(path, "max");
+	snprintf(cur, sizeof(cur), "%lld", bw);
+	tt_st_write_file(FA_BW_PARAM, cur);
+	close(p[1]);
+	close(q[0]);
+	fa_cg_destroy(&cg);
+	ASSERT_EQ(0, ret);
+	ASSERT_TRUE(WIFEXITED(st));
+	TH_LOG("flush %d then %d; async_failed %llu async_done %llu, %llu pages moved",
+	       out->flush1, out->flush2, (unsigned long long)out->failed,
+	       (unsigned long long)out->done, (unsigned long long)out->moved);
+	ASSERT_EQ(0, WEXITSTATUS(st))
+		TH_LOG("the child failed at step %d", WEXITSTATUS(st));
+	EXPECT_EQ(-ENOMEM, out->flush1);
+	EXPECT_EQ(0, out->flush2);
+	EXPECT_EQ(1, out->failed);
+	EXPECT_EQ(0, out->done);
+	EXPECT_GT(64 * TT_ST_MIB / self->ps, out->moved);
+	munmap(out, sizeof(*out));
+}
+
+/* ---- close and exit ------------------------------------------------------ */
+
+static int fa_event(int fd, uint16_t type, uint16_t flags, uint32_t layer,
+		    const void *addr, size_t len)
+{
+	struct tt_event ev = {
+		.type = type, .flags = flags, .layer = layer,
+		.addr = (uintptr_t)addr, .len = len,
+	};
+
+	return ioctl(fd, TT_IOC_EVENT, &ev) < 0 ? -errno : 0;
+}
+
+/*
+ * The hog: a session with a mover that never completes an order and a
+ * 16 MiB THP tensor saved by layer 1 in a (profiling) iteration, so that
+ * a module budget makes it a victim whose eviction goes to that mover.
+ * Says 'r' when ready, then 't' per order taken; waits to be killed.
+ */
+static int fa_hog(int say)
+{
+	size_t len = FA_LEN;
+	struct fa_mover f;
+	pthread_t th;
+	int fd;
+	char *b;
+
+	fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	b = fa_thp_buffer(len, 95);
+	if (!b)
+		return 3;
+	f.fd = fd;
+	f.kind = FA_STALL;
+	f.status = NULL;
+	f.say = say;
+	if (pthread_create(&th, NULL, fa_mover_main, &f))
+		return 4;
+	usleep(100000);		/* the mover registers */
+	if (fa_event(fd, TT_EV_ITER_BEGIN, 0, 0, NULL, 0) ||
+	    fa_event(fd, TT_EV_LAYER_BEGIN, TT_FWD, 1, NULL, 0) ||
+	    fa_event(fd, TT_EV_TENSOR_SAVED, 0, 1, b, len) ||
+	    fa_event(fd, TT_EV_LAYER_END, TT_FWD, 1, NULL, 0))
+		return 5;
+	fa_say(say, 'r');
+	for (;;)
+		pause();
+	return 0;
+}
+
+TEST_F_TIMEOUT(fair, close_killable, 900)
+{
+	pid_t closer, hog;
+	uint64_t t0, ns;
+	int p[2], q[2], st;
+	bool gone = false;
+	char c;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (access(FA_BUDGET_PARAM, F_OK))
+		SKIP(return, "the module has no budget_mib parameter");
+	fa_set_timeout(120000);
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(q));
+	/* the closer joins the budget's sessions first */
+	closer = fork();
+	ASSERT_LE(0, closer);
+	if (!closer) {
+		int fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+
+		if (fd < 0)
+			_exit(1);
+		fa_say(q[1], 'o');
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ('o', fa_hear(q[0], 60000));
+	hog = fork();
+	ASSERT_LE(0, hog);
+	if (!hog) {
+		close(p[0]);
+		_exit(fa_hog(p[1]));
+	}
+	self->child = hog;
+	close(p[1]);
+	c = fa_hear(p[0], 60000);
+	if (c != 'r') {
+		kill(closer, SIGKILL);
+		waitpid(closer, NULL, 0);
+		ASSERT_EQ(hog, waitpid(hog, &st, 0));
+		self->child = -1;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+			SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range");
+		ASSERT_TRUE(0) TH_LOG("the hog failed: status 0x%x", st);
+	}
+	/* a module budget: the hog is over its share, the visit evicts */
+	self->budget_set = 1;
+	ASSERT_EQ(0, tt_st_write_file(FA_BUDGET_PARAM, "4"));
+	c = fa_hear(p[0], 60000);
+	close(p[0]);
+	if (c != 't') {
+		kill(closer, SIGKILL);
+		waitpid(closer, NULL, 0);
+		SKIP(return, "the budget's visit gave the hog's mover no order");
+	}
+	usleep(200000);
+
+	t0 = tt_st_now_ns();
+	ASSERT_EQ(0, kill(closer, SIGKILL));
+	while (tt_st_now_ns() - t0 < fa_bound_ns()) {
+		if (waitpid(closer, &st, WNOHANG) == closer) {
+			gone = true;
+			break;
+		}
+		usleep(10000);
+	}
+	ns = tt_st_now_ns() - t0;
+	TH_LOG("the closer exited %.0f ms after SIGKILL", ns / 1e6);
+	if (!gone) {
+		/* the hog's close gives its order back: the visit ends */
+		kill(hog, SIGKILL);
+		waitpid(hog, NULL, 0);
+		self->child = -1;
+		waitpid(closer, NULL, 0);
+	}
+	EXPECT_TRUE(gone)
+		TH_LOG("the SIGKILLed closer was still there after %u s",
+		       FA_BOUND_S * tt_st_time_mul());
 }
 
 TEST_HARNESS_MAIN
