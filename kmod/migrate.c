@@ -780,13 +780,15 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 
 /**
  * struct tt_chunk_set - the workers of one synchronous migration
- * @slots:   the range, in batches, shared by the caller and the workers.
+ * @slots:   the range, in batches, shared by the workers (and the caller
+ *           when the pool is busy).
  * @nid:     target node.
  * @flags:   TT_MIG_* bits for the workers (TT_MIG_REMOTE included).
  * @mm:      the caller's mm.
  * @pending: work items neither finished nor cancelled.
+ * @started: work items whose function has begun.
  * @done:    completed when @pending reaches zero.
- * @stop:    set when the caller got a fatal signal or failed.
+ * @stop:    set when the caller got a fatal signal.
  */
 struct tt_chunk_set {
 	struct tt_slots slots;
@@ -794,6 +796,7 @@ struct tt_chunk_set {
 	unsigned int flags;
 	struct mm_struct *mm;
 	atomic_t pending;
+	atomic_t started;
 	struct completion done;
 	atomic_t stop;
 };
@@ -816,17 +819,38 @@ struct tt_chunk {
 	struct tt_engine_counts ec;
 };
 
+/* How often a synchronous migration looks at its work items. */
+#define TT_SYNC_CHECK_MS	20
+/* No work item started after this long: the caller migrates itself. */
+#define TT_SYNC_STARVED_MS	100
+
 static void tt_chunk_work(struct work_struct *work)
 {
 	struct tt_chunk *c = container_of(work, struct tt_chunk, work);
 	struct tt_chunk_set *set = c->set;
 
 	c->ran = true;
+	atomic_inc(&set->started);
 	c->ret = tt_mig_slots(set->mm, &set->slots, &set->nid, 1, set->flags,
 			      &set->stop, &c->res, &c->ec);
 	/* The caller may free @c and @set as soon as this is done. */
 	if (atomic_dec_and_test(&set->pending))
 		complete(&set->done);
+}
+
+/* Every slot is taken: the work items that have not started never will. */
+static void tt_chunks_cancel_idle(struct tt_chunk_set *set,
+				  struct tt_chunk *chunks, unsigned long n)
+{
+	unsigned long i;
+
+	if (atomic_long_read(&set->slots.next) <
+	    DIV_ROUND_UP(set->slots.end - set->slots.start, set->slots.size))
+		return;
+	for (i = 0; i < n; i++)
+		if (cancel_work(&chunks[i].work) &&
+		    atomic_dec_and_test(&set->pending))
+			complete(&set->done);
 }
 
 /**
@@ -839,14 +863,16 @@ static void tt_chunk_work(struct work_struct *work)
  * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
  * @ec:    out: counts are added to it.
  *
- * A range of more than one batch is migrated by the caller and up to
- * workers - 1 work items on the worker pool, each taking the next slot (a
+ * A range of more than one batch is migrated by up to workers work items
+ * on the worker pool while the caller waits; each takes the next slot (a
  * batch, or less on a range of only a few batches) not yet taken until
- * none is left. The caller never waits for the pool: once it finds no
- * slot left it cancels the work items that have not started (the pool may
- * be busy with other sessions' work) and waits only for those of its own
- * that are running, each finishing its current slot. With workers=1, or a
- * range of one batch, it all runs in the caller.
+ * none is left. Otherwise (or with workers=1) it runs in the caller.
+ *
+ * The caller never waits for the pool's queue (other sessions' work may
+ * fill it): once every slot is taken it cancels the work items that have
+ * not started and waits only for the running ones, each finishing its
+ * slot; and when none has started after TT_SYNC_STARVED_MS it takes the
+ * slots itself.
  *
  * Return: as tt_migrate_range(); on -EINTR (fatal signal) the workers not
  * started are cancelled, the running ones stop at their next batch, and
@@ -860,17 +886,18 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	unsigned long batch = tt_migrate_batch_pages();
 	unsigned long nbatches = DIV_ROUND_UP(npages, batch);
 	unsigned long n = min_t(unsigned long, tt_migrate_workers(), nbatches);
-	unsigned long slot;
+	unsigned long slot, waited = 0;
 	struct tt_chunk_set set;
 	struct tt_chunk *chunks;
 	u64 t0 = ktime_get_ns();
+	bool caller_ran = false;
 	unsigned long i;
+	long left;
 	int ret = 0, cret;
 
 	flags &= TT_MIG_MOVE_ALL;
 	memset(res, 0, sizeof(*res));
-	/* n - 1 work items: the caller is the n-th worker */
-	chunks = n > 1 ? kcalloc(n - 1, sizeof(*chunks), TT_GFP_ARRAY) : NULL;
+	chunks = n > 1 ? kcalloc(n, sizeof(*chunks), TT_GFP_ARRAY) : NULL;
 	if (!chunks)
 		return tt_migrate_range(mm, start, end, nid, flags, NULL, res,
 					ec);
@@ -892,7 +919,8 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	set.nid = nid;
 	set.flags = flags | TT_MIG_REMOTE;
 	set.mm = mm;
-	atomic_set(&set.pending, n - 1);
+	atomic_set(&set.pending, n);
+	atomic_set(&set.started, 0);
 	atomic_set(&set.stop, 0);
 	init_completion(&set.done);
 	/*
@@ -901,34 +929,41 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	 * slice later.
 	 */
 	preempt_disable();
-	for (i = 0; i < n - 1; i++) {
+	for (i = 0; i < n; i++) {
 		chunks[i].set = &set;
 		INIT_WORK(&chunks[i].work, tt_chunk_work);
 		tt_migrate_queue(&chunks[i].work);
 	}
 	preempt_enable();
 
-	/* the caller's share: killable, in its own context */
-	ret = tt_mig_slots(mm, &set.slots, &nid, 1, flags, &set.stop, res, ec);
-	if (ret && ret != -ENOMEM)
-		atomic_set(&set.stop, 1);
-	/*
-	 * No slot is left (or the caller stops): what has not started has
-	 * nothing to do. A caller out of memory took no slot: the workers
-	 * do them all.
-	 */
-	for (i = 0; i < n - 1 && ret != -ENOMEM; i++)
-		if (cancel_work(&chunks[i].work) &&
-		    atomic_dec_and_test(&set.pending))
-			complete(&set.done);
-	if (wait_for_completion_killable(&set.done)) {
-		atomic_set(&set.stop, 1);
-		for (i = 0; i < n - 1; i++)
-			cancel_work_sync(&chunks[i].work);
-		ret = -EINTR;
+	for (;;) {
+		left = msecs_to_jiffies(TT_SYNC_CHECK_MS);
+		left = wait_for_completion_killable_timeout(&set.done, left);
+		if (left > 0)
+			break;
+		if (left < 0) {
+			atomic_set(&set.stop, 1);
+			for (i = 0; i < n; i++)
+				cancel_work_sync(&chunks[i].work);
+			ret = -EINTR;
+			break;
+		}
+		waited += TT_SYNC_CHECK_MS;
+		if (!caller_ran && !atomic_read(&set.started) &&
+		    waited >= TT_SYNC_STARVED_MS) {
+			/* the pool is busy with other work: do it here */
+			caller_ran = true;
+			cret = tt_mig_slots(mm, &set.slots, &nid, 1, flags,
+					    &set.stop, res, ec);
+			if (cret && cret != -ENOMEM)
+				ret = cret;
+			if (ret)
+				atomic_set(&set.stop, 1);
+		}
+		tt_chunks_cancel_idle(&set, chunks, n);
 	}
 
-	for (i = 0; i < n - 1; i++) {
+	for (i = 0; i < n; i++) {
 		if (!chunks[i].ran)
 			continue;
 		tt_result_add(res, &chunks[i].res);

@@ -22,9 +22,8 @@
  *                     libtiertrain's fallback); the pages the child wrote to
  *                     (its own again) move; with CAP_SYS_NICE everything
  *                     moves, as move_pages(2) with MPOL_MF_MOVE_ALL.
- *   async_nomem       an asynchronous migration whose later turns cannot
- *                     allocate (its process's memory cgroup at memory.max,
- *                     a bandwidth cap keeping the first turn long): counted
+ *   async_nomem       an asynchronous migration that cannot allocate (its
+ *                     process's memory cgroup at memory.max): counted
  *                     in async_failed, not async_done, and TT_IOC_FLUSH
  *                     returns ENOMEM once (the next flush 0); data intact
  *                     (SKIP without the cgroup2 memory controller).
@@ -61,7 +60,6 @@
 
 #define FA_TIMEOUT_PARAM	TT_ST_SYSMOD "/parameters/mover_timeout_ms"
 #define FA_BUDGET_PARAM		TT_ST_SYSMOD "/parameters/budget_mib"
-#define FA_BW_PARAM		TT_ST_SYSMOD "/parameters/bw_cap_mbps"
 #define FA_HUGE			TT_ST_THP_SIZE
 #define FA_LEN			(16 * TT_ST_MIB)
 /* our work must end within this many seconds (times TT_ST_TIME_MUL) */
@@ -755,13 +753,13 @@ static int fa_nomem_child(int slow, int hear, int say,
 	if (fd < 0 || !b)
 		return 2;
 	tt_st_fill(b, len, 97);
-	if (tt_st_ioc_migrate(fd, (uintptr_t)b, len, slow, TT_MIGRATE_ASYNC,
-			      &r))
-		return 3;
 	fa_say(say, 'a');
 	if (fa_hear(hear, 60000) != 'l')	/* limited */
 		return 4;
-	/* no allocation from here on: the cgroup has no room */
+	/* room for the request, not for the migration's arrays */
+	if (tt_st_ioc_migrate(fd, (uintptr_t)b, len, slow, TT_MIGRATE_ASYNC,
+			      &r))
+		return 3;
 	out->flush1 = tt_st_ioc_flush(fd);
 	out->flush2 = tt_st_ioc_flush(fd);
 	if (tt_st_ioc_stats(fd, &st))
@@ -774,18 +772,72 @@ static int fa_nomem_child(int slow, int hear, int say,
 	return 0;
 }
 
+/*
+ * Empty the per-CPU charge caches of the cgroup @cg (memory.current counts
+ * them, and charges are served from them without looking at memory.max): a
+ * process in a second cgroup takes a page fault on every CPU, which makes
+ * each CPU's cache switch to that cgroup. 0 or -errno.
+ */
+static int fa_cg_drain(const struct fa_cg *cg)
+{
+	char dir[192], path[224], pid[32];
+	long n = sysconf(_SC_NPROCESSORS_ONLN), i;
+	int st, p[2];
+	pid_t c;
+
+	snprintf(dir, sizeof(dir), "%s2", cg->dir);
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if (pipe(p))
+		return -errno;
+	c = fork();
+	if (c < 0)
+		return -errno;
+	if (!c) {
+		close(p[1]);
+		if (fa_hear(p[0], 60000) != 'm')	/* moved */
+			_exit(2);
+		for (i = 0; i < n; i++) {
+			cpu_set_t set;
+			char *m;
+
+			CPU_ZERO(&set);
+			CPU_SET(i, &set);
+			if (sched_setaffinity(0, sizeof(set), &set))
+				continue;
+			m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED)
+				_exit(1);
+			memset(m, 1, 1 << 20);
+			munmap(m, 1 << 20);
+		}
+		_exit(0);
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof(pid), "%d", c);
+	close(p[0]);
+	st = tt_st_write_file(path, pid);
+	if (!st)
+		fa_say(p[1], 'm');
+	close(p[1]);
+	if (waitpid(c, NULL, 0) != c || st) {
+		rmdir(dir);
+		return st ? st : -EIO;
+	}
+	rmdir(dir);
+	return 0;
+}
+
 TEST_F_TIMEOUT(fair, async_nomem, 300)
 {
 	struct fa_nomem_out *out;
 	char path[192], cur[64], pid[32];
-	long long bw = 0;
 	struct fa_cg cg;
 	int p[2], q[2], ret, st;
 	pid_t c;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
-	if (tt_st_read_ll(FA_BW_PARAM, &bw))
-		SKIP(return, "the module has no bw_cap_mbps parameter");
 	ret = fa_cg_create(&cg);
 	if (ret == -ENODEV) {
 		fa_cg_destroy(&cg);
@@ -811,21 +863,22 @@ TEST_F_TIMEOUT(fair, async_nomem, 300)
 	ASSERT_EQ(0, fa_cg_file(&cg, "cgroup.procs", path, sizeof(path)));
 	snprintf(pid, sizeof(pid), "%d", c);
 	ASSERT_EQ(0, tt_st_write_file(path, pid));
-	/* 16 MiB/s: the first 16 MiB turn lasts about a second */
-	ASSERT_EQ(0, tt_st_write_file(FA_BW_PARAM, "16"));
 	fa_say(p[1], 'g');
 	EXPECT_EQ('a', fa_hear(q[0], 60000));
-	/* no room for any more kernel memory of the cgroup */
+	/*
+	 * Room for 8 KiB more: the request's slab page, not the migration's
+	 * 32 KiB arrays (16 MiB turns of 4096 pages)
+	 */
+	ASSERT_EQ(0, fa_cg_drain(&cg));
 	ASSERT_EQ(0, fa_cg_file(&cg, "memory.current", path, sizeof(path)));
 	ASSERT_LT(0, tt_st_read_file(path, cur, sizeof(cur)));
+	snprintf(cur, sizeof(cur), "%lld", atoll(cur) + 8192);
 	ASSERT_EQ(0, fa_cg_file(&cg, "memory.max", path, sizeof(path)));
 	ASSERT_EQ(0, tt_st_write_file(path, cur));
 	fa_say(p[1], 'l');
 	ret = waitpid(c, &st, 0) == c ? 0 : -errno;
 	self->child = -1;
 	tt_st_write_file(path, "max");
-	snprintf(cur, sizeof(cur), "%lld", bw);
-	tt_st_write_file(FA_BW_PARAM, cur);
 	close(p[1]);
 	close(q[0]);
 	fa_cg_destroy(&cg);
