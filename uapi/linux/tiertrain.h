@@ -220,8 +220,8 @@ struct tt_ioc_migrate {
  *   EAGAIN  (nothing queued: TT_IOC_FLUSH, then try again).
  * The sessions share the module's worker pool fairly: each runs its
  * oldest asynchronous migration in turns of a few MiB, one turn per
- * session in queue order, and a synchronous migration runs in the caller
- * too, never waiting for the pool's queue.
+ * session in queue order, and a synchronous migration never waits for the
+ * pool's queue (it runs in the caller when the pool is busy).
  */
 #define TT_ASYNC_MAX_QUEUED	64
 #define TT_IOC_MIGRATE		_IOWR(TT_IOC_MAGIC, 0x03, struct tt_ioc_migrate)
