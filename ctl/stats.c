@@ -52,6 +52,7 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(async_queued, TT_STAT_COUNT),
 	TT_F(async_done, TT_STAT_COUNT),
 	TT_F(async_cancelled, TT_STAT_COUNT),
+	TT_F(async_failed, TT_STAT_COUNT),
 	TT_F(bytes_to_fast, TT_STAT_BYTES),
 	TT_F(bytes_to_slow, TT_STAT_BYTES),
 	TT_F(total.pages, TT_STAT_COUNT),

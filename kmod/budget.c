@@ -15,8 +15,10 @@
  * and the visit counts. It is taken under a session's scheduler lock
  * (tt_budget_limit()) and never the other way round: the work takes
  * references under it, drops it, and then takes each session's scheduler
- * lock in turn. A closing session leaves the list and waits until no visit
- * holds it (tt_budget_leave()).
+ * lock in turn. A closing session leaves the list and waits only for a
+ * visit of itself that has begun (tt_budget_leave()): the work skips the
+ * sessions that left, so a close never waits for the visits of other
+ * sessions (their scheduler locks may be held by other processes).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -189,6 +191,7 @@ static void tt_budget_work_fn(struct work_struct *work)
 	struct tt_session **ss;
 	struct tt_budget *b;
 	unsigned int n = 0, i, pass;
+	bool left;
 
 	mutex_lock(&tt_budget_lock);
 	ss = kvmalloc_array(max(tt_budget_nr, 1U), sizeof(*ss),
@@ -197,25 +200,36 @@ static void tt_budget_work_fn(struct work_struct *work)
 		list_for_each_entry(b, &tt_budget_sessions, link) {
 			ss[n] = container_of(b, struct tt_session, sched.bud);
 			tt_session_get(ss[n]);
-			WRITE_ONCE(b->visits, b->visits + 1);
 			n++;
 		}
 	}
 	mutex_unlock(&tt_budget_lock);
 	if (!ss)
 		return;
-	/* first room from those over their budget, then the waiting ones */
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++)
+	/*
+	 * First room from those over their budget, then the waiting ones.
+	 * A visit holds a session only while it visits it, and skips one
+	 * that left (list_del_init() in tt_budget_leave()).
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			b = tt_budget_of(ss[i]);
+			mutex_lock(&tt_budget_lock);
+			left = list_empty(&b->link);
+			if (!left)
+				WRITE_ONCE(b->visits, b->visits + 1);
+			mutex_unlock(&tt_budget_lock);
+			if (left)
+				continue;
 			tt_sched_budget_visit(ss[i], pass == 0);
-	for (i = 0; i < n; i++) {
-		b = tt_budget_of(ss[i]);
-		mutex_lock(&tt_budget_lock);
-		WRITE_ONCE(b->visits, b->visits - 1);
-		mutex_unlock(&tt_budget_lock);
-		wake_up_all(&b->wq);
-		tt_session_put(ss[i]);
+			mutex_lock(&tt_budget_lock);
+			WRITE_ONCE(b->visits, b->visits - 1);
+			mutex_unlock(&tt_budget_lock);
+			wake_up_all(&b->wq);
+		}
 	}
+	for (i = 0; i < n; i++)
+		tt_session_put(ss[i]);
 	kvfree(ss);
 }
 
@@ -250,6 +264,9 @@ void tt_budget_join(struct tt_session *s)
  * this returns, and its share goes to the others (they are visited: their
  * waiting prefetches retried; nothing is forced on them)
  * @s: the session; its scheduler is closing (no new victim eviction).
+ *
+ * Waits only for a visit of @s itself that has begun: it finds the
+ * scheduler closing and ends as soon as it has the session's own lock.
  */
 void tt_budget_leave(struct tt_session *s)
 {

@@ -50,4 +50,22 @@ static inline struct nlattr **tt_dumpit_attrs(struct netlink_callback *cb)
 #endif
 }
 
+/**
+ * tt_page_mapped_shared() - is the page mapped by more than one process?
+ * @page: a mapped page (its mm's mmap_lock held).
+ *
+ * What move_pages(2) refuses to move without MPOL_MF_MOVE_ALL: 6.1 tests
+ * page_mapcount() > 1, Linux 6.11 folio_likely_mapped_shared() (and has no
+ * page_mapcount() any more).
+ * Return: true when other mappings of the page may exist.
+ */
+static inline bool tt_page_mapped_shared(struct page *page)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+	return folio_likely_mapped_shared(page_folio(page));
+#else
+	return page_mapcount(page) > 1;
+#endif
+}
+
 #endif /* TT_COMPAT_H */

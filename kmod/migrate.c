@@ -65,6 +65,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+#include "compat.h"
 #include "config.h"
 #include "migrate.h"
 #include "pagescan.h"
@@ -75,6 +76,14 @@
 #define TT_SLOT_MIN_PAGES	64UL
 /* Scans of one batch repeated after concurrent invalidations, at most. */
 #define TT_SCAN_TRIES		8
+
+/*
+ * Arrays of at most batch_pages entries (bounded by the setting), charged
+ * to the caller's memcg (a worker's to the session's: set_active_memcg()
+ * in session.c); over its limit the migration fails with -ENOMEM instead
+ * of invoking the memcg OOM killer.
+ */
+#define TT_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
 
 #define TT_GFP_DST	(GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | \
 			 __GFP_NORETRY | __GFP_NOWARN)
@@ -278,6 +287,7 @@ int tt_migrate_check(struct mm_struct *mm, unsigned long start,
  *        is dropped after the first failure on a node, so a full node costs
  *        one reclaim attempt per call, not one per page (kswapd is still
  *        woken).
+ * @flags: TT_MIG_* bits of the call.
  * @scan: the page-table scanner over the slot.
  * @res:  result being accumulated.
  * @ec:   the counts beyond @res being accumulated.
@@ -293,6 +303,7 @@ struct tt_mig {
 	unsigned long *hpfn;
 	struct page **pages;
 	gfp_t gfp[TT_MIG_TARGETS];
+	unsigned int flags;
 	struct tt_pagescan scan;
 	struct tt_migrate_result *res;
 	struct tt_engine_counts *ec;
@@ -305,6 +316,7 @@ enum tt_mig_class {
 	TT_MIG_ON_NODE,
 	TT_MIG_UNSUPPORTED,
 	TT_MIG_LARGE_PTE,
+	TT_MIG_SHARED,
 };
 
 /* Is @nid one of the targets (the page needs no move)? */
@@ -338,6 +350,9 @@ static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 	 */
 	if (tt_pagescan_pte_mapped_thp(page, hpfn))
 		return TT_MIG_LARGE_PTE;
+	/* as move_pages(2): another process's page too only with MOVE_ALL */
+	if (!(m->flags & TT_MIG_MOVE_ALL) && tt_page_mapped_shared(page))
+		return TT_MIG_SHARED;
 	return TT_MIG_MOVE;
 }
 
@@ -493,6 +508,9 @@ static void tt_mig_count(struct tt_mig *m, enum tt_mig_class c)
 	case TT_MIG_ON_NODE:
 		res->already_on_node++;
 		break;
+	case TT_MIG_SHARED:
+		res->skipped_busy++;
+		break;
 	case TT_MIG_LARGE_PTE:
 		m->ec->large_pte++;
 		fallthrough;
@@ -549,6 +567,16 @@ again:
 			cond_resched();
 			goto again;
 		}
+	}
+	if (ret && !(m->flags & TT_MIG_MOVE_ALL)) {
+		/*
+		 * No scan, so no telling which pages other processes map too
+		 * (migrate_vma_setup() would move those for them all): left
+		 * in place, busy, unless the caller may move them.
+		 */
+		res->pages += n;
+		res->skipped_busy += n;
+		goto out;
 	}
 	if (ret) {
 		/* No scan: let migrate_vma_setup() sort the pages out. */
@@ -626,6 +654,7 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 	struct tt_mig m = {
 		.mm = mm,
 		.nr_nids = min_t(unsigned int, nr_nids, TT_MIG_TARGETS),
+		.flags = flags,
 		.res = res,
 		.ec = ec,
 	};
@@ -642,10 +671,10 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 		return -ESRCH;
 	m.cap = min_t(unsigned long, tt_migrate_batch_pages(),
 		      min(sl->size, sl->end - sl->start) >> PAGE_SHIFT);
-	m.src = kvmalloc_array(m.cap, sizeof(*m.src), GFP_KERNEL);
-	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), GFP_KERNEL);
-	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), GFP_KERNEL);
-	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), GFP_KERNEL);
+	m.src = kvmalloc_array(m.cap, sizeof(*m.src), TT_GFP_ARRAY);
+	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), TT_GFP_ARRAY);
+	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), TT_GFP_ARRAY);
+	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), TT_GFP_ARRAY);
 	if (!m.src || !m.dst || !m.hpfn || !m.pages) {
 		ret = -ENOMEM;
 		goto out_free;
@@ -751,18 +780,23 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 
 /**
  * struct tt_chunk_set - the workers of one synchronous migration
- * @slots:   the range, in batches, shared by the workers.
+ * @slots:   the range, in batches, shared by the workers (and the caller
+ *           when the pool is busy).
  * @nid:     target node.
+ * @flags:   TT_MIG_* bits for the workers (TT_MIG_REMOTE included).
  * @mm:      the caller's mm.
- * @pending: workers that have not finished.
+ * @pending: work items neither finished nor cancelled.
+ * @started: work items whose function has begun.
  * @done:    completed when @pending reaches zero.
  * @stop:    set when the caller got a fatal signal.
  */
 struct tt_chunk_set {
 	struct tt_slots slots;
 	int nid;
+	unsigned int flags;
 	struct mm_struct *mm;
 	atomic_t pending;
+	atomic_t started;
 	struct completion done;
 	atomic_t stop;
 };
@@ -785,17 +819,38 @@ struct tt_chunk {
 	struct tt_engine_counts ec;
 };
 
+/* How often a synchronous migration looks at its work items. */
+#define TT_SYNC_CHECK_MS	20
+/* No work item started after this long: the caller migrates itself. */
+#define TT_SYNC_STARVED_MS	100
+
 static void tt_chunk_work(struct work_struct *work)
 {
 	struct tt_chunk *c = container_of(work, struct tt_chunk, work);
 	struct tt_chunk_set *set = c->set;
 
 	c->ran = true;
-	c->ret = tt_mig_slots(set->mm, &set->slots, &set->nid, 1, TT_MIG_REMOTE,
+	atomic_inc(&set->started);
+	c->ret = tt_mig_slots(set->mm, &set->slots, &set->nid, 1, set->flags,
 			      &set->stop, &c->res, &c->ec);
 	/* The caller may free @c and @set as soon as this is done. */
 	if (atomic_dec_and_test(&set->pending))
 		complete(&set->done);
+}
+
+/* Every slot is taken: the work items that have not started never will. */
+static void tt_chunks_cancel_idle(struct tt_chunk_set *set,
+				  struct tt_chunk *chunks, unsigned long n)
+{
+	unsigned long i;
+
+	if (atomic_long_read(&set->slots.next) <
+	    DIV_ROUND_UP(set->slots.end - set->slots.start, set->slots.size))
+		return;
+	for (i = 0; i < n; i++)
+		if (cancel_work(&chunks[i].work) &&
+		    atomic_dec_and_test(&set->pending))
+			complete(&set->done);
 }
 
 /**
@@ -804,6 +859,7 @@ static void tt_chunk_work(struct work_struct *work)
  * @start: page-aligned start.
  * @end:   page-aligned end, > @start.
  * @nid:   target node, checked.
+ * @flags: TT_MIG_MOVE_ALL or 0.
  * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
  * @ec:    out: counts are added to it.
  *
@@ -812,29 +868,39 @@ static void tt_chunk_work(struct work_struct *work)
  * batch, or less on a range of only a few batches) not yet taken until
  * none is left. Otherwise (or with workers=1) it runs in the caller.
  *
+ * The caller never waits for the pool's queue (other sessions' work may
+ * fill it): once every slot is taken it cancels the work items that have
+ * not started and waits only for the running ones, each finishing its
+ * slot; and when none has started after TT_SYNC_STARVED_MS it takes the
+ * slots itself.
+ *
  * Return: as tt_migrate_range(); on -EINTR (fatal signal) the workers not
  * started are cancelled, the running ones stop at their next batch, and
  * @res covers the pages processed.
  */
 int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
-		    unsigned long end, int nid, struct tt_migrate_result *res,
-		    struct tt_engine_counts *ec)
+		    unsigned long end, int nid, unsigned int flags,
+		    struct tt_migrate_result *res, struct tt_engine_counts *ec)
 {
 	unsigned long npages = (end - start) >> PAGE_SHIFT;
 	unsigned long batch = tt_migrate_batch_pages();
 	unsigned long nbatches = DIV_ROUND_UP(npages, batch);
 	unsigned long n = min_t(unsigned long, tt_migrate_workers(), nbatches);
-	unsigned long slot;
+	unsigned long slot, waited = 0;
 	struct tt_chunk_set set;
 	struct tt_chunk *chunks;
 	u64 t0 = ktime_get_ns();
+	bool caller_ran = false;
 	unsigned long i;
-	int ret = 0;
+	long left;
+	int ret = 0, cret;
 
+	flags &= TT_MIG_MOVE_ALL;
 	memset(res, 0, sizeof(*res));
-	chunks = n > 1 ? kcalloc(n, sizeof(*chunks), GFP_KERNEL) : NULL;
+	chunks = n > 1 ? kcalloc(n, sizeof(*chunks), TT_GFP_ARRAY) : NULL;
 	if (!chunks)
-		return tt_migrate_range(mm, start, end, nid, 0, NULL, res, ec);
+		return tt_migrate_range(mm, start, end, nid, flags, NULL, res,
+					ec);
 
 	/*
 	 * At least TT_SLOTS_PER_WORKER slots per worker (but no slot larger
@@ -851,8 +917,10 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 		slot = round_up(slot, HPAGE_PMD_NR);
 	tt_slots_init(&set.slots, start, end, slot << PAGE_SHIFT);
 	set.nid = nid;
+	set.flags = flags | TT_MIG_REMOTE;
 	set.mm = mm;
 	atomic_set(&set.pending, n);
+	atomic_set(&set.started, 0);
 	atomic_set(&set.stop, 0);
 	init_completion(&set.done);
 	/*
@@ -868,11 +936,31 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	}
 	preempt_enable();
 
-	if (wait_for_completion_killable(&set.done)) {
-		atomic_set(&set.stop, 1);
-		for (i = 0; i < n; i++)
-			cancel_work_sync(&chunks[i].work);
-		ret = -EINTR;
+	for (;;) {
+		left = msecs_to_jiffies(TT_SYNC_CHECK_MS);
+		left = wait_for_completion_killable_timeout(&set.done, left);
+		if (left > 0)
+			break;
+		if (left < 0) {
+			atomic_set(&set.stop, 1);
+			for (i = 0; i < n; i++)
+				cancel_work_sync(&chunks[i].work);
+			ret = -EINTR;
+			break;
+		}
+		waited += TT_SYNC_CHECK_MS;
+		if (!caller_ran && !atomic_read(&set.started) &&
+		    waited >= TT_SYNC_STARVED_MS) {
+			/* the pool is busy with other work: do it here */
+			caller_ran = true;
+			cret = tt_mig_slots(mm, &set.slots, &nid, 1, flags,
+					    &set.stop, res, ec);
+			if (cret && cret != -ENOMEM)
+				ret = cret;
+			if (ret)
+				atomic_set(&set.stop, 1);
+		}
+		tt_chunks_cancel_idle(&set, chunks, n);
 	}
 
 	for (i = 0; i < n; i++) {
@@ -880,8 +968,9 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 			continue;
 		tt_result_add(res, &chunks[i].res);
 		ec->large_pte += chunks[i].ec.large_pte;
-		if (chunks[i].ret && (!ret || ret == -ENOMEM))
-			ret = chunks[i].ret;
+		cret = chunks[i].ret;
+		if (cret && (!ret || ret == -ENOMEM))
+			ret = cret;
 	}
 	/*
 	 * A worker that could not allocate its arrays took no batch: when the

@@ -18,6 +18,13 @@
  * when the mm is already gone) and stops only through its @stop flag.
  */
 #define TT_MIG_REMOTE	BIT(0)
+/*
+ * TT_MIG_MOVE_ALL: also move pages other processes map too (copy-on-write
+ * after fork), as move_pages(2) with MPOL_MF_MOVE_ALL: only for a caller
+ * with CAP_SYS_NICE. Without it such pages stay and count as skipped_busy
+ * (as move_pages(2)'s -EACCES in libtiertrain's fallback).
+ */
+#define TT_MIG_MOVE_ALL	BIT(1)
 
 /* Target nodes of one tt_migrate_range_to() call, at most. */
 #define TT_MIG_TARGETS	8
@@ -53,8 +60,8 @@ int tt_migrate_range_to(struct mm_struct *mm, unsigned long start,
 			const atomic_t *stop, struct tt_migrate_result *res,
 			struct tt_engine_counts *ec);
 int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
-		    unsigned long end, int nid, struct tt_migrate_result *res,
-		    struct tt_engine_counts *ec);
+		    unsigned long end, int nid, unsigned int flags,
+		    struct tt_migrate_result *res, struct tt_engine_counts *ec);
 void tt_migrate_queue(struct work_struct *work);
 unsigned int tt_migrate_workers(void);
 unsigned int tt_migrate_batch_pages(void);

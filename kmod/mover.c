@@ -31,6 +31,11 @@
  * the timeout, so an order is counted by exactly one side: the mover's
  * completion (DONE) or the engine (BACK, then the engine moves the order
  * again: pages the late mover moved meanwhile are found on the target).
+ * Nothing in COMPLETING touches user memory, so it ends within a bounded
+ * time: the mover's status array (at most TT_SLOT_BLOCKS entries) is
+ * copied while the order is still TAKEN, where its deadline holds (a
+ * status page that never faults in, userfaultfd or FUSE, costs the issuer
+ * one deadline, not forever).
  * A completion of an order that is BACK finds no order with its id on the
  * taken list, is counted in mover_late and otherwise ignored.
  *
@@ -39,7 +44,8 @@
  * sends the order back at once instead of at the timeout. After a
  * timeout the session's movers get no order for mover_timeout_ms (a
  * stalled mover costs one timeout, not one per order) unless one of them
- * calls TT_IOC_MOVER first.
+ * completes an order first (a mere TT_IOC_MOVER call, e.g. the next
+ * TT_MOVER_TAKE of a mover that never completes, does not end the pause).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -582,7 +588,8 @@ static void tt_mover_count(struct mm_struct *mm, struct tt_mover_order *o,
 	memset(&o->res, 0, sizeof(o->res));
 	o->kept = 0;
 	o->split = 0;
-	pfns = kmalloc_array(TT_HUGE_PAGES, sizeof(*pfns), GFP_KERNEL);
+	pfns = kmalloc_array(TT_HUGE_PAGES, sizeof(*pfns),
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pfns || tt_pagescan_init(&ps, mm, o->start, o->end)) {
 		/* Cannot tell what moved: nothing is claimed. */
 		o->res.pages = (o->end - o->start) >> PAGE_SHIFT;
@@ -599,69 +606,87 @@ static void tt_mover_count(struct mm_struct *mm, struct tt_mover_order *o,
 }
 
 /*
+ * The order @id taken by @th, or NULL; a missing one is counted as late
+ * when it was issued (*@ret 0), else *@ret is -ENOENT (lock held).
+ */
+static struct tt_mover_order *tt_mover_taken(struct tt_mover *mv,
+					     struct tt_mover_thread *th,
+					     u64 id, int *ret)
+{
+	struct tt_mover_order *o;
+
+	*ret = 0;
+	list_for_each_entry(o, &mv->taken, link) {
+		if (o->id != id)
+			continue;
+		if (o->th == th)
+			return o;
+		*ret = -ENOENT;
+		return NULL;
+	}
+	if (id && id <= mv->last_id)
+		mv->counts.late++;
+	else
+		*ret = -ENOENT;
+	return NULL;
+}
+
+/*
  * TT_MOVER_DONE: count the order the caller completed and hand it back to
  * its issuer; a completion of an order that went back is only counted as
- * late.
+ * late. The statuses are copied first, while the order is still TAKEN
+ * (its deadline holds: the copy may fault for as long as user space
+ * likes), and the order is looked up again afterwards.
  */
 static int tt_mover_done(struct tt_session *s, struct tt_mover_thread *th,
 			 const struct tt_ioc_mover *arg)
 {
 	struct tt_mover *mv = &s->mover;
-	struct tt_mover_order *o, *found = NULL;
-	s32 *status = NULL;
+	s32 status[TT_SLOT_BLOCKS];
+	struct tt_mover_order *o;
+	bool have_status = true;
 	unsigned long nb;
-	int ret = 0;
+	int ret;
 
 	spin_lock(&mv->lock);
-	list_for_each_entry(o, &mv->taken, link) {
-		if (o->id == arg->done_id) {
-			found = o;
-			break;
-		}
-	}
-	if (!found) {
-		if (arg->done_id && arg->done_id <= mv->last_id) {
-			mv->counts.late++;
-			ret = 1;
-		} else {
-			ret = -ENOENT;
-		}
-		spin_unlock(&mv->lock);
-		return ret > 0 ? 0 : ret;
-	}
-	o = found;
-	nb = (o->end - o->start) / TT_HUGE_SIZE;
-	if (o->th != th) {
-		spin_unlock(&mv->lock);
-		return -ENOENT;
-	}
-	if (arg->nr_status != nb) {
-		spin_unlock(&mv->lock);
+	o = tt_mover_taken(mv, th, arg->done_id, &ret);
+	nb = o ? (o->end - o->start) / TT_HUGE_SIZE : 0;
+	spin_unlock(&mv->lock);
+	if (!o)
+		return ret;
+	/* an order never spans more than one slot */
+	if (WARN_ON_ONCE(nb > ARRAY_SIZE(status)) || arg->nr_status != nb)
 		return -EINVAL;
+
+	if (copy_from_user(status, u64_to_user_ptr(arg->status_ptr),
+			   nb * sizeof(*status))) {
+		have_status = false;
+		ret = -EFAULT;
+	}
+
+	spin_lock(&mv->lock);
+	o = tt_mover_taken(mv, th, arg->done_id, &ret);
+	if (!o) {	/* it went back meanwhile: late */
+		spin_unlock(&mv->lock);
+		return have_status ? ret : -EFAULT;
 	}
 	list_del_init(&o->link);
 	o->state = TT_ORDER_COMPLETING;
 	spin_unlock(&mv->lock);
 
-	status = kvmalloc_array(nb, sizeof(*status), GFP_KERNEL);
-	if (status && copy_from_user(status, u64_to_user_ptr(arg->status_ptr),
-				     nb * sizeof(*status))) {
-		kvfree(status);
-		status = NULL;
-		ret = -EFAULT;
-	}
-	tt_mover_count(s->mm, o, status);
-	kvfree(status);
+	tt_mover_count(s->mm, o, have_status ? status : NULL);
 
 	spin_lock(&mv->lock);
 	o->state = TT_ORDER_DONE;
+	/* a completion: a sign of life, orders may flow again */
+	mv->suspect_until = 0;
 	mv->counts.mover_bytes += o->res.moved << PAGE_SHIFT;
 	mv->counts.huge_kept += o->kept;
 	mv->counts.huge_split += o->split;
 	mv->counts.orders++;
 	spin_unlock(&mv->lock);
 	wake_up_all(&mv->done_wq);
-	return ret;
+	return have_status ? 0 : -EFAULT;
 }
 
 static bool tt_mover_has_order(struct tt_mover *mv)
@@ -761,8 +786,6 @@ long tt_mover_ioctl(struct tt_session *s, void __user *argp)
 		th = new;
 		new = NULL;
 	}
-	if (th)		/* a sign of life: orders may flow again */
-		mv->suspect_until = 0;
 	spin_unlock(&mv->lock);
 	if (new) {
 		put_pid(new->pid);
@@ -940,7 +963,7 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 
 	while (r->nr_flight >= r->max_flight)
 		tt_mover_reap(r);
-	o = kzalloc(sizeof(*o), GFP_KERNEL);
+	o = kzalloc(sizeof(*o), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!o)
 		return false;
 	INIT_LIST_HEAD(&o->link);
@@ -1104,7 +1127,9 @@ static void tt_mover_run_end(struct tt_mover_run *r)
  * @nids:    target nodes in order of preference (tt_migrate_range_to()).
  * @nr_nids: entries of @nids, > 0.
  * @flags:   TT_MIG_* bits: TT_MIG_REMOTE from a worker (the mm is pinned
- *           here), else from a thread of the session's process.
+ *           here), else from a thread of the session's process;
+ *           TT_MIG_MOVE_ALL is added when the session's opener had
+ *           CAP_SYS_NICE.
  * @stop:    optional: stop issuing and moving at the next batch when set
  *           (orders in flight are waited for: they end within
  *           mover_timeout_ms).
@@ -1128,6 +1153,8 @@ int tt_mover_migrate(struct tt_session *s, unsigned long start,
 
 	if ((flags & TT_MIG_REMOTE) && !mmget_not_zero(s->mm))
 		return -ESRCH;
+	if (READ_ONCE(s->move_all))
+		flags |= TT_MIG_MOVE_ALL;
 	tt_mover_run_init(&r, s, nids, nr_nids, flags, stop, res);
 	for (a = start; a < end && !r.ret; a = b) {
 		b = tt_mover_slot_end(a, end);
@@ -1169,6 +1196,7 @@ static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
  * @start: page-aligned start.
  * @end:   page-aligned end, > @start.
  * @nid:   target node, checked.
+ * @flags: TT_MIG_MOVE_ALL (the caller has CAP_SYS_NICE) or 0.
  * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
  *
  * A range with huge pages to move and a session with movers: the huge
@@ -1179,7 +1207,7 @@ static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
  * Return: as tt_migrate_sync().
  */
 int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
-			  unsigned long end, int nid,
+			  unsigned long end, int nid, unsigned int flags,
 			  struct tt_migrate_result *res)
 {
 	struct tt_mover *mv = &s->mover;
@@ -1189,9 +1217,12 @@ int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
 
 	if (huge && tt_mover_usable(mv)) {
 		memset(res, 0, sizeof(*res));
-		return tt_mover_migrate(s, start, end, &nid, 1, 0, NULL, res);
+		return tt_mover_migrate(s, start, end, &nid, 1,
+					flags & TT_MIG_MOVE_ALL, NULL, res);
 	}
-	ret = tt_migrate_sync(s->mm, start, end, nid, res, &ec);
+	if (READ_ONCE(s->move_all))
+		flags |= TT_MIG_MOVE_ALL;
+	ret = tt_migrate_sync(s->mm, start, end, nid, flags, res, &ec);
 	spin_lock(&mv->lock);
 	mv->counts.large_pte += ec.large_pte;
 	mv->counts.engine_bytes += res->moved << PAGE_SHIFT;

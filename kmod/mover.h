@@ -62,7 +62,7 @@ int tt_mover_migrate(struct tt_session *s, unsigned long start,
 		     unsigned int flags, const atomic_t *stop,
 		     struct tt_migrate_result *res);
 int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
-			  unsigned long end, int nid,
+			  unsigned long end, int nid, unsigned int flags,
 			  struct tt_migrate_result *res);
 
 #endif /* TT_MOVER_H */

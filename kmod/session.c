@@ -6,26 +6,39 @@
  * Lifetime. The open file holds one reference, every asynchronous
  * migration queued or running holds another, and so does every scheduler
  * work item queued (sched.c). Closing (tt_session_close(), from the file's
- * release) cancels the asynchronous migrations that have not started,
- * makes the running ones stop at their next batch and waits for them,
- * stops the scheduler the same way (tt_sched_close()), then forgets every
- * registration; the session is freed by the last reference. Release may
+ * release) cancels the asynchronous migrations that are not running,
+ * makes the running one stop at its next batch without waiting for it (it
+ * holds its reference and touches nothing close frees), stops the
+ * scheduler (tt_sched_close()), then forgets every registration; the
+ * session is freed by the last reference. Release may
  * come after the mm has been torn down (a process exiting runs exit_mm()
  * before exit_files()): the session only holds mm_count (mmgrab), workers
  * take mm_users with mmget_not_zero() and give up when it is zero, and the
  * registrations were already forgotten by MMU_NOTIFY_RELEASE; removing
  * their notifiers needs only mm_count.
  *
+ * Asynchronous migrations share the module's worker pool fairly: a
+ * session has at most TT_ASYNC_MAX_QUEUED of them queued or running
+ * (more are refused with -EAGAIN), only the oldest is on the pool at a
+ * time, and it runs TT_ASYNC_SLICE bytes per turn, then goes back to the
+ * tail of the pool's queue. So one session's flood, or a migration that
+ * waits for its session's stalled mover, holds at most one worker for one
+ * slice at a time, and every other session's work is queued behind at
+ * most one slice per session.
+ *
  * An asynchronous migration is owned by its work function once it is
  * RUNNING; while QUEUED it may be taken by close, which marks it CANCELLED
  * under the lock: cancel_work_sync() then either removes it from the queue
- * or waits for the work function, which sees CANCELLED and returns without
- * touching it again.
+ * (or finds it was never queued: only the oldest is on the pool, and the
+ * pool's work is queued under the lock) or waits for the work function,
+ * which sees CANCELLED and returns without touching it again.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/nsproxy.h>
@@ -55,21 +68,28 @@ enum tt_async_state {
  * @s:     the session (a reference).
  * @link:  on @s->async.
  * @seq:   queue order, for TT_IOC_FLUSH.
- * @start: range start.
+ * @pos:   where the next slice starts (start of the range at first).
  * @end:   range end.
  * @nid:   target node.
+ * @flags: TT_MIG_MOVE_ALL when the caller had CAP_SYS_NICE, else 0.
  * @state: enum tt_async_state, under @s->lock.
+ * @res:   what the slices so far did.
  */
 struct tt_async {
 	struct work_struct work;
 	struct tt_session *s;
 	struct list_head link;
 	u64 seq;
-	unsigned long start;
+	unsigned long pos;
 	unsigned long end;
 	int nid;
+	unsigned int flags;
 	enum tt_async_state state;
+	struct tt_migrate_result res;
 };
+
+/* Bytes an asynchronous migration moves per turn on the worker pool. */
+#define TT_ASYNC_SLICE		(16UL << 20)
 
 static struct kmem_cache *tt_async_cache;
 static atomic_t tt_nr_sessions = ATOMIC_INIT(0);
@@ -157,6 +177,8 @@ struct tt_session *tt_session_open(void)
 	s->user_ns = get_user_ns(current_user_ns());
 	s->net = get_net(current->nsproxy->net_ns);
 	s->opened_ns = ktime_get_ns();
+	/* as move_pages(2)'s MPOL_MF_MOVE_ALL, for the session's lifetime */
+	s->move_all = has_capability_noaudit(current, CAP_SYS_NICE);
 	tt_evlog_init(&s->evlog);
 	tt_mover_init(&s->mover);
 	atomic_inc(&tt_nr_sessions);
@@ -263,16 +285,6 @@ static void tt_session_unlist(struct tt_session *s)
 	mutex_unlock(&tt_sessions_lock);
 }
 
-static bool tt_session_idle(struct tt_session *s)
-{
-	bool idle;
-
-	spin_lock(&s->lock);
-	idle = list_empty(&s->async);
-	spin_unlock(&s->lock);
-	return idle;
-}
-
 /**
  * tt_session_close() - the file was released: wind the session down
  * @s: the session; the caller's reference is dropped.
@@ -298,15 +310,21 @@ void tt_session_close(struct tt_session *s)
 	tt_mover_close(&s->mover);
 
 	list_for_each_entry_safe(a, tmp, &cancel, link) {
+		/* at most the one on the pool: the others were never queued */
 		cancel_work_sync(&a->work);
 		list_del(&a->link);
 		spin_lock(&s->lock);
+		s->nr_async--;
 		s->stats.async_cancelled++;
 		spin_unlock(&s->lock);
 		kmem_cache_free(tt_async_cache, a);
 		tt_session_put(s);
 	}
-	wait_event(s->wq, tt_session_idle(s));
+	/*
+	 * A running one is not waited for: it stops at its next batch (its
+	 * mover orders came back above), may be queued behind other sessions'
+	 * work, and needs nothing that is freed below.
+	 */
 
 	tt_sched_close(s);
 	tt_registry_destroy(&s->reg);
@@ -366,11 +384,42 @@ int tt_session_unregister(struct tt_session *s,
 	return tt_registry_remove(&s->reg, start, end);
 }
 
+/*
+ * The end of an asynchronous migration that is not cancelled (lock held):
+ * counted, off the list, the next one of the session put on the pool.
+ */
+static void tt_async_finish(struct tt_session *s, struct tt_async *a,
+			    int ret)
+{
+	struct tt_async *next;
+
+	tt_stats_account(&s->stats, &a->res, a->nid);
+	if (ret == -ESRCH) {
+		/* The process exited: nobody is left to wait for it. */
+		s->stats.async_cancelled++;
+	} else if (ret) {
+		/* stopped (-EINTR) or out of memory: TT_IOC_FLUSH says so */
+		s->stats.async_failed++;
+		if (!s->async_err)
+			s->async_err = ret;
+	} else {
+		s->stats.async_done++;
+	}
+	list_del(&a->link);
+	s->nr_async--;
+	next = list_first_entry_or_null(&s->async, struct tt_async, link);
+	if (next && !s->closing)
+		tt_migrate_queue(&next->work);
+	else
+		s->async_on_pool = false;
+}
+
 static void tt_async_work(struct work_struct *work)
 {
 	struct tt_async *a = container_of(work, struct tt_async, work);
 	struct tt_session *s = a->s;
-	struct tt_migrate_result res = {};
+	struct mem_cgroup *memcg, *old;
+	unsigned long end;
 	int ret;
 
 	spin_lock(&s->lock);
@@ -382,21 +431,31 @@ static void tt_async_work(struct work_struct *work)
 	a->state = TT_ASYNC_RUNNING;
 	spin_unlock(&s->lock);
 
-	ret = tt_mover_migrate(s, a->start, a->end, &a->nid, 1, TT_MIG_REMOTE,
-			       &s->stop, &res);
+	end = a->pos + min(a->end - a->pos, TT_ASYNC_SLICE);
+	/* the slice's kernel memory is charged to the session's memcg */
+	memcg = get_mem_cgroup_from_mm(s->mm);
+	old = set_active_memcg(memcg);
+	ret = tt_mover_migrate(s, a->pos, end, &a->nid, 1,
+			       TT_MIG_REMOTE | a->flags, &s->stop, &a->res);
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
+	a->pos = end;
 	if (ret == -ENOMEM)
-		pr_warn_ratelimited("asynchronous migration of %lu pages to node %d: out of memory\n",
-				    (a->end - a->start) >> PAGE_SHIFT, a->nid);
+		pr_warn_ratelimited("asynchronous migration to node %d: out of memory\n",
+				    a->nid);
 
 	spin_lock(&s->lock);
-	if (ret == -ESRCH) {
-		/* The process exited before the migration could start. */
-		s->stats.async_cancelled++;
-	} else {
-		tt_stats_account(&s->stats, &res, a->nid);
-		s->stats.async_done++;
+	if (!ret && a->pos < a->end) {
+		if (!s->closing) {
+			/* the next slice after the other sessions' turns */
+			a->state = TT_ASYNC_QUEUED;
+			tt_migrate_queue(&a->work);
+			spin_unlock(&s->lock);
+			return;
+		}
+		ret = -EINTR;
 	}
-	list_del(&a->link);
+	tt_async_finish(s, a, ret);
 	spin_unlock(&s->lock);
 	wake_up_all(&s->wq);
 	kmem_cache_free(tt_async_cache, a);
@@ -404,29 +463,40 @@ static void tt_async_work(struct work_struct *work)
 }
 
 static int tt_session_queue(struct tt_session *s, unsigned long start,
-			    unsigned long end, int nid)
+			    unsigned long end, int nid, unsigned int flags)
 {
 	struct tt_async *a;
 
-	a = kmem_cache_zalloc(tt_async_cache, GFP_KERNEL_ACCOUNT);
+	a = kmem_cache_zalloc(tt_async_cache,
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!a)
 		return -ENOMEM;
 	INIT_WORK(&a->work, tt_async_work);
-	kref_get(&s->ref);
 	a->s = s;
-	a->start = start;
+	a->pos = start;
 	a->end = end;
 	a->nid = nid;
+	a->flags = flags;
 	a->state = TT_ASYNC_QUEUED;
 
 	spin_lock(&s->lock);
+	if (s->nr_async >= TT_ASYNC_MAX_QUEUED) {
+		spin_unlock(&s->lock);
+		kmem_cache_free(tt_async_cache, a);
+		return -EAGAIN;
+	}
+	kref_get(&s->ref);
 	a->seq = ++s->async_seq;
 	list_add_tail(&a->link, &s->async);
+	s->nr_async++;
 	s->stats.migrate_calls++;
 	s->stats.async_queued++;
+	/* one per session on the pool: the others follow it (fair share) */
+	if (!s->async_on_pool) {
+		s->async_on_pool = true;
+		tt_migrate_queue(&a->work);
+	}
 	spin_unlock(&s->lock);
-
-	tt_migrate_queue(&a->work);
 	return 0;
 }
 
@@ -442,6 +512,7 @@ static int tt_session_queue(struct tt_session *s, unsigned long start,
 int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg)
 {
 	unsigned long start, end;
+	unsigned int flags;
 	int ret;
 
 	memset(&arg->result, 0, sizeof(arg->result));
@@ -456,11 +527,14 @@ int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg)
 	ret = tt_migrate_check(s->mm, start, end);
 	if (ret)
 		return ret;
+	/* as move_pages(2) with MPOL_MF_MOVE_ALL */
+	flags = capable(CAP_SYS_NICE) ? TT_MIG_MOVE_ALL : 0;
 
 	if (arg->flags & TT_MIGRATE_ASYNC)
-		return tt_session_queue(s, start, end, arg->node);
+		return tt_session_queue(s, start, end, arg->node, flags);
 
-	ret = tt_mover_migrate_sync(s, start, end, arg->node, &arg->result);
+	ret = tt_mover_migrate_sync(s, start, end, arg->node, flags,
+				    &arg->result);
 	spin_lock(&s->lock);
 	s->stats.migrate_calls++;
 	tt_stats_account(&s->stats, &arg->result, arg->node);
@@ -548,19 +622,26 @@ static bool tt_session_flushed(struct tt_session *s, u64 upto)
  * tt_session_flush() - TT_IOC_FLUSH
  * @s: the session.
  *
- * Return: 0 once every asynchronous migration queued before the call has
- * completed, -EINTR on a fatal signal.
+ * Return: once every asynchronous migration queued before the call has
+ * ended: 0, or the error of the first one that failed since the previous
+ * flush (-EINTR: stopped; -ENOMEM: out of kernel memory), which is
+ * cleared; -EINTR on a fatal signal of the caller.
  */
 int tt_session_flush(struct tt_session *s)
 {
 	u64 upto;
+	int ret;
 
 	spin_lock(&s->lock);
 	upto = s->async_seq;
 	spin_unlock(&s->lock);
 	if (wait_event_killable(s->wq, tt_session_flushed(s, upto)))
 		return -EINTR;
-	return 0;
+	spin_lock(&s->lock);
+	ret = s->async_err;
+	s->async_err = 0;
+	spin_unlock(&s->lock);
+	return ret;
 }
 
 /**

@@ -29,10 +29,18 @@
  *             queued or running, and each scheduler work item queued.
  * @mm:        the opener's mm (mmgrab), the only one its ioctls accept.
  * @reg:       registered ranges.
- * @lock:      protects @stats, @async, @async_seq and @closing.
+ * @lock:      protects @stats, @async, @async_seq, @nr_async,
+ *             @async_on_pool, @async_err and @closing.
  * @stats:     migration counters.
  * @async:     asynchronous migrations queued or running, in queue order.
  * @async_seq: sequence number of the last asynchronous migration queued.
+ * @nr_async:  entries of @async (at most TT_ASYNC_MAX_QUEUED).
+ * @async_on_pool: the first entry of @async is queued or running on the
+ *             worker pool (the others wait for it to end).
+ * @async_err: the error of the first asynchronous migration that failed
+ *             since the last TT_IOC_FLUSH, 0 if none.
+ * @move_all:  the opener had CAP_SYS_NICE: every migration of the session
+ *             also moves pages other processes map (TT_MIG_MOVE_ALL).
  * @wq:        woken whenever an entry leaves @async.
  * @stop:      set when the session closes: running asynchronous and
  *             scheduler migrations stop at their next batch.
@@ -62,6 +70,10 @@ struct tt_session {
 	struct tt_stats stats;
 	struct list_head async;
 	u64 async_seq;
+	unsigned int nr_async;
+	bool async_on_pool;
+	int async_err;
+	bool move_all;
 	wait_queue_head_t wq;
 	atomic_t stop;
 	bool closing;

@@ -156,5 +156,6 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->movers = mc->movers;
 	out->huge_partial = mc->huge_partial;
 	out->large_pte = mc->large_pte;
+	out->async_failed = st->async_failed;
 	return out->size;
 }

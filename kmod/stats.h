@@ -14,6 +14,7 @@
  * @async_queued:    asynchronous migrations queued.
  * @async_done:      asynchronous migrations completed.
  * @async_cancelled: asynchronous migrations cancelled before they started.
+ * @async_failed:    asynchronous migrations stopped by an error.
  * @bytes_to_fast:   bytes moved to nodes whose role is fast.
  * @bytes_to_slow:   bytes moved to nodes whose role is slow.
  * @total:           sum of the results of every completed migration.
@@ -25,6 +26,7 @@ struct tt_stats {
 	u64 async_queued;
 	u64 async_done;
 	u64 async_cancelled;
+	u64 async_failed;
 	u64 bytes_to_fast;
 	u64 bytes_to_slow;
 	struct tt_migrate_result total;

@@ -159,6 +159,7 @@ int main(void)
 	M(tt_ioc_stats, heat_ws);
 	M(tt_ioc_stats, heat_wl);
 	M(tt_ioc_stats, kmem_bytes);
+	M(tt_ioc_stats, async_failed);
 	END();
 
 	BEGIN(tt_ioc_sched);

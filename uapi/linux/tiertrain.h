@@ -204,7 +204,26 @@ struct tt_ioc_migrate {
  *   ENOSPC  when at least one page stayed in place because @node was full
  *           (@result is filled all the same; nothing was lost).
  * plus the common, range and node errors.
+ *
+ * Pages another process maps too (copy-on-write after fork(), as
+ * move_pages(2) sees them) move only when the caller has CAP_SYS_NICE now
+ * or the session's opener had it at open (as move_pages(2) with
+ * MPOL_MF_MOVE_ALL: they move for every process that maps them);
+ * otherwise they stay in place and count as skipped_busy (what
+ * libtiertrain's move_pages(2) fallback reports for them too). The same
+ * holds for the scheduler's migrations, with the opener's capability;
+ * pages of a mapping without read permission, whose sharing cannot be
+ * read, then count as skipped_busy too.
+ *
+ * TT_MIGRATE_ASYNC: a session has at most TT_ASYNC_MAX_QUEUED asynchronous
+ * migrations queued or running; one more fails with
+ *   EAGAIN  (nothing queued: TT_IOC_FLUSH, then try again).
+ * The sessions share the module's worker pool fairly: each runs its
+ * oldest asynchronous migration in turns of a few MiB, one turn per
+ * session in queue order, and a synchronous migration never waits for the
+ * pool's queue (it runs in the caller when the pool is busy).
  */
+#define TT_ASYNC_MAX_QUEUED	64
 #define TT_IOC_MIGRATE		_IOWR(TT_IOC_MAGIC, 0x03, struct tt_ioc_migrate)
 
 /*
@@ -362,6 +381,11 @@ struct tt_ioc_residency {
  *                    that caused each allocation. Returns to what it was
  *                    once the evictions are back (the scratch and the hint
  *                    set stay until close).
+ * @async_failed:     asynchronous migrations that ended early because of an
+ *                    error (EINTR: stopped; ENOMEM: out of kernel memory):
+ *                    counted here, not in @async_done; their pages so far
+ *                    are in @total, and the next TT_IOC_FLUSH returns the
+ *                    error.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -440,6 +464,8 @@ struct tt_ioc_stats {
 	__u64 large_pte;
 	/* appended with the session's kernel memory (issue 14) */
 	__u64 kmem_bytes;
+	/* appended with the asynchronous error reporting */
+	__u64 async_failed;
 };
 
 /* TT_IOC_STATS - read the session counters. */
@@ -448,6 +474,10 @@ struct tt_ioc_stats {
 /*
  * TT_IOC_FLUSH - wait until every asynchronous migration of the session
  * queued before the call has completed. Errors: EINTR on a fatal signal.
+ * Then it returns the error of the first asynchronous migration that
+ * failed since the previous TT_IOC_FLUSH (counted in async_failed, not in
+ * async_done): EINTR (stopped before its end) or ENOMEM (out of kernel
+ * memory); the error is cleared. 0 means every one ended normally.
  */
 #define TT_IOC_FLUSH		_IO(TT_IOC_MAGIC, 0x06)
 
