@@ -158,21 +158,6 @@ static int fa_mover_ioctl(int fd, struct tt_ioc_mover *m)
 	return ioctl(fd, TT_IOC_MOVER, m) < 0 ? -errno : 0;
 }
 
-/* A THP-backed buffer of @len filled with @seed; NULL: no THP. */
-static char *fa_thp_buffer(size_t len, uint64_t seed)
-{
-	char *b = tt_st_map(len, 1);
-
-	if (!b)
-		return NULL;
-	tt_st_fill(b, len, seed);
-	if (tt_st_smaps_kb(b, len, "AnonHugePages") < (long long)(len / 1024)) {
-		munmap(b, len);
-		return NULL;
-	}
-	return b;
-}
-
 /* ---- the antagonist ------------------------------------------------------ */
 
 enum fa_kind {
@@ -273,7 +258,7 @@ static int fa_antagonist(enum fa_kind kind, int nr_movers, int node, int say)
 			return 2;
 	}
 	for (i = 0; i < 2; i++) {
-		b[i] = fa_thp_buffer(len, 60 + i);
+		b[i] = tt_st_map_thp(len, 60 + i);
 		if (!b[i])
 			return 3;
 	}
@@ -927,7 +912,7 @@ static int fa_hog(int say)
 	fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
-	b = fa_thp_buffer(len, 95);
+	b = tt_st_map_thp(len, 95);
 	if (!b)
 		return 3;
 	f.fd = fd;

@@ -114,24 +114,9 @@ FIXTURE_TEARDOWN(mover)
 	}
 }
 
-/* A THP-backed buffer of @len bytes filled with @seed; NULL: no THP. */
-static char *mv_thp_buffer(size_t len, uint64_t seed)
-{
-	char *b = tt_st_map(len, 1);
-
-	if (!b)
-		return NULL;
-	tt_st_fill(b, len, seed);
-	if (tt_st_smaps_kb(b, len, "AnonHugePages") < (long long)(len / 1024)) {
-		munmap(b, len);
-		return NULL;
-	}
-	return b;
-}
-
 #define MV_NEED_THP(self, len, seed) do {				\
 	(self)->len = (len);						\
-	(self)->buf = mv_thp_buffer((len), (seed));			\
+	(self)->buf = tt_st_map_thp((len), (seed));			\
 	if (!(self)->buf)						\
 		SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range"); \
 } while (0)

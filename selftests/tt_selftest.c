@@ -284,6 +284,21 @@ void *tt_st_map(size_t len, int thp)
 	return a;
 }
 
+void *tt_st_map_thp(size_t len, uint64_t seed)
+{
+	char *b = tt_st_map(len, 1);
+
+	if (!b)
+		return NULL;
+	tt_st_fill(b, len, seed);
+	if (tt_st_smaps_kb(b, len, "AnonHugePages") < (long long)(len / 1024)) {
+		munmap(b, len);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b;
+}
+
 int tt_st_bind(void *addr, size_t len, int node)
 {
 	unsigned long mask[TT_ST_MAX_NODES / (8 * sizeof(unsigned long))];

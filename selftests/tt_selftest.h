@@ -86,6 +86,12 @@ int tt_st_run_on_node(int node);
  * (errno set).
  */
 void *tt_st_map(size_t len, int thp);
+/*
+ * tt_st_map(@len, 1) filled with @seed (tt_st_fill()), only if the kernel
+ * backed all of it with huge pages (AnonHugePages): else it is unmapped
+ * and NULL returned (errno set; ENOMEM when the pages were not huge).
+ */
+void *tt_st_map_thp(size_t len, uint64_t seed);
 /* Bind [addr, addr + len) to @node with mbind(MPOL_BIND): 0 or -errno. */
 int tt_st_bind(void *addr, size_t len, int node);
 
