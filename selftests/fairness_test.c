@@ -383,45 +383,24 @@ static void fa_our_buffer(FIXTURE_DATA(fair) *self, uint64_t seed)
 		tt_st_fill(self->buf, self->len, seed);
 }
 
-TEST_F_TIMEOUT(fair, stalled_mover, 600)
+/*
+ * Our 16 MiB synchronous migration (pattern @seed) while an antagonist of
+ * @kind with @nr_movers movers holds the movers' orders, the mover timeout
+ * set to @timeout_ms: it ends within the bound, moves every page, and the
+ * data is intact.
+ */
+static void fa_ours_against(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(fair) *self, enum fa_kind kind,
+			    int nr_movers, uint64_t seed, long long timeout_ms)
 {
 	struct fa_migration m = { 0 };
 	int ret;
 
-	TT_SKIP_IF_SETUP_SKIPPED();
-	fa_our_buffer(self, 1);
+	fa_our_buffer(self, seed);
 	ASSERT_NE(NULL, self->buf);
-	fa_set_timeout(60000);
-	ret = fa_start(self, FA_STALL, 1);
-	if (ret == -ENOMEM)
-		SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range");
-	ASSERT_EQ(0, ret);
-
-	m.fd = self->fd;
-	m.buf = self->buf;
-	m.len = self->len;
-	m.node = self->topo.slow;
-	EXPECT_TRUE(fa_ours_in_time(self, &m))
-		TH_LOG("our 16 MiB migration took %.1f s (bound %u s)",
-		       m.ns / 1e9, FA_BOUND_S * tt_st_time_mul());
-	TH_LOG("our 16 MiB migration: %.0f ms", m.ns / 1e6);
-	ASSERT_EQ(0, m.ret);
-	ASSERT_EQ(self->len / self->ps, m.res.moved);
-	TT_ASSERT_PATTERN(self->buf, self->len, 1);
-	TT_ASSERT_PLACED(self->buf, self->len, self->topo.slow);
-}
-
-TEST_F_TIMEOUT(fair, uffd_status, 600)
-{
-	struct fa_migration m = { 0 };
-	int ret;
-
-	TT_SKIP_IF_SETUP_SKIPPED();
-	fa_our_buffer(self, 2);
-	ASSERT_NE(NULL, self->buf);
-	fa_set_timeout(300);
-	ret = fa_start(self, FA_UFFD, 2);
-	if (ret == -ENOSYS)
+	fa_set_timeout(timeout_ms);
+	ret = fa_start(self, kind, nr_movers);
+	if (kind == FA_UFFD && ret == -ENOSYS)
 		SKIP(return, "userfaultfd is not available");
 	if (ret == -ENOMEM)
 		SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range");
@@ -437,8 +416,20 @@ TEST_F_TIMEOUT(fair, uffd_status, 600)
 	TH_LOG("our 16 MiB migration: %.0f ms", m.ns / 1e6);
 	ASSERT_EQ(0, m.ret);
 	ASSERT_EQ(self->len / self->ps, m.res.moved);
-	TT_ASSERT_PATTERN(self->buf, self->len, 2);
+	TT_ASSERT_PATTERN(self->buf, self->len, seed);
 	TT_ASSERT_PLACED(self->buf, self->len, self->topo.slow);
+}
+
+TEST_F_TIMEOUT(fair, stalled_mover, 600)
+{
+	TT_SKIP_IF_SETUP_SKIPPED();
+	fa_ours_against(_metadata, self, FA_STALL, 1, 1, 60000);
+}
+
+TEST_F_TIMEOUT(fair, uffd_status, 600)
+{
+	TT_SKIP_IF_SETUP_SKIPPED();
+	fa_ours_against(_metadata, self, FA_UFFD, 2, 2, 300);
 }
 
 /* The flooding antagonist: says the number queued (a u32), waits. */
