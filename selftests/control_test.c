@@ -84,7 +84,6 @@
 #include "tt_harness.h"
 
 #define CT_NOBODY	65534
-#define CT_PARAMS	TT_ST_SYSMOD "/parameters"
 #define CT_MAX_PARAMS	32
 #define CT_LAYERS	4
 #define CT_TENSOR	(2 * TT_ST_MIB)
@@ -486,12 +485,12 @@ FIXTURE_SETUP(ctl)
 	self->dev_mode = st.st_mode & 07777;
 
 	/* Every writable parameter, to restore. */
-	d = opendir(CT_PARAMS);
+	d = opendir(TT_ST_PARAMS);
 	ASSERT_NE(NULL, d);
 	while ((de = readdir(d)) && self->nparams < CT_MAX_PARAMS) {
 		unsigned int i = self->nparams;
 
-		snprintf(path, sizeof(path), CT_PARAMS "/%s", de->d_name);
+		snprintf(path, sizeof(path), TT_ST_PARAMS "/%s", de->d_name);
 		if (de->d_name[0] == '.' || stat(path, &st) ||
 		    !(st.st_mode & S_IWUSR))
 			continue;
@@ -523,7 +522,7 @@ FIXTURE_TEARDOWN(ctl)
 	ct_trainer_stop(&self->tr);
 	ct_trainer_stop(&self->tr2);
 	for (i = 0; i < self->nparams; i++) {
-		snprintf(path, sizeof(path), CT_PARAMS "/%s", self->pname[i]);
+		snprintf(path, sizeof(path), TT_ST_PARAMS "/%s", self->pname[i]);
 		tt_st_write_file(path, self->pval[i]);
 	}
 	if (ct_tierctl[0] && !access(ct_tierctl, X_OK)) {
@@ -557,14 +556,6 @@ FIXTURE_TEARDOWN(ctl)
 	ASSERT_EQ(0, _st) CT_LOG(r);					\
 	ct_run_free(r);							\
 } while (0)
-
-static int ct_param(const char *name, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), CT_PARAMS "/%s", name);
-	return tt_st_read_file(path, buf, len);
-}
 
 /* ---- the tests -------------------------------------------------------- */
 
@@ -722,13 +713,13 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 	CT_EXPECT(&r, 0, 0, "config", "set", "stay_time_us=1234");
 	ASSERT_NE(NULL, strstr(r.out, " -> 1234")) CT_LOG(&r);
 	ct_run_free(&r);
-	ASSERT_LT(0, ct_param("stay_time_us", v, sizeof(v)));
+	ASSERT_LT(0, tt_st_param_read_str("stay_time_us", v, sizeof(v)));
 	ASSERT_STREQ("1234", v);
-	ASSERT_EQ(0, tt_st_write_file(CT_PARAMS "/stay_time_us", "4321"));
+	ASSERT_EQ(0, tt_st_param_write_str("stay_time_us", "4321"));
 	CT_EXPECT(&r, 0, 0, "-j", "config", "get", "stay_time_us");
 	ASSERT_NE(NULL, strstr(r.out, "\"value\":4321")) CT_LOG(&r);
 	ct_run_free(&r);
-	ASSERT_EQ(-EINVAL, tt_st_write_file(CT_PARAMS "/stay_time_us",
+	ASSERT_EQ(-EINVAL, tt_st_param_write_str("stay_time_us",
 					    "60000001"));
 
 	/* Refused: nothing changes, the key and value are named. */
@@ -743,7 +734,7 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 	ASSERT_NE(NULL, strstr(r.err, "stay_time_us=99999999999 is out of range 0..60000000"))
 		CT_LOG(&r);
 	ct_run_free(&r);
-	ASSERT_LT(0, ct_param("stay_time_us", v, sizeof(v)));
+	ASSERT_LT(0, tt_st_param_read_str("stay_time_us", v, sizeof(v)));
 	ASSERT_STREQ("4321", v);
 	CT_EXPECT(&r, 1, 0, "config", "set", "stay_time_us=-1");
 	ASSERT_NE(NULL, strstr(r.err, "must be a whole number")) CT_LOG(&r);
@@ -762,7 +753,7 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 	CT_EXPECT(&r, 0, 0, "config", "set", "evict_workers=3",
 		  "prefetch_workers=2");
 	ct_run_free(&r);
-	ASSERT_LT(0, ct_param("evict_workers", v, sizeof(v)));
+	ASSERT_LT(0, tt_st_param_read_str("evict_workers", v, sizeof(v)));
 	ASSERT_STREQ("3", v);
 }
 

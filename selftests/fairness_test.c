@@ -99,8 +99,6 @@ FIXTURE_SETUP(fair)
 
 FIXTURE_TEARDOWN(fair)
 {
-	char v[32];
-
 	if (self->child > 0) {
 		kill(self->child, SIGKILL);
 		waitpid(self->child, NULL, 0);
@@ -116,8 +114,7 @@ FIXTURE_TEARDOWN(fair)
 	if (self->buf)
 		munmap(self->buf, self->len);
 	if (self->timeout_ms >= 0) {
-		snprintf(v, sizeof(v), "%lld", self->timeout_ms);
-		tt_st_write_file(FA_TIMEOUT_PARAM, v);
+		tt_st_param_write("mover_timeout_ms", self->timeout_ms);
 	}
 	if (self->khugepaged_sleep >= 0)
 		tt_st_khugepaged_resume(self->khugepaged_sleep);
@@ -130,10 +127,7 @@ static uint64_t fa_bound_ns(void)
 
 static void fa_set_timeout(long long ms)
 {
-	char v[32];
-
-	snprintf(v, sizeof(v), "%lld", ms);
-	tt_st_write_file(FA_TIMEOUT_PARAM, v);
+	tt_st_param_write("mover_timeout_ms", ms);
 }
 
 static void fa_say(int fd, char c)

@@ -95,8 +95,6 @@ FIXTURE_SETUP(mover)
 
 FIXTURE_TEARDOWN(mover)
 {
-	char v[32];
-
 	tt_close(self->s);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -105,12 +103,10 @@ FIXTURE_TEARDOWN(mover)
 	if (self->khugepaged_sleep >= 0)
 		tt_st_khugepaged_resume(self->khugepaged_sleep);
 	if (self->timeout_ms >= 0) {
-		snprintf(v, sizeof(v), "%lld", self->timeout_ms);
-		tt_st_write_file(MV_PARAM, v);
+		tt_st_param_write("mover_timeout_ms", self->timeout_ms);
 	}
 	if (self->batch_pages >= 0) {
-		snprintf(v, sizeof(v), "%lld", self->batch_pages);
-		tt_st_write_file(MV_BATCH_PARAM, v);
+		tt_st_param_write("batch_pages", self->batch_pages);
 	}
 }
 
@@ -123,10 +119,7 @@ FIXTURE_TEARDOWN(mover)
 
 static void mv_set_timeout(long long ms)
 {
-	char v[32];
-
-	snprintf(v, sizeof(v), "%lld", ms);
-	tt_st_write_file(MV_PARAM, v);
+	tt_st_param_write("mover_timeout_ms", ms);
 }
 
 TEST_F_TIMEOUT(mover, no_mover, 120)

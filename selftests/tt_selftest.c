@@ -81,6 +81,47 @@ int tt_st_read_ll(const char *path, long long *v)
 	return 0;
 }
 
+/* The sysfs path of module parameter @name into @path. */
+static void tt_st_param_path(const char *name, char *path, size_t size)
+{
+	snprintf(path, size, TT_ST_PARAMS "/%s", name);
+}
+
+int tt_st_param_read_str(const char *name, char *buf, size_t size)
+{
+	char path[256];
+
+	tt_st_param_path(name, path, sizeof(path));
+	return tt_st_read_file(path, buf, size);
+}
+
+long long tt_st_param_read(const char *name)
+{
+	char path[256];
+	long long v;
+	int ret;
+
+	tt_st_param_path(name, path, sizeof(path));
+	ret = tt_st_read_ll(path, &v);
+	return ret ? ret : v;
+}
+
+int tt_st_param_write_str(const char *name, const char *val)
+{
+	char path[256];
+
+	tt_st_param_path(name, path, sizeof(path));
+	return tt_st_write_file(path, val);
+}
+
+int tt_st_param_write(const char *name, long long v)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%lld", v);
+	return tt_st_param_write_str(name, val);
+}
+
 int tt_st_read_nodelist(const char *path, unsigned char *set, int max)
 {
 	char buf[4096], *p;

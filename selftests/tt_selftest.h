@@ -25,7 +25,8 @@ struct nlattr;
 
 #define TT_ST_DEV		"/dev/" TT_DEVICE_NAME
 #define TT_ST_SYSMOD		"/sys/module/tiertrain"
-#define TT_ST_WORKERS		TT_ST_SYSMOD "/parameters/workers"
+#define TT_ST_PARAMS		TT_ST_SYSMOD "/parameters"
+#define TT_ST_WORKERS		TT_ST_PARAMS "/workers"
 #define TT_ST_MIB		(1024UL * 1024UL)
 #define TT_ST_THP_SIZE		(2UL * TT_ST_MIB)
 /* Highest node count the helpers handle (the kernel's MAX_NUMNODES). */
@@ -155,6 +156,15 @@ int tt_st_read_file(const char *path, char *buf, size_t size);
 int tt_st_write_file(const char *path, const char *s);
 /* A file holding one integer (sysfs): 0 or -errno. */
 int tt_st_read_ll(const char *path, long long *v);
+
+/* Module parameter @name (a file of TT_ST_PARAMS) as text: length or -errno. */
+int tt_st_param_read_str(const char *name, char *buf, size_t size);
+/* Module parameter @name as an integer: its value (>= 0) or -errno. */
+long long tt_st_param_read(const char *name);
+/* Write @val to module parameter @name in one write(2): 0 or -errno. */
+int tt_st_param_write_str(const char *name, const char *val);
+/* Write @v ("%lld") to module parameter @name: 0 or -errno. */
+int tt_st_param_write(const char *name, long long v);
 
 /*
  * Pause khugepaged (scan_sleep_millisecs set to a day) so it cannot collapse
