@@ -84,7 +84,6 @@
 #include "tt_harness.h"
 
 #define CT_NOBODY	65534
-#define CT_PARAMS	TT_ST_SYSMOD "/parameters"
 #define CT_MAX_PARAMS	32
 #define CT_LAYERS	4
 #define CT_TENSOR	(2 * TT_ST_MIB)
@@ -410,208 +409,6 @@ static int ct_trainer_stop(struct ct_trainer *tr)
 /* ---- raw generic netlink ---------------------------------------------- */
 
 /**
- * struct ct_nl - a generic netlink socket talking to the family
- * @fd:     the socket.
- * @family: the family id.
- * @seq:    the last sequence number used.
- * @buf:    64 KiB for requests and replies.
- */
-struct ct_nl {
-	int fd;
-	uint16_t family;
-	uint32_t seq;
-	char *buf;
-};
-
-/**
- * struct ct_reply - what a request got back
- * @error:  0, or the negative errno of NLMSG_ERROR / NLMSG_DONE.
- * @extack: the extended ACK message, "" when none.
- * @msgs:   reply messages (not counting DONE/ERROR).
- * @parts:  datagrams received (a dump's parts).
- * @intr:   a part carried NLM_F_DUMP_INTR.
- */
-struct ct_reply {
-	int error;
-	char extack[256];
-	unsigned int msgs;
-	unsigned int parts;
-	bool intr;
-};
-
-static void *ct_put_attr(struct nlmsghdr *nlh, uint16_t type, const void *data,
-			 uint16_t len)
-{
-	struct nlattr *a = (void *)((char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len));
-
-	a->nla_type = type;
-	a->nla_len = NLA_HDRLEN + len;
-	memset((char *)a + NLA_HDRLEN, 0, NLA_ALIGN(len));
-	if (len)
-		memcpy((char *)a + NLA_HDRLEN, data, len);
-	nlh->nlmsg_len = NLMSG_ALIGN(nlh->nlmsg_len) + NLA_ALIGN(a->nla_len);
-	return a;
-}
-
-static struct nlmsghdr *ct_msg(struct ct_nl *nl, uint16_t type, uint8_t cmd,
-			       uint16_t flags)
-{
-	struct nlmsghdr *nlh = (void *)nl->buf;
-	struct genlmsghdr *g;
-
-	memset(nl->buf, 0, 4096);
-	nlh->nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-	nlh->nlmsg_seq = ++nl->seq;
-	g = NLMSG_DATA(nlh);
-	g->cmd = cmd;
-	g->version = 1;
-	return nlh;
-}
-
-/* The attributes of a generic netlink message, by type (last wins). */
-static void ct_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
-		     unsigned int max)
-{
-	const struct nlattr *a = (const void *)((const char *)NLMSG_DATA(nlh) +
-						GENL_HDRLEN);
-	int rem = nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-
-	memset(tb, 0, (max + 1) * sizeof(*tb));
-	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-	       a->nla_len <= rem) {
-		if ((a->nla_type & NLA_TYPE_MASK) <= max)
-			tb[a->nla_type & NLA_TYPE_MASK] = a;
-		rem -= NLA_ALIGN(a->nla_len);
-		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
-	}
-}
-
-static const void *ct_data(const struct nlattr *a)
-{
-	return (const char *)a + NLA_HDRLEN;
-}
-
-static uint64_t ct_u64(const struct nlattr *a)
-{
-	uint64_t v;
-
-	memcpy(&v, ct_data(a), sizeof(v));
-	return v;
-}
-
-/* The extack message in the TLVs after @hlen bytes of @nlh's payload. */
-static void ct_extack(const struct nlmsghdr *nlh, size_t hlen, char *buf,
-		      size_t len)
-{
-	const struct nlattr *a;
-	int rem;
-
-	buf[0] = 0;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return;
-	a = (const void *)((const char *)NLMSG_DATA(nlh) + NLMSG_ALIGN(hlen));
-	rem = nlh->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(hlen));
-	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-	       a->nla_len <= rem) {
-		if (a->nla_type == NLMSGERR_ATTR_MSG)
-			snprintf(buf, len, "%s", (const char *)ct_data(a));
-		rem -= NLA_ALIGN(a->nla_len);
-		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
-	}
-}
-
-/*
- * Send the request in @nl->buf and read replies until its ACK, error or
- * the end of the dump; @cb (may be NULL) sees each reply message.
- */
-static int ct_talk(struct ct_nl *nl, struct ct_reply *rep,
-		   void (*cb)(const struct nlmsghdr *nlh, void *arg), void *arg)
-{
-	struct nlmsghdr *req = (void *)nl->buf;
-	uint32_t seq = req->nlmsg_seq;
-
-	memset(rep, 0, sizeof(*rep));
-	if (send(nl->fd, req, req->nlmsg_len, 0) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = recv(nl->fd, nl->buf, 65536, 0);
-		struct nlmsghdr *nlh = (void *)nl->buf;
-
-		if (n < 0)
-			return -errno;
-		rep->parts++;
-		for (; NLMSG_OK(nlh, n); nlh = NLMSG_NEXT(nlh, n)) {
-			if (nlh->nlmsg_seq != seq)
-				continue;
-			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-				rep->intr = true;
-			if (nlh->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(nlh);
-
-				rep->error = e->error;
-				ct_extack(nlh, sizeof(*e) +
-					  ((nlh->nlmsg_flags & NLM_F_CAPPED) ? 0 :
-					   e->msg.nlmsg_len - NLMSG_HDRLEN),
-					  rep->extack, sizeof(rep->extack));
-				return 0;
-			}
-			if (nlh->nlmsg_type == NLMSG_DONE) {
-				memcpy(&rep->error, NLMSG_DATA(nlh), sizeof(int));
-				ct_extack(nlh, sizeof(int), rep->extack,
-					  sizeof(rep->extack));
-				return 0;
-			}
-			rep->msgs++;
-			if (cb)
-				cb(nlh, arg);
-		}
-	}
-}
-
-static void ct_family_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
-
-	ct_attrs(nlh, tb, CTRL_ATTR_MAX);
-	if (tb[CTRL_ATTR_FAMILY_ID])
-		memcpy(arg, ct_data(tb[CTRL_ATTR_FAMILY_ID]), sizeof(uint16_t));
-}
-
-static int ct_nl_open(struct ct_nl *nl)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct ct_reply rep;
-	struct nlmsghdr *nlh;
-	int one = 1, ret;
-
-	memset(nl, 0, sizeof(*nl));
-	nl->buf = malloc(65536);
-	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (!nl->buf || nl->fd < 0 ||
-	    bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)))
-		return -errno;
-	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	nlh = ct_msg(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
-	ct_put_attr(nlh, CTRL_ATTR_FAMILY_NAME, TT_GENL_NAME,
-		    sizeof(TT_GENL_NAME));
-	ret = ct_talk(nl, &rep, ct_family_cb, &nl->family);
-	if (ret)
-		return ret;
-	return rep.error ? rep.error : nl->family ? 0 : -ENOENT;
-}
-
-static void ct_nl_close(struct ct_nl *nl)
-{
-	if (nl->fd > 0)
-		close(nl->fd);
-	free(nl->buf);
-	nl->buf = NULL;
-}
-
-/**
  * struct ct_ids - session ids seen in a sessions dump
  * @id:    the ids, in dump order.
  * @n:     how many.
@@ -628,23 +425,23 @@ static void ct_ids_cb(const struct nlmsghdr *nlh, void *arg)
 	const struct nlattr *tb[TT_A_MAX + 1];
 	struct ct_ids *ids = arg;
 
-	ct_attrs(nlh, tb, TT_A_MAX);
+	tt_st_nl_attrs(nlh, tb, TT_A_MAX);
 	if (!tb[TT_A_SESSION])
 		return;
 	if (ids->n == ids->cap) {
 		ids->cap = ids->cap ? 2 * ids->cap : 1024;
 		ids->id = realloc(ids->id, ids->cap * sizeof(*ids->id));
 	}
-	ids->id[ids->n++] = ct_u64(tb[TT_A_SESSION]);
+	ids->id[ids->n++] = tt_st_nla_u64(tb[TT_A_SESSION]);
 }
 
 /* A raw sessions dump into @ids (reset first). */
-static int ct_dump_sessions(struct ct_nl *nl, struct ct_ids *ids,
-			    struct ct_reply *rep)
+static int ct_dump_sessions(struct tt_st_nl *nl, struct ct_ids *ids,
+			    struct tt_st_nl_reply *rep)
 {
 	ids->n = 0;
-	ct_msg(nl, nl->family, TT_CMD_GET_SESSIONS, NLM_F_DUMP);
-	return ct_talk(nl, rep, ct_ids_cb, ids);
+	tt_st_nl_msg(nl, nl->family, TT_CMD_GET_SESSIONS, NLM_F_DUMP);
+	return tt_st_nl_talk(nl, rep, ct_ids_cb, ids);
 }
 
 /* ---- the fixture ------------------------------------------------------ */
@@ -688,12 +485,12 @@ FIXTURE_SETUP(ctl)
 	self->dev_mode = st.st_mode & 07777;
 
 	/* Every writable parameter, to restore. */
-	d = opendir(CT_PARAMS);
+	d = opendir(TT_ST_PARAMS);
 	ASSERT_NE(NULL, d);
 	while ((de = readdir(d)) && self->nparams < CT_MAX_PARAMS) {
 		unsigned int i = self->nparams;
 
-		snprintf(path, sizeof(path), CT_PARAMS "/%s", de->d_name);
+		snprintf(path, sizeof(path), TT_ST_PARAMS "/%s", de->d_name);
 		if (de->d_name[0] == '.' || stat(path, &st) ||
 		    !(st.st_mode & S_IWUSR))
 			continue;
@@ -725,7 +522,7 @@ FIXTURE_TEARDOWN(ctl)
 	ct_trainer_stop(&self->tr);
 	ct_trainer_stop(&self->tr2);
 	for (i = 0; i < self->nparams; i++) {
-		snprintf(path, sizeof(path), CT_PARAMS "/%s", self->pname[i]);
+		snprintf(path, sizeof(path), TT_ST_PARAMS "/%s", self->pname[i]);
 		tt_st_write_file(path, self->pval[i]);
 	}
 	if (ct_tierctl[0] && !access(ct_tierctl, X_OK)) {
@@ -759,14 +556,6 @@ FIXTURE_TEARDOWN(ctl)
 	ASSERT_EQ(0, _st) CT_LOG(r);					\
 	ct_run_free(r);							\
 } while (0)
-
-static int ct_param(const char *name, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), CT_PARAMS "/%s", name);
-	return tt_st_read_file(path, buf, len);
-}
 
 /* ---- the tests -------------------------------------------------------- */
 
@@ -924,13 +713,13 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 	CT_EXPECT(&r, 0, 0, "config", "set", "stay_time_us=1234");
 	ASSERT_NE(NULL, strstr(r.out, " -> 1234")) CT_LOG(&r);
 	ct_run_free(&r);
-	ASSERT_LT(0, ct_param("stay_time_us", v, sizeof(v)));
+	ASSERT_LT(0, tt_st_param_read_str("stay_time_us", v, sizeof(v)));
 	ASSERT_STREQ("1234", v);
-	ASSERT_EQ(0, tt_st_write_file(CT_PARAMS "/stay_time_us", "4321"));
+	ASSERT_EQ(0, tt_st_param_write_str("stay_time_us", "4321"));
 	CT_EXPECT(&r, 0, 0, "-j", "config", "get", "stay_time_us");
 	ASSERT_NE(NULL, strstr(r.out, "\"value\":4321")) CT_LOG(&r);
 	ct_run_free(&r);
-	ASSERT_EQ(-EINVAL, tt_st_write_file(CT_PARAMS "/stay_time_us",
+	ASSERT_EQ(-EINVAL, tt_st_param_write_str("stay_time_us",
 					    "60000001"));
 
 	/* Refused: nothing changes, the key and value are named. */
@@ -945,7 +734,7 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 	ASSERT_NE(NULL, strstr(r.err, "stay_time_us=99999999999 is out of range 0..60000000"))
 		CT_LOG(&r);
 	ct_run_free(&r);
-	ASSERT_LT(0, ct_param("stay_time_us", v, sizeof(v)));
+	ASSERT_LT(0, tt_st_param_read_str("stay_time_us", v, sizeof(v)));
 	ASSERT_STREQ("4321", v);
 	CT_EXPECT(&r, 1, 0, "config", "set", "stay_time_us=-1");
 	ASSERT_NE(NULL, strstr(r.err, "must be a whole number")) CT_LOG(&r);
@@ -964,7 +753,7 @@ TEST_F_TIMEOUT(ctl, config_get_set, 120)
 	CT_EXPECT(&r, 0, 0, "config", "set", "evict_workers=3",
 		  "prefetch_workers=2");
 	ct_run_free(&r);
-	ASSERT_LT(0, ct_param("evict_workers", v, sizeof(v)));
+	ASSERT_LT(0, tt_st_param_read_str("evict_workers", v, sizeof(v)));
 	ASSERT_STREQ("3", v);
 }
 
@@ -1208,10 +997,10 @@ static int ct_u64_cmp(const void *a, const void *b)
 }
 
 /* Median of 5 full dumps of the sessions, in ns. */
-static uint64_t ct_dump_cost(struct ct_nl *nl, struct ct_ids *ids)
+static uint64_t ct_dump_cost(struct tt_st_nl *nl, struct ct_ids *ids)
 {
 	uint64_t t[5];
-	struct ct_reply rep;
+	struct tt_st_nl_reply rep;
 	unsigned int i;
 
 	for (i = 0; i < 5; i++) {
@@ -1230,10 +1019,10 @@ TEST_F_TIMEOUT(ctl, dump_churn, 600)
 	struct rlimit rl = { 4096, 4096 };
 	unsigned int i, k, n = 0, intr = 0;
 	struct ct_ids ids = { 0 };
-	struct ct_reply rep;
+	struct tt_st_nl_reply rep;
 	char sj[PATH_MAX];
 	uint64_t first;
-	struct ct_nl nl;
+	struct tt_st_nl nl;
 	struct ct_run r;
 	int fds[1000];
 	pid_t churn;
@@ -1241,7 +1030,7 @@ TEST_F_TIMEOUT(ctl, dump_churn, 600)
 	TT_SKIP_IF_SETUP_SKIPPED();
 	snprintf(sj, sizeof(sj), "%s/sessions.json", self->dir);
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
-	ASSERT_EQ(0, ct_nl_open(&nl));
+	ASSERT_EQ(0, tt_st_nl_open(&nl));
 
 	/* Dump cost and restart: a large dump takes several parts. */
 	for (i = 0; i < 3; i++) {
@@ -1292,9 +1081,9 @@ TEST_F_TIMEOUT(ctl, dump_churn, 600)
 		uint32_t me = getpid();
 
 		ids.n = 0;
-		nlh = ct_msg(&nl, nl.family, TT_CMD_GET_SESSIONS, NLM_F_DUMP);
-		ct_put_attr(nlh, TT_A_PID, &me, sizeof(me));
-		ASSERT_EQ(0, ct_talk(&nl, &rep, ct_ids_cb, &ids));
+		nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_SESSIONS, NLM_F_DUMP);
+		tt_st_nl_put(nlh, TT_A_PID, &me, sizeof(me));
+		ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, ct_ids_cb, &ids));
 		ASSERT_EQ(0, rep.error);
 		ASSERT_FALSE(rep.intr);
 		ASSERT_EQ(1000, ids.n);
@@ -1312,7 +1101,7 @@ TEST_F_TIMEOUT(ctl, dump_churn, 600)
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	free(ids.id);
-	ct_nl_close(&nl);
+	tt_st_nl_close(&nl);
 }
 
 /* The events of a dump: how many, and the seq of the first and last. */
@@ -1324,107 +1113,102 @@ struct ct_events {
 
 static void ct_events_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	const struct nlattr *a = (const void *)((const char *)NLMSG_DATA(nlh) +
-						GENL_HDRLEN);
-	int rem = nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
 	struct ct_events *ev = arg;
 	struct tt_trace_event te;
+	const struct nlattr *a;
 
-	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-	       a->nla_len <= rem) {
+	for (a = tt_st_nl_next(nlh, NULL); a; a = tt_st_nl_next(nlh, a)) {
 		if (a->nla_type == TT_A_EVENT) {
-			memcpy(&te, ct_data(a), sizeof(te));
+			memcpy(&te, tt_st_nla_data(a), sizeof(te));
 			if (!ev->n++)
 				ev->first = te.seq;
 			ev->last = te.seq;
 		}
-		rem -= NLA_ALIGN(a->nla_len);
-		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
 	}
 }
 
 TEST_F_TIMEOUT(ctl, netlink_errors, 300)
 {
 	struct ct_events ev = { 0 };
-	struct ct_reply rep;
+	struct tt_st_nl_reply rep;
 	struct nlmsghdr *nlh;
 	struct nlattr *nest;
 	uint64_t since, big = 999999999;
 	uint32_t pid;
-	struct ct_nl nl;
+	struct tt_st_nl nl;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, ct_nl_open(&nl));
+	ASSERT_EQ(0, tt_st_nl_open(&nl));
 	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
 	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 2));
 	pid = self->tr.pid;
 
-	ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
-	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, NULL, NULL));
 	ASSERT_EQ(-EINVAL, rep.error);
 	ASSERT_NE(NULL, strstr(rep.extack, "exactly one of TT_A_SESSION and TT_A_PID"))
 		TH_LOG("extack: %s", rep.extack);
 
-	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
-	ct_put_attr(nlh, TT_A_PID, &pid, sizeof(pid));
-	ct_put_attr(nlh, TT_A_SESSION, &big, sizeof(big));
-	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	tt_st_nl_put(nlh, TT_A_PID, &pid, sizeof(pid));
+	tt_st_nl_put(nlh, TT_A_SESSION, &big, sizeof(big));
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, NULL, NULL));
 	ASSERT_EQ(-EINVAL, rep.error);
 	ASSERT_NE(NULL, strstr(rep.extack, "(got both)")) TH_LOG("%s", rep.extack);
 
-	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_LAYERS, NLM_F_DUMP);
-	ct_put_attr(nlh, TT_A_SESSION, &big, sizeof(big));
-	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_LAYERS, NLM_F_DUMP);
+	tt_st_nl_put(nlh, TT_A_SESSION, &big, sizeof(big));
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, NULL, NULL));
 	ASSERT_EQ(-ENOENT, rep.error);
 	ASSERT_NE(NULL, strstr(rep.extack, "no session 999999999"))
 		TH_LOG("%s", rep.extack);
 
-	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
-	ct_put_attr(nlh, TT_A_COMM, "x", 2);
-	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	tt_st_nl_put(nlh, TT_A_COMM, "x", 2);
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, NULL, NULL));
 	ASSERT_EQ(-EINVAL, rep.error);
 	ASSERT_NE(0, rep.extack[0]);
 
-	nlh = ct_msg(&nl, nl.family, TT_CMD_SET_CONFIG, 0);
-	nest = ct_put_attr(nlh, TT_A_CONFIG | NLA_F_NESTED, NULL, 0);
-	ct_put_attr(nlh, TT_CFG_A_KEY, "stay_time_us", sizeof("stay_time_us"));
+	nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_SET_CONFIG, 0);
+	nest = tt_st_nl_put(nlh, TT_A_CONFIG | NLA_F_NESTED, NULL, 0);
+	tt_st_nl_put(nlh, TT_CFG_A_KEY, "stay_time_us", sizeof("stay_time_us"));
 	nest->nla_len = (char *)nlh + nlh->nlmsg_len - (char *)nest;
-	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, NULL, NULL));
 	ASSERT_EQ(-EINVAL, rep.error);
 	ASSERT_NE(NULL, strstr(rep.extack, "key \"stay_time_us\" without TT_CFG_A_VALUE"))
 		TH_LOG("%s", rep.extack);
 
-	ct_msg(&nl, nl.family, TT_CMD_SET_TIERS, 0);
-	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	tt_st_nl_msg(&nl, nl.family, TT_CMD_SET_TIERS, 0);
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, NULL, NULL));
 	ASSERT_EQ(-EINVAL, rep.error);
 	ASSERT_NE(NULL, strstr(rep.extack, "needs TT_A_FAST_NODES or TT_A_SLOW_NODES"))
 		TH_LOG("%s", rep.extack);
 
-	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_STATUS, 0);
-	ct_put_attr(nlh, TT_A_WORKERS, &pid, sizeof(pid));
-	ASSERT_EQ(0, ct_talk(&nl, &rep, NULL, NULL));
+	nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_STATUS, 0);
+	tt_st_nl_put(nlh, TT_A_WORKERS, &pid, sizeof(pid));
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, NULL, NULL));
 	ASSERT_EQ(-EINVAL, rep.error);
 	ASSERT_NE(NULL, strstr(rep.extack, "TT_CMD_GET_STATUS takes no attributes"))
 		TH_LOG("%s", rep.extack);
 
 	/* TT_A_SINCE: exactly the events after it. */
-	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
-	ct_put_attr(nlh, TT_A_PID, &pid, sizeof(pid));
-	ASSERT_EQ(0, ct_talk(&nl, &rep, ct_events_cb, &ev));
+	nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	tt_st_nl_put(nlh, TT_A_PID, &pid, sizeof(pid));
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, ct_events_cb, &ev));
 	ASSERT_EQ(0, rep.error);
 	ASSERT_LT(20, ev.n);
 	ASSERT_EQ(1, ev.first);
 	ASSERT_EQ(ev.n, ev.last);
 	since = ev.last - 5;
 	memset(&ev, 0, sizeof(ev));
-	nlh = ct_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
-	ct_put_attr(nlh, TT_A_PID, &pid, sizeof(pid));
-	ct_put_attr(nlh, TT_A_SINCE, &since, sizeof(since));
-	ASSERT_EQ(0, ct_talk(&nl, &rep, ct_events_cb, &ev));
+	nlh = tt_st_nl_msg(&nl, nl.family, TT_CMD_GET_EVENTS, NLM_F_DUMP);
+	tt_st_nl_put(nlh, TT_A_PID, &pid, sizeof(pid));
+	tt_st_nl_put(nlh, TT_A_SINCE, &since, sizeof(since));
+	ASSERT_EQ(0, tt_st_nl_talk(&nl, &rep, ct_events_cb, &ev));
 	ASSERT_EQ(0, rep.error);
 	ASSERT_EQ(5, ev.n);
 	ASSERT_EQ(since + 1, ev.first);
-	ct_nl_close(&nl);
+	tt_st_nl_close(&nl);
 }
 
 /* Lines of @path: -errno, or how many contain @needle. */

@@ -99,8 +99,6 @@ FIXTURE_SETUP(fair)
 
 FIXTURE_TEARDOWN(fair)
 {
-	char v[32];
-
 	if (self->child > 0) {
 		kill(self->child, SIGKILL);
 		waitpid(self->child, NULL, 0);
@@ -116,8 +114,7 @@ FIXTURE_TEARDOWN(fair)
 	if (self->buf)
 		munmap(self->buf, self->len);
 	if (self->timeout_ms >= 0) {
-		snprintf(v, sizeof(v), "%lld", self->timeout_ms);
-		tt_st_write_file(FA_TIMEOUT_PARAM, v);
+		tt_st_param_write("mover_timeout_ms", self->timeout_ms);
 	}
 	if (self->khugepaged_sleep >= 0)
 		tt_st_khugepaged_resume(self->khugepaged_sleep);
@@ -130,10 +127,7 @@ static uint64_t fa_bound_ns(void)
 
 static void fa_set_timeout(long long ms)
 {
-	char v[32];
-
-	snprintf(v, sizeof(v), "%lld", ms);
-	tt_st_write_file(FA_TIMEOUT_PARAM, v);
+	tt_st_param_write("mover_timeout_ms", ms);
 }
 
 static void fa_say(int fd, char c)
@@ -156,21 +150,6 @@ static char fa_hear(int fd, int ms)
 static int fa_mover_ioctl(int fd, struct tt_ioc_mover *m)
 {
 	return ioctl(fd, TT_IOC_MOVER, m) < 0 ? -errno : 0;
-}
-
-/* A THP-backed buffer of @len filled with @seed; NULL: no THP. */
-static char *fa_thp_buffer(size_t len, uint64_t seed)
-{
-	char *b = tt_st_map(len, 1);
-
-	if (!b)
-		return NULL;
-	tt_st_fill(b, len, seed);
-	if (tt_st_smaps_kb(b, len, "AnonHugePages") < (long long)(len / 1024)) {
-		munmap(b, len);
-		return NULL;
-	}
-	return b;
 }
 
 /* ---- the antagonist ------------------------------------------------------ */
@@ -273,7 +252,7 @@ static int fa_antagonist(enum fa_kind kind, int nr_movers, int node, int say)
 			return 2;
 	}
 	for (i = 0; i < 2; i++) {
-		b[i] = fa_thp_buffer(len, 60 + i);
+		b[i] = tt_st_map_thp(len, 60 + i);
 		if (!b[i])
 			return 3;
 	}
@@ -398,45 +377,24 @@ static void fa_our_buffer(FIXTURE_DATA(fair) *self, uint64_t seed)
 		tt_st_fill(self->buf, self->len, seed);
 }
 
-TEST_F_TIMEOUT(fair, stalled_mover, 600)
+/*
+ * Our 16 MiB synchronous migration (pattern @seed) while an antagonist of
+ * @kind with @nr_movers movers holds the movers' orders, the mover timeout
+ * set to @timeout_ms: it ends within the bound, moves every page, and the
+ * data is intact.
+ */
+static void fa_ours_against(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(fair) *self, enum fa_kind kind,
+			    int nr_movers, uint64_t seed, long long timeout_ms)
 {
 	struct fa_migration m = { 0 };
 	int ret;
 
-	TT_SKIP_IF_SETUP_SKIPPED();
-	fa_our_buffer(self, 1);
+	fa_our_buffer(self, seed);
 	ASSERT_NE(NULL, self->buf);
-	fa_set_timeout(60000);
-	ret = fa_start(self, FA_STALL, 1);
-	if (ret == -ENOMEM)
-		SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range");
-	ASSERT_EQ(0, ret);
-
-	m.fd = self->fd;
-	m.buf = self->buf;
-	m.len = self->len;
-	m.node = self->topo.slow;
-	EXPECT_TRUE(fa_ours_in_time(self, &m))
-		TH_LOG("our 16 MiB migration took %.1f s (bound %u s)",
-		       m.ns / 1e9, FA_BOUND_S * tt_st_time_mul());
-	TH_LOG("our 16 MiB migration: %.0f ms", m.ns / 1e6);
-	ASSERT_EQ(0, m.ret);
-	ASSERT_EQ(self->len / self->ps, m.res.moved);
-	TT_ASSERT_PATTERN(self->buf, self->len, 1);
-	TT_ASSERT_PLACED(self->buf, self->len, self->topo.slow);
-}
-
-TEST_F_TIMEOUT(fair, uffd_status, 600)
-{
-	struct fa_migration m = { 0 };
-	int ret;
-
-	TT_SKIP_IF_SETUP_SKIPPED();
-	fa_our_buffer(self, 2);
-	ASSERT_NE(NULL, self->buf);
-	fa_set_timeout(300);
-	ret = fa_start(self, FA_UFFD, 2);
-	if (ret == -ENOSYS)
+	fa_set_timeout(timeout_ms);
+	ret = fa_start(self, kind, nr_movers);
+	if (kind == FA_UFFD && ret == -ENOSYS)
 		SKIP(return, "userfaultfd is not available");
 	if (ret == -ENOMEM)
 		SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range");
@@ -452,8 +410,20 @@ TEST_F_TIMEOUT(fair, uffd_status, 600)
 	TH_LOG("our 16 MiB migration: %.0f ms", m.ns / 1e6);
 	ASSERT_EQ(0, m.ret);
 	ASSERT_EQ(self->len / self->ps, m.res.moved);
-	TT_ASSERT_PATTERN(self->buf, self->len, 2);
+	TT_ASSERT_PATTERN(self->buf, self->len, seed);
 	TT_ASSERT_PLACED(self->buf, self->len, self->topo.slow);
+}
+
+TEST_F_TIMEOUT(fair, stalled_mover, 600)
+{
+	TT_SKIP_IF_SETUP_SKIPPED();
+	fa_ours_against(_metadata, self, FA_STALL, 1, 1, 60000);
+}
+
+TEST_F_TIMEOUT(fair, uffd_status, 600)
+{
+	TT_SKIP_IF_SETUP_SKIPPED();
+	fa_ours_against(_metadata, self, FA_UFFD, 2, 2, 300);
 }
 
 /* The flooding antagonist: says the number queued (a u32), waits. */
@@ -927,7 +897,7 @@ static int fa_hog(int say)
 	fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
-	b = fa_thp_buffer(len, 95);
+	b = tt_st_map_thp(len, 95);
 	if (!b)
 		return 3;
 	f.fd = fd;

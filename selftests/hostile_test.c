@@ -88,25 +88,6 @@ static int hx_sched_eager(int fd)
 	return ioctl(fd, TT_IOC_SET_SCHED, &cfg) ? -errno : 0;
 }
 
-static int hx_param_write(const char *name, long long v)
-{
-	char path[128], val[32];
-
-	snprintf(path, sizeof(path), TT_ST_SYSMOD "/parameters/%s", name);
-	snprintf(val, sizeof(val), "%lld", v);
-	return tt_st_write_file(path, val);
-}
-
-static long long hx_param_read(const char *name)
-{
-	char path[128];
-	long long v = -1;
-
-	snprintf(path, sizeof(path), TT_ST_SYSMOD "/parameters/%s", name);
-	tt_st_read_ll(path, &v);
-	return v;
-}
-
 /*
  * The session's stats, timing the call: *@ns gets the largest time seen so
  * far.
@@ -226,7 +207,7 @@ FIXTURE_TEARDOWN(hostile)
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->max_ranges > 0)
-		hx_param_write("max_ranges", self->max_ranges);
+		tt_st_param_write("max_ranges", self->max_ranges);
 	if (self->big)
 		munmap(self->big, self->big_len);
 	if (self->real)
@@ -440,9 +421,9 @@ TEST_F_TIMEOUT(hostile, held_sum_wraps, 600)
 		self->big = NULL;
 		SKIP(return, "mmap of 64 TiB PROT_NONE: %s", strerror(errno));
 	}
-	self->max_ranges = hx_param_read("max_ranges");
+	self->max_ranges = tt_st_param_read("max_ranges");
 	ASSERT_LT(0, self->max_ranges);
-	ASSERT_EQ(0, hx_param_write("max_ranges", 1 << 20));
+	ASSERT_EQ(0, tt_st_param_write("max_ranges", 1 << 20));
 	ev = calloc(batch, sizeof(*ev));
 	ASSERT_NE(NULL, ev);
 	for (i = 0; i < batch; i++)

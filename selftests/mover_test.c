@@ -95,8 +95,6 @@ FIXTURE_SETUP(mover)
 
 FIXTURE_TEARDOWN(mover)
 {
-	char v[32];
-
 	tt_close(self->s);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -105,43 +103,23 @@ FIXTURE_TEARDOWN(mover)
 	if (self->khugepaged_sleep >= 0)
 		tt_st_khugepaged_resume(self->khugepaged_sleep);
 	if (self->timeout_ms >= 0) {
-		snprintf(v, sizeof(v), "%lld", self->timeout_ms);
-		tt_st_write_file(MV_PARAM, v);
+		tt_st_param_write("mover_timeout_ms", self->timeout_ms);
 	}
 	if (self->batch_pages >= 0) {
-		snprintf(v, sizeof(v), "%lld", self->batch_pages);
-		tt_st_write_file(MV_BATCH_PARAM, v);
+		tt_st_param_write("batch_pages", self->batch_pages);
 	}
-}
-
-/* A THP-backed buffer of @len bytes filled with @seed; NULL: no THP. */
-static char *mv_thp_buffer(size_t len, uint64_t seed)
-{
-	char *b = tt_st_map(len, 1);
-
-	if (!b)
-		return NULL;
-	tt_st_fill(b, len, seed);
-	if (tt_st_smaps_kb(b, len, "AnonHugePages") < (long long)(len / 1024)) {
-		munmap(b, len);
-		return NULL;
-	}
-	return b;
 }
 
 #define MV_NEED_THP(self, len, seed) do {				\
 	(self)->len = (len);						\
-	(self)->buf = mv_thp_buffer((len), (seed));			\
+	(self)->buf = tt_st_map_thp((len), (seed));			\
 	if (!(self)->buf)						\
 		SKIP(return, "the kernel gave no huge pages to a MADV_HUGEPAGE range"); \
 } while (0)
 
 static void mv_set_timeout(long long ms)
 {
-	char v[32];
-
-	snprintf(v, sizeof(v), "%lld", ms);
-	tt_st_write_file(MV_PARAM, v);
+	tt_st_param_write("mover_timeout_ms", ms);
 }
 
 TEST_F_TIMEOUT(mover, no_mover, 120)

@@ -1421,32 +1421,6 @@ static int raw_event(int fd, uint16_t type, uint16_t flags, uint32_t layer,
 	return ioctl(fd, TT_IOC_EVENT, &ev) ? -errno : 0;
 }
 
-static int param_write_str(const char *name, const char *val)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), TT_ST_SYSMOD "/parameters/%s", name);
-	return tt_st_write_file(path, val);
-}
-
-static int param_write(const char *name, long long v)
-{
-	char val[32];
-
-	snprintf(val, sizeof(val), "%lld", v);
-	return param_write_str(name, val);
-}
-
-static long long param_read(const char *name)
-{
-	char path[128];
-	long long v = -1;
-
-	snprintf(path, sizeof(path), TT_ST_SYSMOD "/parameters/%s", name);
-	tt_st_read_ll(path, &v);
-	return v;
-}
-
 TEST_F_TIMEOUT(sched, event_errors, 120)
 {
 	struct tt_event ev[5000];
@@ -1619,27 +1593,27 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	ASSERT_EQ(EFAULT, errno);
 
 	/* max_layers: a new layer id beyond it is ENOSPC */
-	max_layers = param_read("max_layers");
+	max_layers = tt_st_param_read("max_layers");
 	ASSERT_LT(0, max_layers);
-	ASSERT_EQ(0, param_write("max_layers", 5));
+	ASSERT_EQ(0, tt_st_param_write("max_layers", 5));
 	ret = 0;
 	for (i = 3; i <= 5; i++)
 		ret |= raw_event(fd, TT_EV_LAYER_BEGIN, TT_FWD, i, 0, 0, 0);
 	ASSERT_EQ(0, ret);
 	ret = raw_event(fd, TT_EV_LAYER_BEGIN, TT_FWD, 6, 0, 0, 0);
-	ASSERT_EQ(0, param_write("max_layers", max_layers));
+	ASSERT_EQ(0, tt_st_param_write("max_layers", max_layers));
 	ASSERT_EQ(-ENOSPC, ret);
 	ASSERT_EQ(0, raw_event(fd, TT_EV_LAYER_BEGIN, TT_FWD, 6, 0, 0, 0));
-	ASSERT_NE(0, param_write("max_layers", 0));
+	ASSERT_NE(0, tt_st_param_write("max_layers", 0));
 
 	/* max_ranges: saved tensors held at once */
-	max_ranges = param_read("max_ranges");
+	max_ranges = tt_st_param_read("max_ranges");
 	ASSERT_LT(0, max_ranges);
 	ASSERT_EQ(0, ioctl(fd, TT_IOC_STATS, &st));
 	buf = tt_st_map(16 * 4096, -1);
 	ASSERT_NE(NULL, buf);
 	/* 3 ranges held already (one persistent) */
-	ASSERT_EQ(0, param_write("max_ranges", 3 + 8));
+	ASSERT_EQ(0, tt_st_param_write("max_ranges", 3 + 8));
 	ret = 0;
 	for (i = 0; i < 8; i++)
 		ret |= raw_event(fd, TT_EV_TENSOR_SAVED, 0, 7,
@@ -1649,7 +1623,7 @@ TEST_F_TIMEOUT(sched, event_errors, 120)
 	/* a new iteration forgets the one-shot ranges */
 	ASSERT_EQ(0, raw_event(fd, TT_EV_ITER_BEGIN, 0, 0, 0, 0, 0));
 	i = raw_event(fd, TT_EV_TENSOR_SAVED, 0, 7, 0, (uintptr_t)buf + 8 * 4096, 4096);
-	ASSERT_EQ(0, param_write("max_ranges", max_ranges));
+	ASSERT_EQ(0, tt_st_param_write("max_ranges", max_ranges));
 	ASSERT_EQ(-ENOSPC, ret);
 	ASSERT_EQ(0, i);
 	munmap(buf, 16 * 4096);
@@ -1668,26 +1642,26 @@ TEST_F_TIMEOUT(sched, pool_params, 300)
 	if (!tr_selected(_metadata))
 		return;
 	for (k = 0; k < 2; k++) {
-		orig[k] = param_read(names[k]);
+		orig[k] = tt_st_param_read(names[k]);
 		ASSERT_LT(0, orig[k]) TH_LOG("%s unreadable", names[k]);
 	}
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < ARRAY_SIZE(bad); i++) {
 			const char *name = names[k], *val = bad[i];
 
-			ASSERT_NE(0, param_write_str(name, val))
+			ASSERT_NE(0, tt_st_param_write_str(name, val))
 				TH_LOG("%s accepted \"%.*s\"", name,
 				       (int)strcspn(val, "\n"), val);
 		}
-		ASSERT_EQ(orig[k], param_read(names[k]));
-		ASSERT_EQ(0, param_write(names[k], 3));
-		ASSERT_EQ(3, param_read(names[k]));
+		ASSERT_EQ(orig[k], tt_st_param_read(names[k]));
+		ASSERT_EQ(0, tt_st_param_write(names[k], 3));
+		ASSERT_EQ(3, tt_st_param_read(names[k]));
 	}
 	/* three iterations on the wider pools, then back to the defaults */
 	for (i = 0; i < 3; i++)
 		TR_RUN(&self->tr);
 	for (k = 0; k < 2; k++)
-		ASSERT_EQ(0, param_write(names[k], orig[k]));
+		ASSERT_EQ(0, tt_st_param_write(names[k], orig[k]));
 	TR_RUN(&self->tr);
 	ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
 	ASSERT_EQ(0, tr_data_ok(&self->tr, self->tr.iter - 1)) TH_LOG("%s", self->tr.err);

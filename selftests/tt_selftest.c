@@ -12,11 +12,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/genetlink.h>
 #include <linux/mempolicy.h>
+#include <linux/netlink.h>
 
 #include "tt_selftest.h"
 
@@ -76,6 +79,47 @@ int tt_st_read_ll(const char *path, long long *v)
 	if (errno || end == buf)
 		return -EINVAL;
 	return 0;
+}
+
+/* The sysfs path of module parameter @name into @path. */
+static void tt_st_param_path(const char *name, char *path, size_t size)
+{
+	snprintf(path, size, TT_ST_PARAMS "/%s", name);
+}
+
+int tt_st_param_read_str(const char *name, char *buf, size_t size)
+{
+	char path[256];
+
+	tt_st_param_path(name, path, sizeof(path));
+	return tt_st_read_file(path, buf, size);
+}
+
+long long tt_st_param_read(const char *name)
+{
+	char path[256];
+	long long v;
+	int ret;
+
+	tt_st_param_path(name, path, sizeof(path));
+	ret = tt_st_read_ll(path, &v);
+	return ret ? ret : v;
+}
+
+int tt_st_param_write_str(const char *name, const char *val)
+{
+	char path[256];
+
+	tt_st_param_path(name, path, sizeof(path));
+	return tt_st_write_file(path, val);
+}
+
+int tt_st_param_write(const char *name, long long v)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%lld", v);
+	return tt_st_param_write_str(name, val);
 }
 
 int tt_st_read_nodelist(const char *path, unsigned char *set, int max)
@@ -279,6 +323,21 @@ void *tt_st_map(size_t len, int thp)
 		return NULL;
 	}
 	return a;
+}
+
+void *tt_st_map_thp(size_t len, uint64_t seed)
+{
+	char *b = tt_st_map(len, 1);
+
+	if (!b)
+		return NULL;
+	tt_st_fill(b, len, seed);
+	if (tt_st_smaps_kb(b, len, "AnonHugePages") < (long long)(len / 1024)) {
+		munmap(b, len);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b;
 }
 
 int tt_st_bind(void *addr, size_t len, int node)
@@ -807,4 +866,208 @@ size_t tt_st_scaled(size_t len)
 		len /= div;
 	len -= len % TT_ST_THP_SIZE;
 	return len ? len : TT_ST_THP_SIZE;
+}
+
+/* ---- raw generic netlink of the tiertrain family -------------------------- */
+
+struct nlattr *tt_st_nl_put(struct nlmsghdr *nlh, uint16_t type,
+			    const void *data, uint16_t len)
+{
+	struct nlattr *a = (void *)((char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memset((char *)a + NLA_HDRLEN, 0, NLA_ALIGN(len));
+	if (len)
+		memcpy((char *)a + NLA_HDRLEN, data, len);
+	nlh->nlmsg_len = NLMSG_ALIGN(nlh->nlmsg_len) + NLA_ALIGN(a->nla_len);
+	return a;
+}
+
+struct nlmsghdr *tt_st_nl_msg(struct tt_st_nl *nl, uint16_t type, uint8_t cmd,
+			      uint16_t flags)
+{
+	struct nlmsghdr *nlh = (void *)nl->buf;
+	struct genlmsghdr *g;
+
+	memset(nl->buf, 0, 4096);
+	nlh->nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	nlh->nlmsg_seq = ++nl->seq;
+	g = NLMSG_DATA(nlh);
+	g->cmd = cmd;
+	g->version = 1;
+	return nlh;
+}
+
+const void *tt_st_nla_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
+uint64_t tt_st_nla_u64(const struct nlattr *a)
+{
+	uint64_t v;
+
+	memcpy(&v, tt_st_nla_data(a), sizeof(v));
+	return v;
+}
+
+/* The attribute at @a if it is whole within the @rem bytes left, else NULL. */
+static const struct nlattr *tt_st_nla_ok(const struct nlattr *a, int rem)
+{
+	if (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem)
+		return a;
+	return NULL;
+}
+
+/* The attribute after @a in a run that ends at @end (NULL if none). */
+static const struct nlattr *tt_st_nla_after(const struct nlattr *a,
+					    const char *end)
+{
+	const struct nlattr *next;
+
+	next = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
+	if ((const char *)next >= end)
+		return NULL;
+	return tt_st_nla_ok(next, end - (const char *)next);
+}
+
+const struct nlattr *tt_st_nl_next(const struct nlmsghdr *nlh,
+				   const struct nlattr *prev)
+{
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+	const struct nlattr *first;
+
+	if (prev)
+		return tt_st_nla_after(prev, end);
+	if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+		return NULL;
+	first = (const void *)((const char *)NLMSG_DATA(nlh) + GENL_HDRLEN);
+	return tt_st_nla_ok(first, end - (const char *)first);
+}
+
+const struct nlattr *tt_st_nl_attr(const struct nlmsghdr *nlh, int type)
+{
+	const struct nlattr *a;
+
+	for (a = tt_st_nl_next(nlh, NULL); a; a = tt_st_nl_next(nlh, a))
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+	return NULL;
+}
+
+void tt_st_nl_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
+		    unsigned int max)
+{
+	const struct nlattr *a;
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	for (a = tt_st_nl_next(nlh, NULL); a; a = tt_st_nl_next(nlh, a))
+		if ((a->nla_type & NLA_TYPE_MASK) <= max)
+			tb[a->nla_type & NLA_TYPE_MASK] = a;
+}
+
+/* The extack message in the TLVs after @hlen bytes of @nlh's payload. */
+static void tt_st_nl_extack(const struct nlmsghdr *nlh, size_t hlen, char *buf,
+			    size_t len)
+{
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+	const struct nlattr *a;
+
+	buf[0] = 0;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) ||
+	    nlh->nlmsg_len < NLMSG_LENGTH(NLMSG_ALIGN(hlen)))
+		return;
+	a = (const void *)((const char *)NLMSG_DATA(nlh) + NLMSG_ALIGN(hlen));
+	for (a = tt_st_nla_ok(a, end - (const char *)a); a;
+	     a = tt_st_nla_after(a, end))
+		if (a->nla_type == NLMSGERR_ATTR_MSG)
+			snprintf(buf, len, "%s", (const char *)tt_st_nla_data(a));
+}
+
+int tt_st_nl_talk(struct tt_st_nl *nl, struct tt_st_nl_reply *rep,
+		  tt_st_nl_cb cb, void *arg)
+{
+	struct nlmsghdr *req = (void *)nl->buf;
+	uint32_t seq = req->nlmsg_seq;
+
+	memset(rep, 0, sizeof(*rep));
+	if (send(nl->fd, req, req->nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(nl->fd, nl->buf, TT_ST_NL_BUF, 0);
+		struct nlmsghdr *nlh = (void *)nl->buf;
+
+		if (n < 0)
+			return -errno;
+		rep->parts++;
+		for (; NLMSG_OK(nlh, n); nlh = NLMSG_NEXT(nlh, n)) {
+			if (nlh->nlmsg_seq != seq)
+				continue;
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				rep->intr = true;
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+				rep->error = e->error;
+				tt_st_nl_extack(nlh, sizeof(*e) +
+						((nlh->nlmsg_flags & NLM_F_CAPPED) ?
+						 0 : e->msg.nlmsg_len - NLMSG_HDRLEN),
+						rep->extack, sizeof(rep->extack));
+				return 0;
+			}
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				memcpy(&rep->error, NLMSG_DATA(nlh), sizeof(int));
+				tt_st_nl_extack(nlh, sizeof(int), rep->extack,
+						sizeof(rep->extack));
+				return 0;
+			}
+			rep->msgs++;
+			if (cb)
+				cb(nlh, arg);
+		}
+	}
+}
+
+static void tt_st_nl_family_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *a = tt_st_nl_attr(nlh, CTRL_ATTR_FAMILY_ID);
+
+	if (a)
+		memcpy(arg, tt_st_nla_data(a), sizeof(uint16_t));
+}
+
+int tt_st_nl_open(struct tt_st_nl *nl)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct tt_st_nl_reply rep;
+	struct nlmsghdr *nlh;
+	int one = 1, ret;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->buf = malloc(TT_ST_NL_BUF);
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (!nl->buf || nl->fd < 0 ||
+	    bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return -errno;
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	nlh = tt_st_nl_msg(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
+	tt_st_nl_put(nlh, CTRL_ATTR_FAMILY_NAME, TT_GENL_NAME,
+		     sizeof(TT_GENL_NAME));
+	ret = tt_st_nl_talk(nl, &rep, tt_st_nl_family_cb, &nl->family);
+	if (ret)
+		return ret;
+	return rep.error ? rep.error : nl->family ? 0 : -ENOENT;
+}
+
+void tt_st_nl_close(struct tt_st_nl *nl)
+{
+	if (nl->fd > 0)
+		close(nl->fd);
+	free(nl->buf);
+	nl->buf = NULL;
+	nl->fd = -1;
 }

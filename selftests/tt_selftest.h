@@ -4,7 +4,8 @@
  * migration benchmark (bench/migrate.c): NUMA topology from sysfs, pattern
  * fill and check, placement through move_pages(2) status queries (an
  * observer independent of tiertrain), thin wrappers around the raw ioctls,
- * and /proc and /sys readers.
+ * /proc and /sys readers, the module's parameters, and a raw generic
+ * netlink client of the tiertrain family.
  *
  * Every function returns 0 (or a documented non-negative value) on success
  * and -errno on failure; none of them prints or exits, so callers decide
@@ -14,13 +15,18 @@
 #ifndef TT_SELFTEST_H
 #define TT_SELFTEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/tiertrain.h>
 
+struct nlmsghdr;
+struct nlattr;
+
 #define TT_ST_DEV		"/dev/" TT_DEVICE_NAME
 #define TT_ST_SYSMOD		"/sys/module/tiertrain"
-#define TT_ST_WORKERS		TT_ST_SYSMOD "/parameters/workers"
+#define TT_ST_PARAMS		TT_ST_SYSMOD "/parameters"
+#define TT_ST_WORKERS		TT_ST_PARAMS "/workers"
 #define TT_ST_MIB		(1024UL * 1024UL)
 #define TT_ST_THP_SIZE		(2UL * TT_ST_MIB)
 /* Highest node count the helpers handle (the kernel's MAX_NUMNODES). */
@@ -81,6 +87,12 @@ int tt_st_run_on_node(int node);
  * (errno set).
  */
 void *tt_st_map(size_t len, int thp);
+/*
+ * tt_st_map(@len, 1) filled with @seed (tt_st_fill()), only if the kernel
+ * backed all of it with huge pages (AnonHugePages): else it is unmapped
+ * and NULL returned (errno set; ENOMEM when the pages were not huge).
+ */
+void *tt_st_map_thp(size_t len, uint64_t seed);
 /* Bind [addr, addr + len) to @node with mbind(MPOL_BIND): 0 or -errno. */
 int tt_st_bind(void *addr, size_t len, int node);
 
@@ -145,6 +157,15 @@ int tt_st_write_file(const char *path, const char *s);
 /* A file holding one integer (sysfs): 0 or -errno. */
 int tt_st_read_ll(const char *path, long long *v);
 
+/* Module parameter @name (a file of TT_ST_PARAMS) as text: length or -errno. */
+int tt_st_param_read_str(const char *name, char *buf, size_t size);
+/* Module parameter @name as an integer: its value (>= 0) or -errno. */
+long long tt_st_param_read(const char *name);
+/* Write @val to module parameter @name in one write(2): 0 or -errno. */
+int tt_st_param_write_str(const char *name, const char *val);
+/* Write @v ("%lld") to module parameter @name: 0 or -errno. */
+int tt_st_param_write(const char *name, long long v);
+
 /*
  * Pause khugepaged (scan_sleep_millisecs set to a day) so it cannot collapse
  * base pages into a huge page on the node it saw them on before a migration
@@ -184,5 +205,90 @@ unsigned int tt_st_time_mul(void);
  * huge pages, at least one.
  */
 size_t tt_st_scaled(size_t len);
+
+/* ---- raw generic netlink of the tiertrain family -------------------------- */
+
+/* Size of struct tt_st_nl's buffer: the largest request or datagram. */
+#define TT_ST_NL_BUF		65536
+
+/**
+ * struct tt_st_nl - a generic netlink socket talking to the tiertrain family
+ * @fd:     the socket (-1 when closed).
+ * @family: the family id.
+ * @seq:    the last sequence number used.
+ * @buf:    TT_ST_NL_BUF bytes for the request being built and the replies.
+ */
+struct tt_st_nl {
+	int fd;
+	uint16_t family;
+	uint32_t seq;
+	char *buf;
+};
+
+/**
+ * struct tt_st_nl_reply - what a request got back
+ * @error:  0, or the negative errno of NLMSG_ERROR / NLMSG_DONE.
+ * @extack: the extended ACK message, "" when none.
+ * @msgs:   reply messages (not counting DONE/ERROR).
+ * @parts:  datagrams received (a dump's parts).
+ * @intr:   a part carried NLM_F_DUMP_INTR.
+ */
+struct tt_st_nl_reply {
+	int error;
+	char extack[256];
+	unsigned int msgs;
+	unsigned int parts;
+	bool intr;
+};
+
+/* Called by tt_st_nl_talk() for each reply message of the request. */
+typedef void (*tt_st_nl_cb)(const struct nlmsghdr *nlh, void *arg);
+
+/*
+ * Open a NETLINK_GENERIC socket with extended and capped ACKs and resolve
+ * the TT_GENL_NAME family into @nl->family: 0 or -errno (-ENOENT: no such
+ * family). Call tt_st_nl_close() in every case.
+ */
+int tt_st_nl_open(struct tt_st_nl *nl);
+/* Close the socket and free the buffer; idempotent. */
+void tt_st_nl_close(struct tt_st_nl *nl);
+/*
+ * Start a request in @nl->buf: message @type (the family id, or
+ * GENL_ID_CTRL) with NLM_F_REQUEST | NLM_F_ACK | @flags, genl command @cmd,
+ * the next sequence number. Returns the message, for tt_st_nl_put().
+ */
+struct nlmsghdr *tt_st_nl_msg(struct tt_st_nl *nl, uint16_t type, uint8_t cmd,
+			      uint16_t flags);
+/*
+ * Append attribute @type with @len bytes of @data (zero padded; @data may
+ * be NULL when @len is 0) to @nlh; returns the attribute (a nest's header:
+ * set its nla_len once its contents are appended).
+ */
+struct nlattr *tt_st_nl_put(struct nlmsghdr *nlh, uint16_t type,
+			    const void *data, uint16_t len);
+/*
+ * Send the request in @nl->buf and read replies until its ACK, error or the
+ * end of its dump, filling @rep; @cb (may be NULL) sees each reply message.
+ * Returns 0 when a reply came (the request's own result is @rep->error) or
+ * the -errno of send(2) / recv(2).
+ */
+int tt_st_nl_talk(struct tt_st_nl *nl, struct tt_st_nl_reply *rep,
+		  tt_st_nl_cb cb, void *arg);
+/*
+ * The attribute after @prev among the top-level attributes of genl message
+ * @nlh (the first when @prev is NULL); NULL after the last or at a
+ * malformed one.
+ */
+const struct nlattr *tt_st_nl_next(const struct nlmsghdr *nlh,
+				   const struct nlattr *prev);
+/* The first top-level attribute of @nlh of @type (flags masked), or NULL. */
+const struct nlattr *tt_st_nl_attr(const struct nlmsghdr *nlh, int type);
+/* @tb[type] = the attributes of @nlh up to @max, by type (last wins). */
+void tt_st_nl_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
+		    unsigned int max);
+/* The payload of an attribute. */
+const void *tt_st_nla_data(const struct nlattr *a);
+/* The payload of a u64 attribute (the caller checked its type). */
+uint64_t tt_st_nla_u64(const struct nlattr *a);
 
 #endif /* TT_SELFTEST_H */

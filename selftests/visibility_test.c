@@ -54,169 +54,7 @@
 #define VT_NOBODY	65534
 #define VT_SKIP_EXIT	4
 
-/* ---- raw generic netlink (as in control_test.c) ------------------------ */
-
-struct vt_nl {
-	int fd;
-	uint16_t family;
-	uint32_t seq;
-	char *buf;
-};
-
-struct vt_reply {
-	int error;
-	char extack[256];
-	unsigned int msgs;
-};
-
-static void *vt_put(struct nlmsghdr *nlh, uint16_t type, const void *data,
-		    uint16_t len)
-{
-	struct nlattr *a = (void *)((char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len));
-
-	a->nla_type = type;
-	a->nla_len = NLA_HDRLEN + len;
-	memset((char *)a + NLA_HDRLEN, 0, NLA_ALIGN(len));
-	if (len)
-		memcpy((char *)a + NLA_HDRLEN, data, len);
-	nlh->nlmsg_len = NLMSG_ALIGN(nlh->nlmsg_len) + NLA_ALIGN(a->nla_len);
-	return a;
-}
-
-static struct nlmsghdr *vt_msg(struct vt_nl *nl, uint16_t type, uint8_t cmd,
-			       uint16_t flags)
-{
-	struct nlmsghdr *nlh = (void *)nl->buf;
-	struct genlmsghdr *g;
-
-	memset(nl->buf, 0, 4096);
-	nlh->nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-	nlh->nlmsg_seq = ++nl->seq;
-	g = NLMSG_DATA(nlh);
-	g->cmd = cmd;
-	g->version = 1;
-	return nlh;
-}
-
-static const struct nlattr *vt_attr(const struct nlmsghdr *nlh, int type)
-{
-	const struct nlattr *a = (const void *)((const char *)NLMSG_DATA(nlh) +
-						GENL_HDRLEN);
-	int rem = nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-
-	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-	       a->nla_len <= rem) {
-		if ((a->nla_type & NLA_TYPE_MASK) == type)
-			return a;
-		rem -= NLA_ALIGN(a->nla_len);
-		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
-	}
-	return NULL;
-}
-
-static void vt_extack(const struct nlmsghdr *nlh, size_t hlen, char *buf,
-		      size_t len)
-{
-	const struct nlattr *a;
-	int rem;
-
-	buf[0] = 0;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return;
-	a = (const void *)((const char *)NLMSG_DATA(nlh) + NLMSG_ALIGN(hlen));
-	rem = nlh->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(hlen));
-	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-	       a->nla_len <= rem) {
-		if (a->nla_type == NLMSGERR_ATTR_MSG)
-			snprintf(buf, len, "%s", (const char *)a + NLA_HDRLEN);
-		rem -= NLA_ALIGN(a->nla_len);
-		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
-	}
-}
-
-/* Send the request in @nl->buf, read until its ACK / error / DONE. */
-static int vt_talk(struct vt_nl *nl, struct vt_reply *rep,
-		   void (*cb)(const struct nlmsghdr *nlh, void *arg), void *arg)
-{
-	struct nlmsghdr *req = (void *)nl->buf;
-	uint32_t seq = req->nlmsg_seq;
-
-	memset(rep, 0, sizeof(*rep));
-	if (send(nl->fd, req, req->nlmsg_len, 0) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = recv(nl->fd, nl->buf, 65536, 0);
-		struct nlmsghdr *nlh = (void *)nl->buf;
-
-		if (n < 0)
-			return -errno;
-		for (; NLMSG_OK(nlh, n); nlh = NLMSG_NEXT(nlh, n)) {
-			if (nlh->nlmsg_seq != seq)
-				continue;
-			if (nlh->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(nlh);
-
-				rep->error = e->error;
-				vt_extack(nlh, sizeof(*e) +
-					  ((nlh->nlmsg_flags & NLM_F_CAPPED) ? 0 :
-					   e->msg.nlmsg_len - NLMSG_HDRLEN),
-					  rep->extack, sizeof(rep->extack));
-				return 0;
-			}
-			if (nlh->nlmsg_type == NLMSG_DONE) {
-				memcpy(&rep->error, NLMSG_DATA(nlh), sizeof(int));
-				vt_extack(nlh, sizeof(int), rep->extack,
-					  sizeof(rep->extack));
-				return 0;
-			}
-			rep->msgs++;
-			if (cb)
-				cb(nlh, arg);
-		}
-	}
-}
-
-static void vt_family_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	const struct nlattr *a = vt_attr(nlh, CTRL_ATTR_FAMILY_ID);
-
-	if (a)
-		memcpy(arg, (const char *)a + NLA_HDRLEN, sizeof(uint16_t));
-}
-
-static void vt_nl_close(struct vt_nl *nl)
-{
-	if (nl->fd > 0)
-		close(nl->fd);
-	free(nl->buf);
-	nl->buf = NULL;
-	nl->fd = -1;
-}
-
-static int vt_nl_open(struct vt_nl *nl)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct vt_reply rep;
-	struct nlmsghdr *nlh;
-	int one = 1, ret;
-
-	memset(nl, 0, sizeof(*nl));
-	nl->buf = malloc(65536);
-	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (!nl->buf || nl->fd < 0 ||
-	    bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)))
-		return -errno;
-	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	nlh = vt_msg(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
-	vt_put(nlh, CTRL_ATTR_FAMILY_NAME, TT_GENL_NAME, sizeof(TT_GENL_NAME));
-	ret = vt_talk(nl, &rep, vt_family_cb, &nl->family);
-	if (ret)
-		return ret;
-	return rep.error ? rep.error : nl->family ? 0 : -ENOENT;
-}
+/* ---- requests over raw generic netlink (tt_st_nl_*) ------------------ */
 
 /* Sessions in a dump: how many, and whether @want is among them. */
 struct vt_ids {
@@ -227,30 +65,30 @@ struct vt_ids {
 
 static void vt_ids_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	const struct nlattr *a = vt_attr(nlh, TT_A_SESSION);
+	const struct nlattr *a = tt_st_nl_attr(nlh, TT_A_SESSION);
 	struct vt_ids *ids = arg;
 	uint64_t id;
 
 	if (!a)
 		return;
-	memcpy(&id, (const char *)a + NLA_HDRLEN, sizeof(id));
+	memcpy(&id, tt_st_nla_data(a), sizeof(id));
 	ids->n++;
 	if (id == ids->want)
 		ids->found = true;
 }
 
 /* A sessions dump (of process @pid when not 0): 0 or -errno. */
-static int vt_sessions(struct vt_nl *nl, uint32_t pid, struct vt_ids *ids,
-		       struct vt_reply *rep)
+static int vt_sessions(struct tt_st_nl *nl, uint32_t pid, struct vt_ids *ids,
+		       struct tt_st_nl_reply *rep)
 {
-	struct nlmsghdr *nlh = vt_msg(nl, nl->family, TT_CMD_GET_SESSIONS,
+	struct nlmsghdr *nlh = tt_st_nl_msg(nl, nl->family, TT_CMD_GET_SESSIONS,
 				      NLM_F_DUMP);
 
 	ids->n = 0;
 	ids->found = false;
 	if (pid)
-		vt_put(nlh, TT_A_PID, &pid, sizeof(pid));
-	return vt_talk(nl, rep, vt_ids_cb, ids);
+		tt_st_nl_put(nlh, TT_A_PID, &pid, sizeof(pid));
+	return tt_st_nl_talk(nl, rep, vt_ids_cb, ids);
 }
 
 /* Events in a dump, and the largest seq seen. */
@@ -261,62 +99,57 @@ struct vt_events {
 
 static void vt_events_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	const struct nlattr *a = (const void *)((const char *)NLMSG_DATA(nlh) +
-						GENL_HDRLEN);
-	int rem = nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
 	struct vt_events *ev = arg;
+	const struct nlattr *a;
 
-	while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-	       a->nla_len <= rem) {
+	for (a = tt_st_nl_next(nlh, NULL); a; a = tt_st_nl_next(nlh, a)) {
 		if ((a->nla_type & NLA_TYPE_MASK) == TT_A_EVENT) {
 			struct tt_trace_event e;
 			size_t l = (size_t)a->nla_len - NLA_HDRLEN;
 
 			memset(&e, 0, sizeof(e));
-			memcpy(&e, (const char *)a + NLA_HDRLEN,
+			memcpy(&e, tt_st_nla_data(a),
 			       l < sizeof(e) ? l : sizeof(e));
 			ev->n++;
 			if (e.seq > ev->last)
 				ev->last = e.seq;
 		}
-		rem -= NLA_ALIGN(a->nla_len);
-		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
 	}
 }
 
 /* A dump of @cmd (layers or events) of session @id. */
-static int vt_dump_of(struct vt_nl *nl, uint8_t cmd, uint64_t id,
+static int vt_dump_of(struct tt_st_nl *nl, uint8_t cmd, uint64_t id,
 		      const uint64_t *since, struct vt_events *ev,
-		      struct vt_reply *rep)
+		      struct tt_st_nl_reply *rep)
 {
-	struct nlmsghdr *nlh = vt_msg(nl, nl->family, cmd, NLM_F_DUMP);
+	struct nlmsghdr *nlh = tt_st_nl_msg(nl, nl->family, cmd, NLM_F_DUMP);
 
-	vt_put(nlh, TT_A_SESSION, &id, sizeof(id));
+	tt_st_nl_put(nlh, TT_A_SESSION, &id, sizeof(id));
 	if (since)
-		vt_put(nlh, TT_A_SINCE, since, sizeof(*since));
+		tt_st_nl_put(nlh, TT_A_SINCE, since, sizeof(*since));
 	memset(ev, 0, sizeof(*ev));
-	return vt_talk(nl, rep, vt_events_cb, ev);
+	return tt_st_nl_talk(nl, rep, vt_events_cb, ev);
 }
 
 /* TT_CMD_SET_CONFIG of one key: 0 or -errno of the transport. */
-static int vt_set_config(struct vt_nl *nl, const char *key, uint64_t v,
-			 struct vt_reply *rep)
+static int vt_set_config(struct tt_st_nl *nl, const char *key, uint64_t v,
+			 struct tt_st_nl_reply *rep)
 {
-	struct nlmsghdr *nlh = vt_msg(nl, nl->family, TT_CMD_SET_CONFIG, 0);
-	struct nlattr *nest = vt_put(nlh, TT_A_CONFIG | NLA_F_NESTED, NULL, 0);
+	struct nlmsghdr *nlh = tt_st_nl_msg(nl, nl->family, TT_CMD_SET_CONFIG, 0);
+	struct nlattr *nest = tt_st_nl_put(nlh, TT_A_CONFIG | NLA_F_NESTED, NULL, 0);
 
-	vt_put(nlh, TT_CFG_A_KEY, key, strlen(key) + 1);
-	vt_put(nlh, TT_CFG_A_VALUE, &v, sizeof(v));
+	tt_st_nl_put(nlh, TT_CFG_A_KEY, key, strlen(key) + 1);
+	tt_st_nl_put(nlh, TT_CFG_A_VALUE, &v, sizeof(v));
 	nest->nla_len = (char *)nlh + nlh->nlmsg_len - (char *)nest;
-	return vt_talk(nl, rep, NULL, NULL);
+	return tt_st_nl_talk(nl, rep, NULL, NULL);
 }
 
-static int vt_set_tiers(struct vt_nl *nl, struct vt_reply *rep)
+static int vt_set_tiers(struct tt_st_nl *nl, struct tt_st_nl_reply *rep)
 {
-	struct nlmsghdr *nlh = vt_msg(nl, nl->family, TT_CMD_SET_TIERS, 0);
+	struct nlmsghdr *nlh = tt_st_nl_msg(nl, nl->family, TT_CMD_SET_TIERS, 0);
 
-	vt_put(nlh, TT_A_SLOW_NODES, "", 1);
-	return vt_talk(nl, rep, NULL, NULL);
+	tt_st_nl_put(nlh, TT_A_SLOW_NODES, "", 1);
+	return tt_st_nl_talk(nl, rep, NULL, NULL);
 }
 
 static uint64_t vt_now_ns(void)
@@ -336,27 +169,27 @@ FIXTURE(vis)
 	void *buf;
 	size_t len;
 	uint64_t id;
-	struct vt_nl nl;
+	struct tt_st_nl nl;
 };
 
 static void vt_session_id_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	const struct nlattr *a = vt_attr(nlh, TT_A_SESSION);
+	const struct nlattr *a = tt_st_nl_attr(nlh, TT_A_SESSION);
 
 	if (a)
-		memcpy(arg, (const char *)a + NLA_HDRLEN, sizeof(uint64_t));
+		memcpy(arg, tt_st_nla_data(a), sizeof(uint64_t));
 }
 
 /* The id of the newest visible session of process @pid, 0 if none. */
-static uint64_t vt_id_of(struct vt_nl *nl, uint32_t pid)
+static uint64_t vt_id_of(struct tt_st_nl *nl, uint32_t pid)
 {
-	struct nlmsghdr *nlh = vt_msg(nl, nl->family, TT_CMD_GET_SESSIONS,
+	struct nlmsghdr *nlh = tt_st_nl_msg(nl, nl->family, TT_CMD_GET_SESSIONS,
 				      NLM_F_DUMP);
-	struct vt_reply rep;
+	struct tt_st_nl_reply rep;
 	uint64_t id = 0;
 
-	vt_put(nlh, TT_A_PID, &pid, sizeof(pid));
-	if (vt_talk(nl, &rep, vt_session_id_cb, &id) || rep.error)
+	tt_st_nl_put(nlh, TT_A_PID, &pid, sizeof(pid));
+	if (tt_st_nl_talk(nl, &rep, vt_session_id_cb, &id) || rep.error)
 		return 0;
 	return id;
 }
@@ -370,7 +203,7 @@ FIXTURE_SETUP(vis)
 	self->nl.fd = -1;
 	self->nl.buf = NULL;
 	TT_SETUP_NODES(&self->topo, 1);
-	ASSERT_EQ(0, vt_nl_open(&self->nl));
+	ASSERT_EQ(0, tt_st_nl_open(&self->nl));
 	TT_OPEN_KERNEL_SESSION(&self->s);
 	self->len = 4 * tt_page_size();
 	self->buf = tt_st_map(self->len, -1);
@@ -394,7 +227,7 @@ FIXTURE_TEARDOWN(vis)
 		tt_close(self->s);
 	if (self->buf)
 		munmap(self->buf, self->len);
-	vt_nl_close(&self->nl);
+	tt_st_nl_close(&self->nl);
 }
 
 /*
@@ -404,13 +237,13 @@ FIXTURE_TEARDOWN(vis)
  */
 static int vt_outsider_checks(uint64_t id, pid_t host, bool own_session)
 {
-	struct vt_nl nl;
-	struct vt_reply rep;
+	struct tt_st_nl nl;
+	struct tt_st_nl_reply rep;
 	struct vt_ids ids = { .want = id };
 	struct vt_events ev;
 	uint64_t since = 0;
 
-	if (vt_nl_open(&nl))
+	if (tt_st_nl_open(&nl))
 		return 10;
 	if (vt_sessions(&nl, 0, &ids, &rep) || rep.error || ids.found)
 		return 11;
@@ -431,7 +264,7 @@ static int vt_outsider_checks(uint64_t id, pid_t host, bool own_session)
 		return 16;
 	if (vt_set_tiers(&nl, &rep) || rep.error != -EPERM)
 		return 17;
-	vt_nl_close(&nl);
+	tt_st_nl_close(&nl);
 	return 0;
 }
 
@@ -466,7 +299,7 @@ TEST_F_TIMEOUT(vis, netns_root, 120)
 {
 	uint64_t host_id = self->id, child_id = 0;
 	struct vt_ids ids = { 0 };
-	struct vt_reply rep;
+	struct tt_st_nl_reply rep;
 	int p[2], code;
 	pid_t pid, host = getpid();
 
@@ -478,7 +311,7 @@ TEST_F_TIMEOUT(vis, netns_root, 120)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		struct tt_session *s;
-		struct vt_nl nl;
+		struct tt_st_nl nl;
 
 		close(p[0]);
 		if (unshare(CLONE_NEWNET))
@@ -491,7 +324,7 @@ TEST_F_TIMEOUT(vis, netns_root, 120)
 		s = tt_open();
 		if (!s)
 			_exit(20);
-		if (vt_nl_open(&nl))
+		if (tt_st_nl_open(&nl))
 			_exit(10);
 		child_id = vt_id_of(&nl, getpid());
 		if (!child_id)
@@ -555,7 +388,7 @@ TEST_F_TIMEOUT(vis, userns_unpriv, 120)
 TEST_F_TIMEOUT(vis, since_max, 60)
 {
 	struct vt_events ev;
-	struct vt_reply rep;
+	struct tt_st_nl_reply rep;
 	uint64_t since, last;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -604,8 +437,8 @@ static void *vt_bad_requests(void *arg)
 {
 	struct vt_thread *th = arg;
 	struct vt_events ev;
-	struct vt_reply rep;
-	struct vt_nl nl;
+	struct tt_st_nl_reply rep;
+	struct tt_st_nl nl;
 	const char *got;
 	char want[64];
 	unsigned int i;
@@ -618,7 +451,7 @@ static void *vt_bad_requests(void *arg)
 		CPU_SET(vt_cpu, &set);
 		sched_setaffinity(0, sizeof(set), &set);
 	}
-	if (vt_nl_open(&nl)) {
+	if (tt_st_nl_open(&nl)) {
 		th->errors++;
 		return NULL;
 	}
@@ -654,7 +487,7 @@ static void *vt_bad_requests(void *arg)
 					 rep.extack);
 		}
 	}
-	vt_nl_close(&nl);
+	tt_st_nl_close(&nl);
 	return NULL;
 }
 
@@ -816,12 +649,12 @@ static void *vt_full_dump(void *arg)
 {
 	struct vt_dumper *d = arg;
 	struct vt_ids ids = { 0 };
-	struct vt_reply rep;
-	struct vt_nl nl;
+	struct tt_st_nl_reply rep;
+	struct tt_st_nl nl;
 
-	if (!vt_nl_open(&nl)) {
+	if (!tt_st_nl_open(&nl)) {
 		vt_sessions(&nl, 0, &ids, &rep);
-		vt_nl_close(&nl);
+		tt_st_nl_close(&nl);
 	}
 	d->t1 = vt_now_ns();
 	d->done = true;
@@ -837,7 +670,7 @@ TEST_F_TIMEOUT(vis, busy_session, 600)
 	uint64_t worst_oc = 0, worst_dump = 0, worst, t, hold, bound;
 	struct vt_events lev;
 	pthread_t bt, dt;
-	struct vt_reply rep;
+	struct tt_st_nl_reply rep;
 	unsigned int i, ops = 0;
 	char *buf;
 

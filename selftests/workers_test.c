@@ -54,12 +54,8 @@ FIXTURE_SETUP(workers)
 
 FIXTURE_TEARDOWN(workers)
 {
-	char v[32];
-
-	if (self->orig > 0) {
-		snprintf(v, sizeof(v), "%lld", self->orig);
-		tt_st_write_file(TT_ST_WORKERS, v);
-	}
+	if (self->orig > 0)
+		tt_st_param_write("workers", self->orig);
 	if (self->buf)
 		munmap(self->buf, self->len);
 	tt_close(self->s);
