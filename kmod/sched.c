@@ -390,6 +390,31 @@ static void tt_sched_queue(struct tt_session *s, struct workqueue_struct *wq,
 		tt_session_put(s);	/* still pending: it holds one already */
 }
 
+/*
+ * Order within a session: a layer's eviction (prefetch) not started yet
+ * waits (re-queues itself) while another layer of the session has its next
+ * slice queued (@ev_turn, @pf_turn), so the session's layers still finish
+ * in the order they were queued; true when @sl must wait (lock held; @sl
+ * NULL: whether any layer has the turn).
+ */
+static bool tt_sched_evict_wait_turn(const struct tt_sched *sc,
+				     const struct tt_slayer *sl)
+{
+	const struct tt_slayer *t = sc->ev_turn;
+
+	return t && t != sl && t->state == TT_EP_EVICTING && t->ev_cont &&
+	       !t->victim;
+}
+
+static bool tt_sched_prefetch_wait_turn(const struct tt_sched *sc,
+					const struct tt_slayer *sl)
+{
+	const struct tt_slayer *t = sc->pf_turn;
+
+	return t && t != sl && t->state == TT_EP_PREFETCHING && t->pf_cont &&
+	       !t->sync;
+}
+
 static void tt_sched_queue_prefetch(struct tt_session *s, struct tt_slayer *sl)
 {
 	atomic_set(&sl->abort, 0);	/* any eviction is over; see tt_sched_settle() */
@@ -1636,6 +1661,10 @@ static void tt_sched_evict_work(struct work_struct *work)
 	if (sl->state == TT_EP_EVICTING && sl->ev_cont && !sl->victim) {
 		sl->ev_cont = false;		/* the next slice */
 	} else if (sl->state == TT_EP_EVICT_QUEUED) {
+		if (tt_sched_evict_wait_turn(sc, sl)) {
+			tt_sched_queue(s, tt_evict_wq, &sl->evict_work);
+			goto out_unlock;
+		}
 		sl->ev_fast = sc->cfg.fast_node;
 		sl->ev_nr_slow = tt_sched_slow_nodes(sc, sl, sl->ev_slow);
 		if (!sl->ev_nr_slow || tt_sched_select(sc, sl) ||
@@ -1704,9 +1733,13 @@ static void tt_sched_evict_work(struct work_struct *work)
 	    !atomic_read(&s->stop)) {
 		/* at the tail: the work queued meanwhile runs first */
 		sl->ev_cont = true;
+		if (!tt_sched_evict_wait_turn(sc, NULL))
+			sc->ev_turn = sl;
 		tt_sched_queue(s, tt_evict_wq, &sl->evict_work);
 		goto out_unlock;
 	}
+	if (sc->ev_turn == sl)
+		sc->ev_turn = NULL;
 	done = sl->ev_next;
 	fast = sl->ev_fast;
 	if (fast < 0)
@@ -1858,6 +1891,10 @@ static void tt_sched_prefetch_work(struct work_struct *work)
 	if (sl->state == TT_EP_PREFETCHING && sl->pf_cont && !sl->sync) {
 		sl->pf_cont = false;		/* the next slice */
 	} else if (sl->state == TT_EP_PREFETCH_QUEUED) {
+		if (tt_sched_prefetch_wait_turn(sc, sl)) {
+			tt_sched_queue(s, tt_prefetch_wq, &sl->prefetch_work);
+			goto out_unlock;
+		}
 		sl->state = TT_EP_PREFETCHING;
 		sl->sync = false;
 		sl->pf_cont = false;
@@ -1887,9 +1924,13 @@ static void tt_sched_prefetch_work(struct work_struct *work)
 	    !atomic_read(&s->stop)) {
 		/* at the tail: the work queued meanwhile runs first */
 		sl->pf_cont = true;
+		if (!tt_sched_prefetch_wait_turn(sc, NULL))
+			sc->pf_turn = sl;
 		tt_sched_queue(s, tt_prefetch_wq, &sl->prefetch_work);
 		goto out_unlock;
 	}
+	if (sc->pf_turn == sl)
+		sc->pf_turn = NULL;
 	tt_sched_fetched(sc, sl, sl->pf_moved, sl->pf_elapsed);
 out_unlock:
 	mutex_unlock(&sc->lock);
@@ -1951,6 +1992,8 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 			if (sl->pf_cont) {
 				/* between two slices: taken over here */
 				sl->pf_cont = false;
+				if (sc->pf_turn == sl)
+					sc->pf_turn = NULL;
 				break;
 			}
 			mutex_unlock(&sc->lock);
