@@ -13,6 +13,9 @@
  *                         TT_ST_TIME_MUL) of its forward end; while A's
  *                         prefetch runs, not all of B's prefetches are
  *                         late. Data intact in both.
+ *   own_order             one session's two 64 MiB layers, evicted one
+ *                         slice at a time, still finish in their queue
+ *                         order: the second starts after the first ended.
  */
 #include <errno.h>
 #include <signal.h>
@@ -219,7 +222,8 @@ FIXTURE_TEARDOWN(sharing)
 
 /*
  * One iteration of B (layers 1..SH_B_LAYERS, 20 ms compute each, a loss of
- * 1.5 s); after each forward end, 200 ms (x TT_ST_TIME_MUL) or, when
+ * 2 s; a prefetch rate of 4 MiB/s assumed, so the plan's triggers come
+ * well ahead); after each forward end, 200 ms (x TT_ST_TIME_MUL) or, when
  * the plan evicts the layer and its eviction has not started by then,
  * until it starts (at most 1.5 bounds); @delay (if not NULL) gets, per
  * layer, start - forward end (or the wait).
@@ -235,7 +239,7 @@ static int sh_b_iteration(struct __test_metadata *_metadata,
 	unsigned int l;
 	long long off;
 
-	ASSERT_EQ(0, sh_rates(self->s, SH_TERA, 16 * TT_ST_MIB)) return __LINE__;
+	ASSERT_EQ(0, sh_rates(self->s, SH_TERA, 4 * TT_ST_MIB)) return __LINE__;
 	ASSERT_EQ(0, tt_iter_begin(self->s)) return __LINE__;
 	for (l = 1; l <= SH_B_LAYERS; l++) {
 		char *buf = self->t[l - 1];
@@ -265,7 +269,7 @@ static int sh_b_iteration(struct __test_metadata *_metadata,
 	}
 	if (delay)
 		memcpy(delay, dl, sizeof(dl));
-	tt_st_compute(self->t[0], SH_B_SIZE, 1500);	/* the loss */
+	tt_st_compute(self->t[0], SH_B_SIZE, 2000);	/* the loss */
 	for (l = SH_B_LAYERS; l >= 1; l--) {
 		char *buf = self->t[l - 1];
 
@@ -372,6 +376,51 @@ TEST_F_TIMEOUT(sharing, huge_layer_neighbour, 900)
 	ASSERT_LT(worst, bound);
 	ASSERT_LT(0, evicted);
 	ASSERT_LT(0, ontime) TH_LOG("all of B's prefetches late behind A's");
+}
+
+TEST_F_TIMEOUT(sharing, own_order, 300)
+{
+	const size_t sz = 64 * TT_ST_MIB;
+	struct tt_layer_info l1 = {}, l2 = {};
+	char *buf[2];
+	unsigned int it, l;
+
+	for (l = 0; l < 2; l++) {
+		buf[l] = tt_st_map(sz, -1);
+		ASSERT_NE(NULL, buf[l]);
+		tt_st_fill(buf[l], sz, 101 + l);
+	}
+	/* a profile, then planned iterations until both layers are evicted */
+	for (it = 0; it < 5; it++) {
+		ASSERT_EQ(0, sh_rates(self->s, SH_TERA, SH_TERA));
+		ASSERT_EQ(0, tt_iter_begin(self->s));
+		for (l = 1; l <= 2; l++) {
+			ASSERT_EQ(0, tt_layer_begin(self->s, l, TT_FWD));
+			ASSERT_EQ(0, tt_tensor_saved(self->s, l, buf[l - 1], sz));
+			ASSERT_EQ(0, tt_layer_end(self->s, l, TT_FWD));
+		}
+		usleep(50000);
+		SH_WAIT(!sh_layer(self->s, 1, &l1) && !sh_layer(self->s, 2, &l2) &&
+			(!l2.final_bytes || l2.status == TT_LAYER_PROFILING ||
+			 l2.last_evict_end_ns), 60000 * tt_st_time_mul());
+		for (l = 2; l >= 1; l--) {
+			ASSERT_EQ(0, tt_layer_begin(self->s, l, TT_BWD));
+			ASSERT_EQ(-1, tt_st_check(buf[l - 1], sz, 100 + l));
+			ASSERT_EQ(0, tt_layer_end(self->s, l, TT_BWD));
+		}
+		if (l1.last_evicted_bytes && l2.last_evicted_bytes)
+			break;
+	}
+	TH_LOG("layer 1 evicted %.1f-%.1f ms (%llu bytes), layer 2 %.1f-%.1f ms (%llu bytes)",
+	       l1.last_evict_start_ns / 1e6, l1.last_evict_end_ns / 1e6,
+	       (unsigned long long)l1.last_evicted_bytes,
+	       l2.last_evict_start_ns / 1e6, l2.last_evict_end_ns / 1e6,
+	       (unsigned long long)l2.last_evicted_bytes);
+	ASSERT_EQ(sz, l1.last_evicted_bytes);
+	ASSERT_EQ(sz, l2.last_evicted_bytes);
+	ASSERT_LE(l1.last_evict_end_ns, l2.last_evict_start_ns);
+	for (l = 0; l < 2; l++)
+		munmap(buf[l], sz);
 }
 
 TEST_HARNESS_MAIN
