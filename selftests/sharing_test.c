@@ -180,6 +180,7 @@ FIXTURE(sharing)
 	pid_t a;
 	unsigned int iter;
 	uint64_t fwd_end;
+	uint64_t bwd_begin;
 };
 
 FIXTURE_SETUP(sharing)
@@ -223,7 +224,7 @@ FIXTURE_TEARDOWN(sharing)
 /*
  * One iteration of B (layers 1..SH_B_LAYERS, 20 ms compute each, a loss of
  * 2 s; a prefetch rate of 4 MiB/s assumed, so the plan's triggers come
- * well ahead); after each forward end, 200 ms (x TT_ST_TIME_MUL) or, when
+ * well ahead); after each forward end, half a bound or, when
  * the plan evicts the layer and its eviction has not started by then,
  * until it starts (at most 1.5 bounds); @delay (if not NULL) gets, per
  * layer, start - forward end (or the wait).
@@ -234,7 +235,7 @@ static int sh_b_iteration(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(sharing) *self, uint64_t *delay)
 {
 	uint64_t bound = SH_BOUND_MS * tt_st_time_mul();
-	uint64_t gap = 200ULL * tt_st_time_mul(), dl[SH_B_LAYERS] = {};
+	uint64_t gap = bound / 2, dl[SH_B_LAYERS] = {};
 	struct tt_layer_info li = {};
 	unsigned int l;
 	long long off;
@@ -270,6 +271,7 @@ static int sh_b_iteration(struct __test_metadata *_metadata,
 	if (delay)
 		memcpy(delay, dl, sizeof(dl));
 	tt_st_compute(self->t[0], SH_B_SIZE, 2000);	/* the loss */
+	self->bwd_begin = tt_st_now_ns();
 	for (l = SH_B_LAYERS; l >= 1; l--) {
 		char *buf = self->t[l - 1];
 
@@ -305,7 +307,7 @@ static void sh_b_late(struct tt_session *s, unsigned int *evicted,
 TEST_F_TIMEOUT(sharing, huge_layer_neighbour, 900)
 {
 	uint64_t bound = SH_BOUND_MS * tt_st_time_mul() * SH_MS;
-	uint64_t delay[SH_B_LAYERS] = {}, worst = 0, b_end;
+	uint64_t delay[SH_B_LAYERS] = {}, worst = 0, b_end, b_bwd;
 	unsigned int l, evicted, ontime, tries;
 	int st;
 
@@ -344,6 +346,7 @@ TEST_F_TIMEOUT(sharing, huge_layer_neighbour, 900)
 	ASSERT_TRUE(SH_WAIT(self->sh->a_phase >= SH_PREFETCHING, 300000));
 	ASSERT_NE(SH_FAILED, self->sh->a_phase) TH_LOG("%s", self->sh->err);
 	ASSERT_EQ(0, sh_b_iteration(_metadata, self, NULL));
+	b_bwd = self->bwd_begin;
 	sh_b_late(self->s, &evicted, &ontime);
 	TH_LOG("round 2: B evicted %u layers, %u on time", evicted, ontime);
 	for (l = 1; l <= SH_B_LAYERS; l++) {
@@ -370,6 +373,9 @@ TEST_F_TIMEOUT(sharing, huge_layer_neighbour, 900)
 	       self->sh->a_evict_ns / 1e6, self->sh->a_prefetch_ns / 1e6,
 	       worst / 1e6, bound / 1e6);
 
+	TH_LOG("A's prefetch %s when B's round 2 reached its backward pass",
+	       self->sh->a_prefetch_end > b_bwd ? "was still running" :
+	       "had ended");
 	/* meaningful only if A's eviction outlasted B's round 1's forward */
 	ASSERT_LT(b_end, self->sh->a_evict_end)
 		TH_LOG("A's eviction ended before B's forward pass: too short to test");
