@@ -5,7 +5,7 @@
  * re-queues itself behind the work queued meanwhile
  * (Documentation/scheduler.md, "Sharing the pools").
  *
- *   huge_layer_neighbour  process A trains one 1 GiB layer, whose
+ *   huge_layer_neighbour  process A trains one 1.25 GiB layer, whose
  *                         eviction and prefetch take seconds in the guest;
  *                         meanwhile this process (B) trains 4 layers of
  *                         2 MiB: while A's eviction runs, each of B's
@@ -30,7 +30,7 @@
 #include "kselftest_harness.h"
 #include "tt_harness.h"
 
-#define SH_A_SIZE	(1024 * TT_ST_MIB)
+#define SH_A_SIZE	(1280 * TT_ST_MIB)
 #define SH_B_LAYERS	4
 #define SH_B_SIZE	(2 * TT_ST_MIB)
 #define SH_BOUND_MS	1000ULL
@@ -223,7 +223,7 @@ FIXTURE_TEARDOWN(sharing)
 
 /*
  * One iteration of B (layers 1..SH_B_LAYERS, 20 ms compute each, a loss of
- * 2 s; a prefetch rate of 4 MiB/s assumed, so the plan's triggers come
+ * 1 s; a prefetch rate of 4 MiB/s assumed, so the plan's triggers come
  * well ahead); after each forward end, half a bound or, when
  * the plan evicts the layer and its eviction has not started by then,
  * until it starts (at most 1.5 bounds); @delay (if not NULL) gets, per
@@ -270,7 +270,7 @@ static int sh_b_iteration(struct __test_metadata *_metadata,
 	}
 	if (delay)
 		memcpy(delay, dl, sizeof(dl));
-	tt_st_compute(self->t[0], SH_B_SIZE, 2000);	/* the loss */
+	tt_st_compute(self->t[0], SH_B_SIZE, 1000);	/* the loss */
 	self->bwd_begin = tt_st_now_ns();
 	for (l = SH_B_LAYERS; l >= 1; l--) {
 		char *buf = self->t[l - 1];
@@ -369,7 +369,7 @@ TEST_F_TIMEOUT(sharing, huge_layer_neighbour, 900)
 	self->a = 0;
 	ASSERT_EQ(SH_DONE, self->sh->a_phase) TH_LOG("%s", self->sh->err);
 	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	TH_LOG("A: 1 GiB evicted in %.1f ms, prefetched in %.1f ms; B's worst eviction start %.1f ms (bound %.0f ms)",
+	TH_LOG("A: 1.25 GiB evicted in %.1f ms, prefetched in %.1f ms; B's worst eviction start %.1f ms (bound %.0f ms)",
 	       self->sh->a_evict_ns / 1e6, self->sh->a_prefetch_ns / 1e6,
 	       worst / 1e6, bound / 1e6);
 
