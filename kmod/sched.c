@@ -203,6 +203,20 @@ enum tt_ep_state {
  * @vfrom:         the first chunk the victim round appended.
  * @vmoved:        bytes the victim round moved.
  * @velapsed:      the engine's time for them.
+ * @ev_next:       the first chunk the running eviction has not visited.
+ * @ev_cont:       @evict_work is re-queued to continue the EVICTING episode
+ *                 with its next slice (tt_sched_evict_work()).
+ * @ev_fast:       the fast node the eviction found (-1: by residency).
+ * @ev_nr_slow:    entries of @ev_slow.
+ * @ev_slow:       the slow nodes the eviction moves to, in order.
+ * @ev_elapsed:    the engine's time of the eviction's slices so far.
+ * @ev_bytes:      per node, the resident bytes the eviction found, then
+ *                 what it moved there (2 * nr_node_ids; NULL when the fast
+ *                 node is set or the allocation failed).
+ * @pf_cont:       @prefetch_work is re-queued to continue the PREFETCHING
+ *                 episode with its next slice.
+ * @pf_moved:      bytes the prefetch's slices moved so far.
+ * @pf_elapsed:    the engine's time for them.
  * @evict_work:    the eviction, on the evict pool.
  * @prefetch_work: the prefetch, on the prefetch pool.
  *
@@ -243,6 +257,16 @@ struct tt_slayer {
 	unsigned int vfrom;
 	u64 vmoved;
 	u64 velapsed;
+	unsigned int ev_next;
+	bool ev_cont;
+	int ev_fast;
+	int ev_nr_slow;
+	int ev_slow[TT_MIG_TARGETS];
+	u64 ev_elapsed;
+	u64 *ev_bytes;
+	bool pf_cont;
+	u64 pf_moved;
+	u64 pf_elapsed;
 	struct work_struct evict_work;
 	struct work_struct prefetch_work;
 };
@@ -342,13 +366,53 @@ static struct tt_slayer *tt_sched_layer(struct tt_session *s, u32 id,
 	return sl;
 }
 
-/* Queue @work with a session reference (lock held). */
+/*
+ * One slice of a work item: the chunks an eviction or a prefetch work
+ * invocation moves at most, by their span (at least one chunk, so at most
+ * this plus one chunk of batch_pages). A work item with more to move
+ * re-queues itself at the tail of its pool and returns, so every work item
+ * queued meanwhile (other sessions' and layers') runs in between: a work
+ * item waits for at most one slice of each item queued before it.
+ */
+#define TT_SCHED_SLICE_BYTES	(16ULL << 20)
+
+/*
+ * Queue @work with a session reference (lock held). Also the re-queue of
+ * a running work item for its next slice: only while the session is not
+ * closing (tested under the same lock hold), so tt_sched_close() finds it
+ * pending and cancels it, or running and waits for it.
+ */
 static void tt_sched_queue(struct tt_session *s, struct workqueue_struct *wq,
 			   struct work_struct *work)
 {
 	tt_session_get(s);
 	if (!queue_work(wq, work))
 		tt_session_put(s);	/* still pending: it holds one already */
+}
+
+/*
+ * Order within a session: a layer's eviction (prefetch) not started yet
+ * waits (re-queues itself) while another layer of the session has its next
+ * slice queued (@ev_turn, @pf_turn), so the session's layers still finish
+ * in the order they were queued; true when @sl must wait (lock held; @sl
+ * NULL: whether any layer has the turn).
+ */
+static bool tt_sched_evict_wait_turn(const struct tt_sched *sc,
+				     const struct tt_slayer *sl)
+{
+	const struct tt_slayer *t = sc->ev_turn;
+
+	return t && t != sl && t->state == TT_EP_EVICTING && t->ev_cont &&
+	       !t->victim;
+}
+
+static bool tt_sched_prefetch_wait_turn(const struct tt_sched *sc,
+					const struct tt_slayer *sl)
+{
+	const struct tt_slayer *t = sc->pf_turn;
+
+	return t && t != sl && t->state == TT_EP_PREFETCHING && t->pf_cont &&
+	       !t->sync;
 }
 
 static void tt_sched_queue_prefetch(struct tt_session *s, struct tt_slayer *sl)
@@ -1573,51 +1637,83 @@ void tt_sched_budget_visit(struct tt_session *s, bool shrink)
 	mutex_unlock(&sc->lock);
 }
 
+/*
+ * The eviction of @sl, one slice (TT_SCHED_SLICE_BYTES) per invocation:
+ * the first (EVICT_QUEUED) selects the chunks and starts the episode
+ * (EVICTING), each moves the chunks from @ev_next on until the slice is
+ * full and re-queues itself (@ev_cont) while chunks are left; the one that
+ * finds none left, or the layer stopped (@abort, the session's stop flag,
+ * closing, the mm gone), ends the eviction.
+ */
 static void tt_sched_evict_work(struct work_struct *work)
 {
 	struct tt_slayer *sl = container_of(work, struct tt_slayer, evict_work);
 	struct tt_session *s = sl->s;
 	struct tt_sched *sc = tt_sched_of(s);
-	u64 *bytes = NULL, elapsed = 0, iter;
-	unsigned int i, done = 0;
-	int idx, slow[TT_MIG_TARGETS], nr_slow, fast;
-	bool have_mm;
+	u64 *bytes, slice = 0, iter;
+	unsigned int i, done;
+	int idx, fast;
+	bool have_mm, first = false, more = false;
 
 	mutex_lock(&sc->lock);
-	if (sl->state != TT_EP_EVICT_QUEUED || sc->closing)
+	if (sc->closing)
 		goto out_unlock;
-	fast = sc->cfg.fast_node;
-	nr_slow = tt_sched_slow_nodes(sc, sl, slow);
-	if (!nr_slow || tt_sched_select(sc, sl) || !sl->nr_chunks) {
-		tt_sched_episode_end(sl);
+	if (sl->state == TT_EP_EVICTING && sl->ev_cont && !sl->victim) {
+		sl->ev_cont = false;		/* the next slice */
+	} else if (sl->state == TT_EP_EVICT_QUEUED) {
+		if (tt_sched_evict_wait_turn(sc, sl)) {
+			tt_sched_queue(s, tt_evict_wq, &sl->evict_work);
+			goto out_unlock;
+		}
+		sl->ev_fast = sc->cfg.fast_node;
+		sl->ev_nr_slow = tt_sched_slow_nodes(sc, sl, sl->ev_slow);
+		if (!sl->ev_nr_slow || tt_sched_select(sc, sl) ||
+		    !sl->nr_chunks) {
+			tt_sched_episode_end(sl);
+			goto out_unlock;
+		}
+		sl->state = TT_EP_EVICTING;
+		sl->mig_start = ktime_get_ns();
+		sl->ev_next = 0;
+		sl->ev_cont = false;
+		sl->ev_elapsed = 0;
+		sl->ev_bytes = NULL;
+		first = true;
+		if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
+			tt_tl_evict_start(&sc->tl, idx, ktime_get_ns());
+	} else {
 		goto out_unlock;
 	}
-	sl->state = TT_EP_EVICTING;
-	sl->mig_start = ktime_get_ns();
 	iter = sl->iter;
-	if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
-		tt_tl_evict_start(&sc->tl, idx, ktime_get_ns());
 	mutex_unlock(&sc->lock);
 
 	have_mm = mmget_not_zero(s->mm);
-	if (have_mm && fast < 0)
-		bytes = kcalloc(2 * nr_node_ids, sizeof(*bytes), GFP_KERNEL);
-	for (i = 0; have_mm && i < sl->nr_chunks; i++) {
+	if (have_mm && first && sl->ev_fast < 0)
+		sl->ev_bytes = kcalloc(2 * nr_node_ids, sizeof(*sl->ev_bytes),
+				       GFP_KERNEL);
+	bytes = sl->ev_bytes;
+	for (i = sl->ev_next; have_mm && i < sl->nr_chunks; i++) {
 		struct tt_chunk *c = &sl->chunks[i];
 		struct tt_migrate_result res = {};
 		int ret;
 
 		if (atomic_read(&sl->abort) || atomic_read(&s->stop))
 			break;
+		if (slice >= TT_SCHED_SLICE_BYTES) {
+			more = true;
+			break;
+		}
+		slice += c->end - c->start;
 		if (bytes)
 			tt_sched_residency(s->mm, c->start, c->end, bytes,
 					   bytes + nr_node_ids);
-		ret = tt_sched_evict_chunk(s, sl, c, slow, nr_slow, &res);
+		ret = tt_sched_evict_chunk(s, sl, c, sl->ev_slow,
+					   sl->ev_nr_slow, &res);
 		c->moved = res.moved << PAGE_SHIFT;
-		elapsed += res.elapsed_ns;
-		tt_sched_account(s, &res, slow[0]);
+		tt_sched_account(s, &res, sl->ev_slow[0]);
 
 		mutex_lock(&sc->lock);
+		sl->ev_elapsed += res.elapsed_ns;
 		if (ret)
 			tt_sched_forget_range(sc, sl, c->range_id);
 		sl->evicted += c->moved;
@@ -1626,28 +1722,42 @@ static void tt_sched_evict_work(struct work_struct *work)
 		/* moved after the backward pass began: late as well */
 		if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
 			tt_tl_late_add(&sc->tl, idx, c->moved);
+		sl->ev_next = i + 1;
 		mutex_unlock(&sc->lock);
-		done = i + 1;
 	}
 	if (have_mm)
 		mmput(s->mm);
+
+	mutex_lock(&sc->lock);
+	if (more && !sc->closing && !atomic_read(&sl->abort) &&
+	    !atomic_read(&s->stop)) {
+		/* at the tail: the work queued meanwhile runs first */
+		sl->ev_cont = true;
+		if (!tt_sched_evict_wait_turn(sc, NULL))
+			sc->ev_turn = sl;
+		tt_sched_queue(s, tt_evict_wq, &sl->evict_work);
+		goto out_unlock;
+	}
+	if (sc->ev_turn == sl)
+		sc->ev_turn = NULL;
+	done = sl->ev_next;
+	fast = sl->ev_fast;
 	if (fast < 0)
 		fast = bytes ? tt_sched_majority_fast(bytes, sl->cpu_nid) :
 			       sl->cpu_nid;
 	if (fast < 0)
 		fast = numa_node_id();
 	kfree(bytes);
-
-	mutex_lock(&sc->lock);
+	sl->ev_bytes = NULL;
 	/* the first node of the order: a full one spills to the next */
 	tt_evlog_migration(s, TT_TRACE_EVICT, sl->id, iter, sl->evicted,
-			   sl->mig_start, slow[0],
+			   sl->mig_start, sl->ev_slow[0],
 			   done < sl->nr_chunks ? TT_TRACE_F_STOPPED : 0);
 	sl->nr_chunks = done;
 	sl->fast_nid = fast;
 	if (iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
 		tt_tl_evict_end(&sc->tl, idx, ktime_get_ns(), sl->evicted);
-	tt_tl_rate_sample(&sc->tl, TT_TL_EVICT, sl->evicted, elapsed);
+	tt_tl_rate_sample(&sc->tl, TT_TL_EVICT, sl->evicted, sl->ev_elapsed);
 	if (!sl->evicted)
 		tt_sched_episode_end(sl);
 	else if (sl->pf_due && !sc->closing)
@@ -1665,16 +1775,19 @@ out_unlock:
  * pinned by the caller and the session's stop flag is obeyed), else from
  * the session's own process. Returns the bytes moved; *@elapsed gets the
  * engine's time. A chunk the engine could not finish (stopped, out of
- * memory) stays the next one.
+ * memory) stays the next one. From a worker, at most one slice
+ * (TT_SCHED_SLICE_BYTES): *@more is set when chunks are left only for
+ * that reason.
  */
 static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
-			  bool remote, u64 *elapsed)
+			  bool remote, u64 *elapsed, bool *more)
 {
 	struct tt_sched *sc = tt_sched_of(s);
-	u64 moved = 0;
+	u64 moved = 0, slice = 0;
 	unsigned int i;
 
 	*elapsed = 0;
+	*more = false;
 	for (i = sl->next_chunk; i < sl->nr_chunks; i++) {
 		struct tt_chunk *c = &sl->chunks[i];
 		struct tt_migrate_result res = {};
@@ -1683,6 +1796,11 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 		/* TT_SCHED_DEFER_LATE: the backward pass began */
 		if (remote && atomic_read(&sl->abort))
 			break;
+		if (remote && slice >= TT_SCHED_SLICE_BYTES) {
+			*more = true;
+			break;
+		}
+		slice += c->end - c->start;
 		if (c->moved) {
 			/* the fast-tier budget: room for it first */
 			mutex_lock(&sc->lock);
@@ -1750,6 +1868,13 @@ static void tt_sched_fetched(struct tt_sched *sc, struct tt_slayer *sl,
 	tt_sched_episode_end(sl);
 }
 
+/*
+ * The prefetch of @sl, one slice (TT_SCHED_SLICE_BYTES) per invocation:
+ * the first (PREFETCH_QUEUED) starts it (PREFETCHING), each re-queues
+ * itself (@pf_cont) while chunks are left for want of room in its slice;
+ * the last ends it (tt_sched_fetched()). TT_SCHED_SYNC_LATE may take a
+ * re-queued prefetch over (tt_sched_sync_fetch() clears @pf_cont).
+ */
 static void tt_sched_prefetch_work(struct work_struct *work)
 {
 	struct tt_slayer *sl = container_of(work, struct tt_slayer,
@@ -1757,28 +1882,56 @@ static void tt_sched_prefetch_work(struct work_struct *work)
 	struct tt_session *s = sl->s;
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 moved = 0, elapsed = 0;
+	bool more = false;
 	int idx;
 
 	mutex_lock(&sc->lock);
-	if (sl->state != TT_EP_PREFETCH_QUEUED || sc->closing)
+	if (sc->closing)
 		goto out_unlock;
-	sl->state = TT_EP_PREFETCHING;
-	sl->sync = false;
-	sl->mig_start = ktime_get_ns();
-	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx))
-		tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
+	if (sl->state == TT_EP_PREFETCHING && sl->pf_cont && !sl->sync) {
+		sl->pf_cont = false;		/* the next slice */
+	} else if (sl->state == TT_EP_PREFETCH_QUEUED) {
+		if (tt_sched_prefetch_wait_turn(sc, sl)) {
+			tt_sched_queue(s, tt_prefetch_wq, &sl->prefetch_work);
+			goto out_unlock;
+		}
+		sl->state = TT_EP_PREFETCHING;
+		sl->sync = false;
+		sl->pf_cont = false;
+		sl->pf_moved = 0;
+		sl->pf_elapsed = 0;
+		sl->mig_start = ktime_get_ns();
+		if (sl->iter == sc->tl.iter_seq &&
+		    tt_sched_find(sc, sl->id, &idx))
+			tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
+	} else {
+		goto out_unlock;
+	}
 	mutex_unlock(&sc->lock);
 
 	/* A process that is gone has nothing to fetch back. */
 	if (mmget_not_zero(s->mm)) {
-		moved = tt_sched_fetch(s, sl, true, &elapsed);
+		moved = tt_sched_fetch(s, sl, true, &elapsed, &more);
 		mmput(s->mm);
 	} else {
 		sl->next_chunk = sl->nr_chunks;
 	}
 
 	mutex_lock(&sc->lock);
-	tt_sched_fetched(sc, sl, moved, elapsed);
+	sl->pf_moved += moved;
+	sl->pf_elapsed += elapsed;
+	if (more && !sc->closing && !atomic_read(&sl->abort) &&
+	    !atomic_read(&s->stop)) {
+		/* at the tail: the work queued meanwhile runs first */
+		sl->pf_cont = true;
+		if (!tt_sched_prefetch_wait_turn(sc, NULL))
+			sc->pf_turn = sl;
+		tt_sched_queue(s, tt_prefetch_wq, &sl->prefetch_work);
+		goto out_unlock;
+	}
+	if (sc->pf_turn == sl)
+		sc->pf_turn = NULL;
+	tt_sched_fetched(sc, sl, sl->pf_moved, sl->pf_elapsed);
 out_unlock:
 	mutex_unlock(&sc->lock);
 	tt_session_put(s);
@@ -1812,6 +1965,7 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 moved, elapsed, iter;
+	bool more;
 	int idx;
 
 	mutex_lock(&sc->lock);
@@ -1835,6 +1989,13 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 		case TT_EP_PREFETCHING:
 			if (sl->sync)		/* another thread fetches it */
 				goto out_unlock;
+			if (sl->pf_cont) {
+				/* between two slices: taken over here */
+				sl->pf_cont = false;
+				if (sc->pf_turn == sl)
+					sc->pf_turn = NULL;
+				break;
+			}
 			mutex_unlock(&sc->lock);
 			flush_work(&sl->prefetch_work);
 			mutex_lock(&sc->lock);
@@ -1854,7 +2015,7 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 		tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
 	mutex_unlock(&sc->lock);
 
-	moved = tt_sched_fetch(s, sl, false, &elapsed);
+	moved = tt_sched_fetch(s, sl, false, &elapsed, &more);
 
 	mutex_lock(&sc->lock);
 	tt_sched_fetched(sc, sl, moved, elapsed);
@@ -2660,6 +2821,9 @@ void tt_sched_close(struct tt_session *s)
 			tt_session_put(s);
 		if (cancel_work_sync(&sl->prefetch_work))
 			tt_session_put(s);
+		/* an eviction cancelled between two slices */
+		kfree(sl->ev_bytes);
+		sl->ev_bytes = NULL;
 	}
 	/* victim evictions are made by work items or ioctls: none left */
 	wait_event(sc->bud.wq, !READ_ONCE(sc->bud.busy));

@@ -61,6 +61,8 @@ struct tt_sched_counts {
 	u64 sync_fetched_bytes;
 };
 
+struct tt_slayer;
+
 /**
  * struct tt_sched - one session's scheduler (embedded in struct tt_session)
  * @lock:       serialises the event path, the workers' bookkeeping, the
@@ -84,6 +86,10 @@ struct tt_sched_counts {
  * @kmem:       bytes of the arrays sized by the session's input that the
  *              scheduler holds for it (chunk lists, @bud's scratch, @hints):
  *              stats kmem_bytes.
+ * @ev_turn:    the layer whose eviction continues slice by slice; the
+ *              session's other evictions wait while its next slice is
+ *              queued (sched.c, TT_SCHED_SLICE_BYTES). NULL: none.
+ * @pf_turn:    the same for the prefetches.
  */
 struct tt_sched {
 	struct mutex lock;	/* see @lock above */
@@ -101,6 +107,8 @@ struct tt_sched {
 	struct tt_hint_set hints;
 	struct tt_budget bud;
 	u64 kmem;
+	struct tt_slayer *ev_turn;
+	struct tt_slayer *pf_turn;
 };
 
 int tt_sched_module_init(void);
