@@ -318,6 +318,8 @@ struct tt_us_layer;
  * @check:    whether [@start, @end) is mapped and a supported mapping: 0,
  *            -EFAULT or -EOPNOTSUPP. *@cache is NULL at the first call of
  *            an eviction and free()d after its last one.
+ * @mapped:   whether every byte of [@start, @end) is mapped, when a
+ *            tensor is saved: 0 or -EFAULT.
  * @move:     move the pages of [@start, @end) to @node and fill @res (its
  *            page counts add up to the range's pages); when @from is not
  *            NULL, add the bytes found on each node before the move to
@@ -331,6 +333,7 @@ struct tt_us_ops {
 	int (*cpu_node)(void *ctx);
 	int (*topo)(void *ctx, int fast, struct tt_node_topo *t);
 	int (*check)(void *ctx, uint64_t start, uint64_t end, void **cache);
+	int (*mapped)(void *ctx, uint64_t start, uint64_t end);
 	int (*move)(void *ctx, uint64_t start, uint64_t end, int node,
 		    struct tt_migrate_result *res, uint64_t *from);
 	bool manual_clock;

@@ -284,6 +284,12 @@ static int tt_us_real_check(void *ctx, uint64_t start, uint64_t end,
 	return tt_maps_snap_check(snap, start, end, true);
 }
 
+static int tt_us_real_mapped(void *ctx, uint64_t start, uint64_t end)
+{
+	(void)ctx;
+	return tt_maps_check_self(start, end, false);
+}
+
 static int tt_us_real_move(void *ctx, uint64_t start, uint64_t end, int node,
 			   struct tt_migrate_result *res, uint64_t *from)
 {
@@ -304,6 +310,7 @@ const struct tt_us_ops tt_us_real_ops = {
 	.cpu_node = tt_us_real_cpu_node,
 	.topo = tt_us_real_topo,
 	.check = tt_us_real_check,
+	.mapped = tt_us_real_mapped,
 	.move = tt_us_real_move,
 	.manual_clock = false,
 };
@@ -1104,7 +1111,7 @@ static int tt_us_saved(struct tt_session *s, const struct tt_event *ev)
 	if (us->nr_ranges >= TT_MP_MAX_RANGES)
 		return -ENOSPC;
 	/* every byte mapped (EFAULT), as the module checks it */
-	ret = tt_maps_check_self(start, end, false);
+	ret = us->ops->mapped(us->ctx, start, end);
 	if (ret < 0)
 		return ret;
 	ret = tt_us_layer(us, ev->layer, &sl, &idx);

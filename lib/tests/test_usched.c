@@ -137,6 +137,14 @@ static int fake_check(void *ctx, uint64_t start, uint64_t end, void **cache)
 	return 0;
 }
 
+/* The fake range [FAKE_BASE, + FAKE_PAGES pages) is mapped, nothing else. */
+static int fake_mapped(void *ctx, uint64_t start, uint64_t end)
+{
+	(void)ctx;
+	return start >= FAKE_BASE && end <= FAKE_BASE + FAKE_PAGES * ps ?
+	       0 : -EFAULT;
+}
+
 static int fake_move(void *ctx, uint64_t start, uint64_t end, int node,
 		     struct tt_migrate_result *res, uint64_t *from)
 {
@@ -191,6 +199,7 @@ static const struct tt_us_ops fake_ops = {
 	.cpu_node = fake_cpu_node,
 	.topo = fake_topo,
 	.check = fake_check,
+	.mapped = fake_mapped,
 	.move = fake_move,
 	.manual_clock = true,
 };
@@ -200,6 +209,7 @@ static const struct tt_us_ops fake_ops_real_clock = {
 	.cpu_node = fake_cpu_node,
 	.topo = fake_topo,
 	.check = fake_check,
+	.mapped = fake_mapped,
 	.move = fake_move,
 	.manual_clock = false,
 };
@@ -779,6 +789,10 @@ static void test_unknown_layer(void **state)
 	std_iteration(c, 3);
 	iter_begin(c, 8 * MS);
 	ev(c, 0, 1, 7, TT_FWD);
+	/* a tensor reaching past the mapped range: EFAULT, nothing kept */
+	assert_int_equal(tt_tensor_saved_ex(c->s, 7,
+					    (void *)(uintptr_t)page_addr(FAKE_PAGES - 1),
+					    2 * ps, 0), -EFAULT);
 	save(c, 7, 2048, 256, 0);
 	ev(c, 1 * MS, 0, 7, TT_FWD);
 	ev(c, 2 * MS, 1, 7, TT_BWD);
