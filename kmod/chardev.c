@@ -171,7 +171,8 @@ static long tt_ioctl_layers(struct tt_session *s, void __user *argp)
 		return -EOPNOTSUPP;
 	n = min(arg.count, tt_sched_nr_layers(s));
 	if (n) {
-		info = kvcalloc(n, sizeof(*info), GFP_KERNEL);
+		info = kvcalloc(n, sizeof(*info),
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!info)
 			return -ENOMEM;
 	}
