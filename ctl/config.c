@@ -16,7 +16,7 @@
 #include "tierctl.h"
 
 const char tt_config_usage[] =
-	"Usage: tierctl [-j [-p]] config [get [KEY]]\n"
+	"Usage: tierctl config [get [KEY]] [-j|-p]\n"
 	"       tierctl config set KEY=VALUE [KEY=VALUE...]\n"
 	"\n"
 	"Without arguments or with 'get': every setting of the module with its\n"

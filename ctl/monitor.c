@@ -17,8 +17,8 @@
 #include "tierctl.h"
 
 const char tt_monitor_usage[] =
-	"Usage: tierctl [-j [-p]] monitor [--all] [--pid PID] [--count N]\n"
-	"                                 [--timeout SEC]\n"
+	"Usage: tierctl monitor [--all] [--pid PID] [--count N] [--timeout SEC]\n"
+	"                       [-j|-p]\n"
 	"\n"
 	"Print what the scheduler of every session does as it happens, one\n"
 	"line per event, until Ctrl-C (needs CAP_SYS_ADMIN: the events of every\n"

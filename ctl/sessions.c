@@ -19,7 +19,7 @@
 #define TT_DUMP_TRIES	5
 
 const char tt_sessions_usage[] =
-	"Usage: tierctl [-j [-p]] sessions [PID]\n"
+	"Usage: tierctl sessions [PID] [-j|-p]\n"
 	"\n"
 	"List the open tiertrain sessions (one per open of /dev/tiertrain),\n"
 	"or only those of process PID. Without CAP_SYS_ADMIN, only your own.\n"

@@ -24,7 +24,7 @@
 #define TT_SIM_DEF_PAGE_SIZE	4096ULL
 
 const char tt_simulate_usage[] =
-	"Usage: tierctl [-j [-p]] simulate [OPTIONS] TRACE.csv\n"
+	"Usage: tierctl simulate [OPTIONS] TRACE.csv\n"
 	"\n"
 	"Replay one training iteration through the scheduler's policy (the\n"
 	"module's own code: TierTrain's queueing system) and show, per layer,\n"

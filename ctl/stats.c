@@ -19,7 +19,7 @@
 #define TT_DUMP_TRIES	5
 
 const char tt_stats_usage[] =
-	"Usage: tierctl [-j [-p]] stats [PID]\n"
+	"Usage: tierctl stats [PID] [-j|-p]\n"
 	"\n"
 	"Without PID: every counter of struct tt_ioc_stats summed over the\n"
 	"sessions you can see (all of them with CAP_SYS_ADMIN), rates and heat\n"

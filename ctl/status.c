@@ -20,7 +20,7 @@
 #define TT_MEMORY_TIERING_DIR	"/sys/devices/virtual/memory_tiering"
 
 const char tt_status_usage[] =
-	"Usage: tierctl [-j [-p]] status\n"
+	"Usage: tierctl status [-j|-p]\n"
 	"\n"
 	"Show the tiertrain module's version, ABI version, migration worker\n"
 	"pool size, pages per migration batch and open sessions, then one line\n"

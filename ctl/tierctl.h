@@ -36,12 +36,16 @@ struct tt_ctl {
  *           the exit code, 0 or 1.
  * @help:    one line for the verb list of `tierctl help`.
  * @usage:   the full usage text of `tierctl VERB --help`.
+ * @value_opts: NULL-terminated, or NULL: the verb's options that take the
+ *           next argument as their value, which is then never taken for
+ *           a global option (`trace 1 -o -j` writes to "-j").
  */
 struct tt_verb {
 	const char *name;
 	int (*handler)(const struct tt_ctl *ctl, int argc, char **argv);
 	const char *help;
 	const char *usage;
+	const char *const *value_opts;
 };
 
 extern const struct tt_verb tt_verbs[];
@@ -55,7 +59,7 @@ enum tt_ctl_action {
 
 enum tt_ctl_action tt_ctl_parse_args(int argc, char **argv,
 				     struct tt_ctl *ctl, int *verb_index,
-				     FILE *out, FILE *err);
+				     int *verb_argc, FILE *out, FILE *err);
 const struct tt_verb *tt_ctl_find_verb(const char *name);
 int tt_ctl_run(int argc, char **argv, FILE *out, FILE *err);
 

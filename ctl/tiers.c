@@ -19,7 +19,7 @@
 #define TT_MEMORY_TIERING_DIR	"/sys/devices/virtual/memory_tiering"
 
 const char tt_tiers_usage[] =
-	"Usage: tierctl [-j [-p]] tiers\n"
+	"Usage: tierctl tiers [-j|-p]\n"
 	"       tierctl tiers set [--fast LIST] [--slow LIST]\n"
 	"\n"
 	"Without 'set': which nodes are fast memory (tensors in use live there)\n"

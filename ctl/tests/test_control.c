@@ -28,6 +28,7 @@
 #include "sessions.h"
 #include "stats.h"
 #include "tierctl.h"
+#include "tiertrain.h"
 #include "trace.h"
 
 /* ---- argument parsing ---------------------------------------------------- */
@@ -150,6 +151,116 @@ static void test_bad_arguments(void **state)
 		    "t.json");
 	expect_fail("unexpected argument 'b'", 4, "plot", "a", "b", "-o");
 	expect_fail("-o needs a value", 3, "plot", "a", "-o");
+}
+
+/*
+ * tierctl ARGS (argv[0] included) with the module-independent part of the
+ * answer: where the module is not loaded (the host) the verb gets as far
+ * as opening netlink and says so; where it is loaded it prints JSON.
+ */
+static void expect_json_or_no_module(int argc, ...)
+{
+	struct capture out, err;
+	char *argv[16];
+	va_list ap;
+	int i, ret;
+
+	va_start(ap, argc);
+	for (i = 0; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	argv[argc] = NULL;
+	va_end(ap);
+	capture_open(&out);
+	capture_open(&err);
+	ret = tt_ctl_run(argc, argv, out.f, err.f);
+	if (strstr(capture_text(&err), "unexpected argument") ||
+	    strstr(capture_text(&err), "unknown argument"))
+		fail_msg("tierctl %s: a global option after the verb refused: %s",
+			 argv[1], capture_text(&err));
+	if (access("/sys/module/tiertrain", F_OK)) {
+		assert_int_equal(ret, 1);
+		assert_string_equal(capture_text(&err),
+				    "tierctl: the tiertrain kernel module is not loaded (generic netlink family \"tiertrain\" not found); try 'modprobe tiertrain'\n");
+		assert_string_equal(capture_text(&out), "");
+	} else {
+		assert_int_equal(ret, 0);
+		assert_int_equal(capture_text(&out)[0], '{');
+	}
+	capture_close(&out);
+	capture_close(&err);
+}
+
+/* tierctl ARGS exits 0 and prints exactly @text. */
+static void expect_out(const char *text, int argc, ...)
+{
+	struct capture out, err;
+	char *argv[16];
+	va_list ap;
+	int i;
+
+	va_start(ap, argc);
+	for (i = 0; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	argv[argc] = NULL;
+	va_end(ap);
+	capture_open(&out);
+	capture_open(&err);
+	assert_int_equal(tt_ctl_run(argc, argv, out.f, err.f), 0);
+	assert_string_equal(capture_text(&err), "");
+	assert_string_equal(capture_text(&out), text);
+	capture_close(&out);
+	capture_close(&err);
+}
+
+/*
+ * The global options -j, -p, --json, --pretty and -V work after the verb,
+ * anywhere among its arguments; the value of a verb's option (-o -j) and
+ * anything after "--" stay the verb's.
+ */
+static void test_global_options_after_verb(void **state)
+{
+	char version[64];
+
+	(void)state;
+	expect_json_or_no_module(3, "tierctl", "status", "-j");
+	expect_json_or_no_module(3, "tierctl", "status", "--json");
+	expect_json_or_no_module(4, "tierctl", "-j", "status", "-p");
+	expect_json_or_no_module(3, "tierctl", "tiers", "-j");
+	expect_json_or_no_module(3, "tierctl", "tiers", "--pretty");
+	expect_json_or_no_module(3, "tierctl", "sessions", "-j");
+	expect_json_or_no_module(4, "tierctl", "stats", "-p", "-j");
+	expect_json_or_no_module(3, "tierctl", "config", "-j");
+	expect_json_or_no_module(5, "tierctl", "config", "get", "-j",
+				 "stay_time_us");
+	if (access("/sys/module/tiertrain", F_OK)) {
+		/* these need a process or run until stopped: the host only */
+		expect_json_or_no_module(4, "tierctl", "stats", "-j", "1");
+		expect_json_or_no_module(6, "tierctl", "trace", "1", "-j",
+					 "-o", "/dev/null");
+		expect_json_or_no_module(6, "tierctl", "monitor", "--all",
+					 "-p", "--count", "1");
+	}
+	expect_out(tt_status_usage, 4, "tierctl", "help", "status", "-j");
+	snprintf(version, sizeof(version), "tierctl %s\n", tt_version());
+	expect_out(version, 3, "tierctl", "status", "-V");
+	expect_out(version, 4, "tierctl", "stats", "1", "--version");
+
+	/* Misplaced or wrong arguments are still the verb's to refuse. */
+	expect_fail("give the PID of a process", 4, "trace", "-j", "-o", "f");
+	expect_fail("unexpected argument 'x'", 3, "status", "-j", "x");
+	expect_fail("unexpected argument '2'", 4, "stats", "-p", "1", "2");
+	expect_fail("unknown argument '-x'", 3, "monitor", "-j", "-x");
+	/* A verb's option takes the next argument as its value, even -j. */
+	expect_fail("--count '-j' is not a number", 3, "monitor", "--count",
+		    "-j");
+	expect_fail("--fast '-p' is not a node list", 4, "tiers", "set",
+		    "--fast", "-p");
+	expect_fail("give the trace file", 3, "plot", "-o", "-j");
+	expect_fail("--er \"--json\"", 4, "simulate", "--er", "--json",
+		    "t.csv");
+	/* After "--", -j is an argument like any other. */
+	expect_fail("cannot open the trace -j", 3, "simulate", "--", "-j");
+	expect_fail("unexpected argument '--'", 3, "status", "--", "-j");
 }
 
 static void test_help(void **state)
@@ -523,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_parse_helpers),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_global_options_after_verb),
 		cmocka_unit_test(test_sessions_parse),
 		cmocka_unit_test(test_layers_events_parse),
 		cmocka_unit_test(test_done_text),

@@ -339,10 +339,15 @@ static void test_memory_tiers(void **state)
 
 /* ---- global options and verbs ----------------------------------------- */
 
+/* The verb's arguments after the last parse(), the verb first. */
+static char *parsed_argv[16];
+static int parsed_argc;
+
 static enum tt_ctl_action parse(struct tt_ctl *ctl, int *vi,
 				struct capture *out, struct capture *err,
 				int argc, ...)
 {
+	enum tt_ctl_action act;
 	char *argv[16];
 	va_list ap;
 	int i;
@@ -352,7 +357,32 @@ static enum tt_ctl_action parse(struct tt_ctl *ctl, int *vi,
 		argv[i] = va_arg(ap, char *);
 	argv[argc] = NULL;
 	va_end(ap);
-	return tt_ctl_parse_args(argc, argv, ctl, vi, out->f, err->f);
+	parsed_argc = -1;
+	act = tt_ctl_parse_args(argc, argv, ctl, vi, &parsed_argc, out->f,
+				err->f);
+	memset(parsed_argv, 0, sizeof(parsed_argv));
+	if (act == TT_CTL_RUN) {
+		assert_in_range(parsed_argc, 1, argc - *vi);
+		assert_null(argv[*vi + parsed_argc]);
+		memcpy(parsed_argv, argv + *vi, parsed_argc * sizeof(char *));
+	}
+	return act;
+}
+
+/* The verb's arguments after parse() are exactly ARGS (NULL-terminated). */
+static void expect_verb_args(const char *first, ...)
+{
+	const char *a = first;
+	va_list ap;
+	int i = 0;
+
+	va_start(ap, first);
+	for (; a; a = va_arg(ap, const char *), i++) {
+		assert_true(i < parsed_argc);
+		assert_string_equal(parsed_argv[i], a);
+	}
+	va_end(ap);
+	assert_int_equal(i, parsed_argc);
 }
 
 static void test_parse_args(void **state)
@@ -389,15 +419,71 @@ static void test_parse_args(void **state)
 			       "status"), TT_CTL_RUN);
 	assert_true(ctl.json);
 	assert_true(ctl.pretty);
-	/* Options after the verb belong to the verb. */
+	expect_verb_args("status", NULL);
+	/* The global options go after the verb too, anywhere. */
 	assert_int_equal(parse(&ctl, &vi, &out, &err, 3, "tierctl", "status",
 			       "-j"), TT_CTL_RUN);
 	assert_int_equal(vi, 1);
+	assert_true(ctl.json);
+	assert_false(ctl.pretty);
+	expect_verb_args("status", NULL);
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 5, "tierctl", "stats",
+			       "-p", "123", "--json"), TT_CTL_RUN);
+	assert_true(ctl.json);
+	assert_true(ctl.pretty);
+	expect_verb_args("stats", "123", NULL);
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 6, "tierctl", "-j",
+			       "config", "--pretty", "set", "a=1"), TT_CTL_RUN);
+	assert_int_equal(vi, 2);
+	assert_true(ctl.pretty);
+	expect_verb_args("config", "set", "a=1", NULL);
+	/* Other options stay the verb's, in their order. */
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 7, "tierctl", "monitor",
+			       "--all", "-j", "--count", "3", "-x"), TT_CTL_RUN);
+	assert_true(ctl.json);
+	assert_false(ctl.pretty);
+	expect_verb_args("monitor", "--all", "--count", "3", "-x", NULL);
+	/* The value of a verb's option is the verb's, even "-j". */
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 6, "tierctl", "trace",
+			       "1", "-o", "-j", "-p"), TT_CTL_RUN);
+	assert_true(ctl.pretty);
+	expect_verb_args("trace", "1", "-o", "-j", NULL);
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 7, "tierctl", "plot",
+			       "--iters", "-p", "t.json", "-o", "--json"),
+			 TT_CTL_RUN);
 	assert_false(ctl.json);
-	/* "--" ends the options. */
+	expect_verb_args("plot", "--iters", "-p", "t.json", "-o", "--json",
+			 NULL);
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 7, "tierctl", "simulate",
+			       "--er", "-j", "--pr=-p", "-p", "t.csv"),
+			 TT_CTL_RUN);
+	assert_true(ctl.pretty);
+	expect_verb_args("simulate", "--er", "-j", "--pr=-p", "t.csv", NULL);
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 6, "tierctl", "tiers",
+			       "set", "--slow", "-j", "-j"), TT_CTL_RUN);
+	assert_true(ctl.json);
+	expect_verb_args("tiers", "set", "--slow", "-j", NULL);
+	/* A value option last has no value to skip: the verb says so. */
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 4, "tierctl", "trace",
+			       "-j", "-o"), TT_CTL_RUN);
+	assert_true(ctl.json);
+	expect_verb_args("trace", "-o", NULL);
+	/* After "--" every argument is the verb's, "--" included. */
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 6, "tierctl", "simulate",
+			       "-j", "--", "-p", "--json"), TT_CTL_RUN);
+	assert_true(ctl.json);
+	assert_false(ctl.pretty);
+	expect_verb_args("simulate", "--", "-p", "--json", NULL);
+	/* An unknown verb's arguments are left alone (it is refused). */
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 3, "tierctl", "stat",
+			       "-j"), TT_CTL_RUN);
+	assert_false(ctl.json);
+	expect_verb_args("stat", "-j", NULL);
+	/* "--" ends the options before the verb. */
 	assert_int_equal(parse(&ctl, &vi, &out, &err, 4, "tierctl", "-j", "--",
 			       "-weird"), TT_CTL_RUN);
 	assert_int_equal(vi, 3);
+	expect_verb_args("-weird", NULL);
 	assert_string_equal(capture_text(&out), "");
 	assert_string_equal(capture_text(&err), "");
 
@@ -407,6 +493,12 @@ static void test_parse_args(void **state)
 	assert_string_equal(tt_version(), "0.1.0");
 	assert_int_equal(parse(&ctl, &vi, &out, &err, 2, "tierctl", "-V"),
 			 TT_CTL_EXIT_OK);
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 4, "tierctl", "status",
+			       "-j", "-V"), TT_CTL_EXIT_OK);
+	assert_int_equal(parse(&ctl, &vi, &out, &err, 3, "tierctl", "stats",
+			       "--version"), TT_CTL_EXIT_OK);
+	assert_string_equal(capture_text(&out),
+			    "tierctl 0.1.0\ntierctl 0.1.0\ntierctl 0.1.0\ntierctl 0.1.0\n");
 	assert_int_equal(parse(&ctl, &vi, &out, &err, 3, "tierctl", "--help",
 			       "status"), TT_CTL_EXIT_OK);
 	assert_non_null(strstr(capture_text(&out), "Verbs:\n"));
@@ -435,6 +527,11 @@ static void test_parse_args(void **state)
 
 static void test_verb_table(void **state)
 {
+	static const char *const globals[] = {
+		"-j", "--json", "-p", "--pretty", "-V", "--version", "-h",
+		"--help", "--", NULL
+	};
+	const char *const *o, *const *g;
 	const struct tt_verb *v, *w;
 
 	(void)state;
@@ -449,6 +546,15 @@ static void test_verb_table(void **state)
 		assert_non_null(v->handler);
 		assert_non_null(v->help);
 		assert_true(!strncmp(v->usage, "Usage: tierctl ", 15));
+		/* its options that take a value are in its usage */
+		for (o = v->value_opts; o && *o; o++) {
+			if (!strstr(v->usage, *o))
+				fail_msg("%s: %s not in the usage", v->name,
+					 *o);
+			/* and none is spelled like a global option */
+			for (g = globals; *g; g++)
+				assert_string_not_equal(*o, *g);
+		}
 		assert_ptr_equal(tt_ctl_find_verb(v->name), v);
 		for (w = v + 1; w->name; w++)
 			assert_string_not_equal(v->name, w->name);
