@@ -585,7 +585,7 @@ TEST_F_TIMEOUT(ctl, usage, 120)
 TEST_F_TIMEOUT(ctl, status_tiers, 120)
 {
 	char fast[16], slow[16], sj[PATH_MAX], tj[PATH_MAX];
-	struct ct_run r;
+	struct ct_run r, py;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	snprintf(sj, sizeof(sj), "%s/status.json", self->dir);
@@ -595,6 +595,13 @@ TEST_F_TIMEOUT(ctl, status_tiers, 120)
 	ct_run_free(&r);
 	CT_EXPECT(&r, 0, 0, "-j", "tiers");
 	ASSERT_EQ(0, ct_write_text(tj, r.out));
+	ct_run_free(&r);
+	/* the global options go after the verb too: the same JSON */
+	CT_EXPECT(&r, 0, 0, "tiers", "-j");
+	ASSERT_EQ(0, ct_py(&py, "import json, sys\n"
+			   "assert json.loads(sys.argv[1]) == json.load(open(sys.argv[2]))\n",
+			   r.out, tj, NULL)) CT_LOG(&py);
+	ct_run_free(&py);
 	ct_run_free(&r);
 	snprintf(fast, sizeof(fast), "%d", self->topo.fast);
 	snprintf(slow, sizeof(slow), "%d", self->topo.slow);
