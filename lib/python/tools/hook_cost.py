@@ -10,9 +10,12 @@ next round, so neither always runs first):
   off   tiertrain.torch.attach(model, off=True): every hook and every
         event submitted, nothing moved (TT_SCHED_OFF).
 
-Printed per model: the median step time of each, the cost of off against
-none (the median over the rounds of the ratio of the two steps of the
-same round, minus one), events, tt_events() calls and saved tensors per
+Printed per model: the median step time of each (wall clock), the cost
+of off against none (the median over the rounds of the ratio of the two
+steps of the same round, minus one) in wall-clock time ("off") and in the
+thread's CPU time ("off cpu": on a loaded host, where the wall clock
+mostly measures the other processes, the figure to trust), that CPU cost
+per layer in microseconds, events, tt_events() calls and saved tensors per
 step; the losses of the two must be bit-identical (exit status 2
 otherwise). Runs on the host as well as in the guest: without
 /dev/tiertrain the session uses the move_pages backend, and off moves
