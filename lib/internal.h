@@ -222,6 +222,7 @@ bool tt_maps_entry_supported(const struct tt_maps_entry *e);
 int tt_maps_check(FILE *maps, uint64_t start, uint64_t end,
 		  bool need_supported);
 int tt_maps_check_self(uint64_t start, uint64_t end, bool need_supported);
+int tt_maps_mapped_self(uint64_t start, uint64_t end);
 
 /**
  * struct tt_maps_span - one mapping of a tt_maps_snap

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -128,6 +129,39 @@ int tt_maps_check_self(uint64_t start, uint64_t end, bool need_supported)
 	ret = tt_maps_check(maps, start, end, need_supported);
 	fclose(maps);
 	return ret;
+}
+
+/**
+ * tt_maps_mapped_self() - whether [start, end) of the calling process is
+ * mapped, every byte: tt_maps_check_self(start, end, false) without reading
+ * /proc/self/maps.
+ * @start: first address, page aligned.
+ * @end:   first address after the range; > @start.
+ *
+ * mincore(2) fails with ENOMEM exactly where part of its range has no
+ * mapping, whatever the mapping's kind or protection, as a maps line
+ * covers it; it is asked a bounded window at a time. Any other failure
+ * falls back to /proc/self/maps.
+ *
+ * Return: 0, -EFAULT, or what tt_maps_check_self() returns.
+ */
+int tt_maps_mapped_self(uint64_t start, uint64_t end)
+{
+	unsigned char vec[512];
+	uint64_t ps = tt_page_size();
+	uint64_t win = sizeof(vec) * ps, cur, n;
+
+	if (start & (ps - 1) || end <= start)
+		return tt_maps_check_self(start, end, false);
+	for (cur = start; cur < end; cur += n) {
+		n = end - cur < win ? end - cur : win;
+		if (!mincore((void *)(uintptr_t)cur, n, vec))
+			continue;
+		if (errno == ENOMEM)
+			return -EFAULT;
+		return tt_maps_check_self(start, end, false);
+	}
+	return 0;
 }
 
 /**

@@ -287,7 +287,7 @@ static int tt_us_real_check(void *ctx, uint64_t start, uint64_t end,
 static int tt_us_real_mapped(void *ctx, uint64_t start, uint64_t end)
 {
 	(void)ctx;
-	return tt_maps_check_self(start, end, false);
+	return tt_maps_mapped_self(start, end);
 }
 
 static int tt_us_real_move(void *ctx, uint64_t start, uint64_t end, int node,

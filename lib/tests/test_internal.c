@@ -407,6 +407,37 @@ static void test_maps_check(void **state)
 	}
 }
 
+/*
+ * tt_maps_mapped_self() agrees with tt_maps_check_self(..., false): holes,
+ * PROT_NONE, a range longer than one mincore() window.
+ */
+static void test_maps_mapped_self(void **state)
+{
+	uint64_t ps = tt_page_size(), n = 1200, a, e;
+	char *p;
+
+	(void)state;
+	p = mmap(NULL, n * ps, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	a = (uintptr_t)p;
+	e = a + n * ps;
+	assert_int_equal(tt_maps_mapped_self(a, e), 0);
+	assert_int_equal(mprotect(p + 7 * ps, ps, PROT_NONE), 0);
+	assert_int_equal(tt_maps_mapped_self(a, e), 0);
+	assert_int_equal(tt_maps_check_self(a, e, false), 0);
+	/* a hole past the first 512-page window */
+	assert_int_equal(munmap(p + 1000 * ps, ps), 0);
+	assert_int_equal(tt_maps_mapped_self(a, e), -EFAULT);
+	assert_int_equal(tt_maps_check_self(a, e, false), -EFAULT);
+	assert_int_equal(tt_maps_mapped_self(a, a + 1000 * ps), 0);
+	assert_int_equal(tt_maps_mapped_self(a + 1000 * ps, a + 1001 * ps),
+			 -EFAULT);
+	assert_int_equal(tt_maps_mapped_self(a + 1001 * ps, e), 0);
+	munmap(p, n * ps);
+	assert_int_equal(tt_maps_mapped_self(a, a + ps), -EFAULT);
+}
+
 /* Snapshots: what they hold, errors, the live process. */
 static void test_maps_snap(void **state)
 {
@@ -972,6 +1003,7 @@ int main(void)
 		cmocka_unit_test(test_node_topo),
 		cmocka_unit_test(test_maps_parse_line),
 		cmocka_unit_test(test_maps_check),
+		cmocka_unit_test(test_maps_mapped_self),
 		cmocka_unit_test(test_maps_snap),
 		cmocka_unit_test(test_range_check),
 		cmocka_unit_test(test_move_flags),

@@ -14,6 +14,8 @@ Documentation/python.md describes the model of layers, iterations and
 saved tensors this module builds from PyTorch's hooks.
 """
 import ctypes
+import functools
+import operator
 import os
 import time
 import warnings
@@ -42,6 +44,7 @@ _P_BWD = 3        # backward running
 _P_DONE = 4       # backward ended (or will never come)
 
 _BUF_EVENTS = 256
+_strided = _torch.strided
 _grad_enabled = _torch.is_grad_enabled
 _now = time.monotonic_ns            # CLOCK_MONOTONIC, as TT_EV_TIMESTAMP wants
 _Tensor = _torch.Tensor
@@ -117,7 +120,8 @@ class _Call:
     id, kept for the life of the handle (so ids are stable from one
     iteration to the next).
     """
-    __slots__ = ("h", "id", "name", "iter", "phase", "ranges", "bwd_hook")
+    __slots__ = ("h", "id", "name", "iter", "phase", "ranges", "bwd_hook",
+                 "ev_fwd_end", "ev_bwd_begin", "ev_bwd_end")
 
     def __init__(self, h, lid, name):
         self.h = h
@@ -126,20 +130,19 @@ class _Call:
         self.iter = 0
         self.phase = 0
         self.ranges = []      # addr, len, addr, len ... registered this iteration
-        self.bwd_hook = self._bwd     # one bound method for every iteration
+        # one hook object for every iteration: Handle._bwd_hook(self, ...)
+        self.bwd_hook = functools.partial(h._bwd_hook, self)
+        # its events without a timestamp, packed once
+        pk = EVENT.st.pack
+        self.ev_fwd_end = pk(_EV_END, _FWD, lid, 0, 0, 0)
+        self.ev_bwd_begin = pk(_EV_BEGIN, _BWD, lid, 0, 0, 0)
+        self.ev_bwd_end = pk(_EV_END, _BWD, lid, 0, 0, 0)
 
-    def _bwd(self, grad_outputs):
-        h = self.h
-        if self.iter == h._iter and self.phase == _P_IDLE and h.active:
-            try:
-                h._bwd_begin(self)
-            except Exception as e:    # never break the backward pass
-                h._fail("backward hook", e)
-        return None
 
 
 class _Site:
-    """A module the handle treats as a layer, with its hooks."""
+    """A module the handle treats as a layer. Its hooks are
+    Handle._pre(site, ...) and Handle._post(site, ...)."""
     __slots__ = ("h", "name", "calls", "count", "count_iter")
 
     def __init__(self, h, name):
@@ -148,22 +151,6 @@ class _Site:
         self.calls = []
         self.count = 0
         self.count_iter = 0
-
-    def pre(self, module, args):
-        h = self.h
-        if h._in_fwd and h._cur is None and _grad_enabled():
-            try:
-                h._fwd_begin(self, args)
-            except Exception as e:
-                h._fail("forward pre-hook", e)
-
-    def post(self, module, args, output):
-        h = self.h
-        if h._cur_site is self:
-            try:
-                h._fwd_end(output)
-            except Exception as e:
-                h._fail("forward hook", e)
 
 
 class _Sentinel:
@@ -338,8 +325,15 @@ class Handle:
         self._n = 0
         self._esize = EVENT.size
         self._pack_ev = EVENT.st.pack_into
-        self._tt_events = self._session._lib.tt_events
-        self._sp = self._session.handle
+        # tt_events() without argtypes, its pointers converted once: a
+        # call per layer and pass costs half as much (the library's own
+        # tt_events keeps its declared argtypes for everyone else)
+        self._tt_events = _raw_events(self._session._lib)
+        self._sp = ctypes.c_void_p(self._session.handle)
+        self._addr = ctypes.c_void_p(self._addr)
+        # the modules whose parameters and buffers are model state,
+        # listed once (the model's structure is fixed from attach())
+        self._mods = list(model.modules())
         self._hooks = _torch.autograd.graph.saved_tensors_hooks(
             self._pack, _unpack)
         self._install(model, sites)
@@ -421,8 +415,10 @@ class Handle:
                 continue
             site = _Site(self, name)
             seen[id(m)] = site
-            reg(m.register_forward_pre_hook(site.pre))
-            reg(m.register_forward_hook(site.post))
+            # functools.partial: no Python frame of its own
+            reg(m.register_forward_pre_hook(
+                functools.partial(self._pre, site)))
+            reg(m.register_forward_hook(functools.partial(self._post, site)))
         reg(model.register_forward_hook(self._root_post))
         self._nsites = len(seen)
         self._root_is_layer = root_is_layer
@@ -435,6 +431,16 @@ class Handle:
             n = 0
         self._pack_ev(self._buf, n * self._esize, typ, flags, layer, ts,
                       addr, length)
+        self._n = n + 1
+
+    def _ev_raw(self, ev):
+        """Append one packed event (bytes of EVENT.size)."""
+        n = self._n
+        if n == _BUF_EVENTS:
+            self._flush()
+            n = 0
+        o = n * self._esize
+        self._buf[o:o + len(ev)] = ev
         self._n = n + 1
 
     def _flush(self):
@@ -499,10 +505,16 @@ class Handle:
         pp = self._param_ptrs
         pp.clear()
         if not self.params:
-            for t in model.parameters():
-                pp.add(_storage(t).data_ptr())
-            for t in model.buffers():
-                pp.add(_storage(t).data_ptr())
+            # model.parameters() and .buffers(), without walking the
+            # module tree twice per iteration
+            add = pp.add
+            for m in self._mods:
+                for t in m._parameters.values():
+                    if t is not None:
+                        add(_storage(t).data_ptr())
+                for t in m._buffers.values():
+                    if t is not None:
+                        add(_storage(t).data_ptr())
         self.counts["iterations"] += 1
         self._ev(_EV_ITER, _TS, 0, _now(), 0, 0)
         self._flush()
@@ -537,115 +549,184 @@ class Handle:
         self._flush()
 
     # ---- layers -----------------------------------------------------------------
-    def _fwd_begin(self, site, args):
-        it = self._iter
-        if site.count_iter != it:
-            site.count_iter = it
-            site.count = 0
-        k = site.count
-        site.count = k + 1
-        calls = site.calls
-        if k < len(calls):
-            c = calls[k]
-        else:
-            c = _Call(self, self._next_id,
-                      site.name if not k else "%s#%d" % (site.name, k))
-            self._next_id += 1
-            calls.append(c)
-            self._calls.append(c)
-        c.iter = it
-        c.phase = _P_FWD
-        c.ranges.clear()
-        self._iter_calls.append(c)
-        self._cur = c
-        self._cur_site = site
-        a = args[0] if args else None
-        if isinstance(a, _Tensor):
-            self._in0 = a
-            self._in0_ver = a._version
-        self._ev(_EV_BEGIN, _FWD_TS, c.id, _now(), 0, 0)
+    def _pre(self, site, module, args):
+        """Forward pre-hook of layer module @site: its call begins."""
+        if not (self._in_fwd and self._cur is None and _grad_enabled()):
+            return
+        try:
+            it = self._iter
+            if site.count_iter != it:
+                site.count_iter = it
+                k = 0
+            else:
+                k = site.count
+            site.count = k + 1
+            calls = site.calls
+            if k < len(calls):
+                c = calls[k]
+            else:
+                c = _Call(self, self._next_id,
+                          site.name if not k else "%s#%d" % (site.name, k))
+                self._next_id += 1
+                calls.append(c)
+                self._calls.append(c)
+            c.iter = it
+            c.phase = _P_FWD
+            if c.ranges:
+                c.ranges = []
+            self._iter_calls.append(c)
+            self._cur = c
+            self._cur_site = site
+            if args:
+                a = args[0]
+                if isinstance(a, _Tensor):
+                    self._in0 = a
+                    self._in0_ver = a._version
+            n = self._n
+            if n == _BUF_EVENTS:
+                self._flush()
+                n = 0
+            self._pack_ev(self._buf, n * self._esize, _EV_BEGIN, _FWD_TS,
+                          c.id, _now(), 0, 0)
+            self._n = n + 1
+        except Exception as e:
+            self._fail("forward pre-hook", e)
 
     def _pack(self, t):
-        """saved_tensors_hooks pack hook: note the storage, return @t itself
-        (autograd keeps it exactly as long as it would without us)."""
+        """saved_tensors_hooks pack hook: note the storage, return (@t,),
+        which _unpack (operator.itemgetter(0), no Python frame) opens:
+        autograd keeps @t exactly as long as it would without us."""
         try:
-            if not t.is_cpu or t.is_sparse or t.is_mkldnn:
+            # sparse, mkldnn and other layouts have no plain storage
+            if not t.is_cpu or t.layout is not _strided:
                 self.counts["skipped_tensors"] += 1
-                return t
+                return (t,)
             st = _storage(t)
             ptr = st.data_ptr()
+            if ptr in self._saved:
+                self.counts["resaved_tensors"] += 1
+                return (t,)
+            if ptr in self._layer_saves or ptr in self._pending:
+                return (t,)
             n = st.nbytes()
-            if not n or ptr in self._saved or ptr in self._layer_saves or \
-                    ptr in self._pending:
-                if ptr in self._saved:
-                    self.counts["resaved_tensors"] += 1
-                return t
+            if not n:
+                return (t,)
             if ptr in self._param_ptrs:
                 self.counts["param_tensors"] += 1
-                return t
+                return (t,)
             if self._cur is None:
                 self._pending[ptr] = n      # between layers: the next one's
             else:
                 self._layer_saves[ptr] = n
         except Exception:
             self.counts["skipped_tensors"] += 1
-        return t
+        return (t,)
 
-    def _fwd_end(self, output):
-        c = self._cur
-        self._cur = self._cur_site = None
-        in0, self._in0 = self._in0, None
+    def _post(self, site, module, args, output):
+        """Forward hook of layer module @site: its call ends."""
+        if self._cur_site is not site:
+            return
+        try:
+            c = self._cur
+            self._cur = self._cur_site = None
+            in0, self._in0 = self._in0, None
+            hooked = False
+            tensors = (output,) if isinstance(output, _Tensor) else \
+                _out_tensors(output, [])
+            for t in tensors:
+                gf = t.grad_fn
+                if gf is None:
+                    continue
+                if t is in0 and t._version == self._in0_ver:
+                    continue            # its input passed through unchanged
+                gf.register_prehook(c.bwd_hook)
+                hooked = True
+            pending, saves = self._pending, self._layer_saves
+            if pending or saves:
+                self._register(c, tensors, pending, saves)
+            n = self._n
+            if n == _BUF_EVENTS:
+                self._flush()
+                n = 0
+            o = n * self._esize
+            ev = c.ev_fwd_end
+            self._buf[o:o + len(ev)] = ev
+            self._n = n + 1
+            self._flush()
+            c.phase = _P_IDLE if hooked else _P_DONE
+        except Exception as e:
+            self._fail("forward hook", e)
+
+    def _register(self, c, tensors, pending, saves):
+        """Register with layer call @c the tensors saved since the last
+        layer ended (@pending) and during @c (@saves), but those @c
+        returns (@tensors)."""
         outs = self._outs
         outs.clear()
-        hooked = False
-        for t in (output,) if isinstance(output, _Tensor) else \
-                _out_tensors(output, []):
+        for t in tensors:
             try:
                 outs.add(_storage(t).data_ptr())
             except Exception:
                 pass
-            gf = t.grad_fn
-            if gf is None:
-                continue
-            if t is in0 and t._version == self._in0_ver:
-                continue                # its input passed through unchanged
-            gf.register_prehook(c.bwd_hook)
-            hooked = True
         # A tensor the layer saves and returns is the next layer's input:
         # it goes with the next layer to end (whose backward comes first),
         # so it is not evicted while that layer still reads it.
         carry = self._carry
+        saved = self._saved
+        ranges = c.ranges
         lid = c.id
-        for src in (self._pending, self._layer_saves):
+        counts = self.counts
+        pk = self._pack_ev
+        buf = self._buf
+        es = self._esize
+        for src in (pending, saves):
             for ptr, n in src.items():
                 if ptr in outs:
                     carry[ptr] = n
-                elif ptr not in self._saved:
-                    self._saved[ptr] = n
-                    c.ranges.append(ptr)
-                    c.ranges.append(n)
-                    self._ev(_EV_SAVED, 0, lid, 0, ptr, n)
-                    self.counts["saved_tensors"] += 1
-                    self.counts["saved_bytes"] += n
-        self._pending.clear()
-        self._pending, self._carry = carry, self._pending
-        self._layer_saves.clear()
-        self._ev(_EV_END, _FWD, lid, 0, 0, 0)
-        self._flush()
-        c.phase = _P_IDLE if hooked else _P_DONE
+                elif ptr not in saved:
+                    saved[ptr] = n
+                    ranges.append(ptr)
+                    ranges.append(n)
+                    k = self._n
+                    if k == _BUF_EVENTS:
+                        self._flush()
+                        k = 0
+                    pk(buf, k * es, _EV_SAVED, 0, lid, 0, ptr, n)
+                    self._n = k + 1
+                    counts["saved_tensors"] += 1
+                    counts["saved_bytes"] += n
+        pending.clear()
+        self._pending, self._carry = carry, pending
+        saves.clear()
 
-    def _bwd_begin(self, c):
-        if not self._bwd_started:
-            self._bwd_started = True
-            _engine.queue_callback(self._bwd_done)
-        p = self._bwd_cur
-        if p is not None:
-            p.phase = _P_DONE
-            self._ev(_EV_END, _BWD, p.id, 0, 0, 0)
-        c.phase = _P_BWD
-        self._bwd_cur = c
-        self._ev(_EV_BEGIN, _BWD, c.id, 0, 0, 0)
-        self._flush()
+    def _bwd_hook(self, c, grad_outputs):
+        """Pre-hook of the autograd nodes of layer call @c's outputs: its
+        backward begins (and the one running ends)."""
+        if c.iter != self._iter or c.phase != _P_IDLE or not self.active:
+            return None
+        try:
+            if not self._bwd_started:
+                self._bwd_started = True
+                _engine.queue_callback(self._bwd_done)
+            n = self._n
+            if n > _BUF_EVENTS - 2:
+                self._flush()
+                n = 0
+            buf = self._buf
+            es = self._esize
+            p = self._bwd_cur
+            if p is not None:
+                p.phase = _P_DONE
+                buf[n * es:(n + 1) * es] = p.ev_bwd_end
+                n += 1
+            c.phase = _P_BWD
+            self._bwd_cur = c
+            buf[n * es:(n + 1) * es] = c.ev_bwd_begin
+            self._n = n + 1
+            self._flush()
+        except Exception as e:        # never break the backward pass
+            self._fail("backward hook", e)
+        return None
 
     def _bwd_done(self):
         """End of the backward pass (autograd engine callback)."""
@@ -661,7 +742,7 @@ class Handle:
             return
         self._bwd_cur = None
         p.phase = _P_DONE
-        self._ev(_EV_END, _BWD, p.id, 0, 0, 0)
+        self._ev_raw(p.ev_bwd_end)
         self._flush()
 
     # ---- reports ----------------------------------------------------------------
@@ -870,8 +951,16 @@ class Handle:
             len(self._calls), self.backend)
 
 
-def _unpack(t):
-    return t
+_unpack = operator.itemgetter(0)     # of what _pack returns
+
+
+def _raw_events(lib):
+    """libtiertrain's tt_events() as a ctypes function of its own, with
+    no argtypes: called with two c_void_p and an int, it converts
+    nothing."""
+    f = lib["tt_events"]          # a new function object, not lib.tt_events
+    f.restype = ctypes.c_int
+    return f
 
 
 def _whole_pages(r, page):
