@@ -81,7 +81,7 @@ unsigned long long tt_hint_cut(const struct tt_hint_set *h,
  * slow tier by a victim round; the next rounds leave them alone. A new
  * hint on the range (TT_IOC_HINT) clears it. Never a uapi TT_HINT_* bit.
  */
-#define TT_HINT_F_OUT	(1U << 31)
+#define TT_HINT_F_OUT	0x80000000U	/* bit 31 */
 
 /*
  * tt_hint_gaps() - the pieces of [@start, @end) outside the @n intervals
