@@ -2953,7 +2953,8 @@ int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 	tt_sched_budget_released(s);
 	fast = sc->cfg.fast_node >= 0 ? sc->cfg.fast_node : numa_node_id();
 	mutex_unlock(&sc->lock);
-	if (back && nplain) {
+	/* a CPU node without memory (or offline) has nothing to take them */
+	if (back && nplain && !tt_tier_node_check(fast)) {
 		ret = tt_sched_plain_move(s, plain, nplain, &fast, 1, true,
 					  &res);
 		if (!ret && res.skipped_no_memory)
