@@ -196,3 +196,68 @@ const struct tt_hint_iv *tt_hint_next(const struct tt_hint_set *h,
 		return &h->iv[i];
 	return (void *)0;
 }
+
+static int iv_before(const void *a, const void *b, const void *ctx)
+{
+	(void)ctx;
+	return ((const struct tt_hint_iv *)a)->start <
+	       ((const struct tt_hint_iv *)b)->start;
+}
+
+unsigned int tt_hint_gaps(struct tt_hint_iv *iv, unsigned int n,
+			  unsigned long long start, unsigned long long end,
+			  struct tt_hint_iv *out)
+{
+	unsigned long long from = start;
+	unsigned int i, k = 0;
+
+	if (n > 1)
+		tt_heapsort(iv, n, sizeof(*iv), iv_before, (void *)0);
+	for (i = 0; i < n && from < end; i++) {
+		if (iv[i].end <= from)
+			continue;
+		if (iv[i].start >= end)
+			break;
+		if (iv[i].start > from) {
+			out[k].start = from;
+			out[k].end = iv[i].start;
+			out[k].flags = 0;
+			k++;
+		}
+		from = iv[i].end;
+	}
+	if (from < end) {
+		out[k].start = from;
+		out[k].end = end;
+		out[k].flags = 0;
+		k++;
+	}
+	return k;
+}
+
+unsigned int tt_hint_meet(const struct tt_hint_iv *a, unsigned int n,
+			  const struct tt_hint_set *h, unsigned int with,
+			  unsigned int without, struct tt_hint_iv *out)
+{
+	unsigned int i = 0, j = 0, k = 0;
+
+	while (i < n && j < h->n) {
+		const struct tt_hint_iv *v = &h->iv[j];
+		unsigned long long s = a[i].start > v->start ? a[i].start :
+				       v->start;
+		unsigned long long e = a[i].end < v->end ? a[i].end : v->end;
+
+		if (s < e && (v->flags & with) && !(v->flags & without)) {
+			out[k].start = s;
+			out[k].end = e;
+			out[k].flags = 0;
+			k++;
+		}
+		/* the one that ends first is done */
+		if (a[i].end < v->end)
+			i++;
+		else
+			j++;
+	}
+	return k;
+}

@@ -75,6 +75,35 @@ unsigned long long tt_hint_cut(const struct tt_hint_set *h,
 					    unsigned long long b),
 			       void *arg);
 
+/*
+ * TT_HINT_F_OUT: an internal flag of an interval hinted TT_HINT_ARCHIVE:
+ * its pages outside saved tensors ("plain" pages) were already sent to the
+ * slow tier by a victim round; the next rounds leave them alone. A new
+ * hint on the range (TT_IOC_HINT) clears it. Never a uapi TT_HINT_* bit.
+ */
+#define TT_HINT_F_OUT	0x80000000U	/* bit 31 */
+
+/*
+ * tt_hint_gaps() - the pieces of [@start, @end) outside the @n intervals
+ * @iv (any order, may overlap, @flags ignored; sorted by start in place),
+ * in address order, written to @out (room for @n + 1 entries, not
+ * overlapping @iv), flags 0. Returns how many (at most @n + 1).
+ * O(n log n), no allocation.
+ */
+unsigned int tt_hint_gaps(struct tt_hint_iv *iv, unsigned int n,
+			  unsigned long long start, unsigned long long end,
+			  struct tt_hint_iv *out);
+
+/*
+ * tt_hint_meet() - the intersections of the @n sorted disjoint pieces @a
+ * with the intervals of @h whose flags include @with and none of
+ * @without, in address order, written to @out (room for @n + @h->n
+ * entries), flags 0. Returns how many. O(@n + @h->n).
+ */
+unsigned int tt_hint_meet(const struct tt_hint_iv *a, unsigned int n,
+			  const struct tt_hint_set *h, unsigned int with,
+			  unsigned int without, struct tt_hint_iv *out);
+
 /* tt_hint_bytes() - bytes of the intervals whose flags include @flags. */
 unsigned long long tt_hint_bytes(const struct tt_hint_set *h,
 				 unsigned int flags);

@@ -65,6 +65,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/err.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -1238,6 +1239,185 @@ static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
 	wake_up_all(&sc->bud.wq);
 }
 
+/*
+ * Hints on plain ranges (Documentation/scheduler.md, "Hints"): the pages
+ * of a hinted range outside every saved range the session holds. The
+ * scheduler does not account them (they are not registered), so it moves
+ * them itself, as TT_IOC_MIGRATE would: WILL_USE and PIN_FAST bring them
+ * to the fast node in the caller's thread before the call returns;
+ * ARCHIVE sends them to the slow tier first in the session's next victim
+ * round (tt_sched_archive_plain()).
+ */
+
+/*
+ * The plain pieces of [@start, @end) (lock held): the pieces outside the
+ * saved ranges, and with @with, only where they meet intervals of the
+ * hint set whose flags include @with and not TT_HINT_F_OUT. *@out is a
+ * kvmalloc'd array for the caller to kvfree() (also when 0 pieces).
+ * Return: the number of pieces, or -ENOMEM. O(n log n) for the n saved
+ * ranges the session holds (at most max_ranges), charged.
+ */
+static long tt_sched_plain_pieces(struct tt_sched *sc, u64 start, u64 end,
+				  unsigned int with, struct tt_hint_iv **out)
+{
+	unsigned long k = 0, n, cap;
+	struct tt_hint_iv *iv;
+	unsigned int i, gaps;
+
+	for (i = 0; i < sc->tl.n; i++) {
+		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+		struct tt_srange *r;
+
+		list_for_each_entry(r, &sl->ranges, link)
+			if (r->end > start && r->start < end)
+				k++;
+		cond_resched();
+	}
+	/* saved ranges, their gaps, the gaps' meeting with the hint set */
+	cap = k + (k + 1) + (with ? k + 1 + sc->hints.n : 0);
+	iv = kvmalloc_array(cap, sizeof(*iv), TT_SCHED_GFP);
+	if (!iv)
+		return -ENOMEM;
+	n = 0;
+	for (i = 0; i < sc->tl.n && n < k; i++) {
+		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
+		struct tt_srange *r;
+
+		list_for_each_entry(r, &sl->ranges, link) {
+			if (r->end <= start || r->start >= end || n >= k)
+				continue;
+			iv[n].start = r->start;
+			iv[n].end = r->end;
+			iv[n].flags = 0;
+			n++;
+		}
+		cond_resched();
+	}
+	gaps = tt_hint_gaps(iv, n, start, end, iv + k);
+	if (with)
+		gaps = tt_hint_meet(iv + k, gaps, &sc->hints, with,
+				    TT_HINT_F_OUT, iv + 2 * k + 1);
+	memmove(iv, iv + (with ? 2 * k + 1 : k), gaps * sizeof(*iv));
+	*out = iv;
+	return gaps;
+}
+
+/*
+ * Move the @n plain pieces @p of the session's memory to @nids, in the
+ * session's own process (lock not held): only where its mm maps them with
+ * a supported mapping, one vma at a time (an unmapped hint costs nothing),
+ * with the session's mover or engine; @sync: to @nids[0] only, as
+ * TT_IOC_MIGRATE; else to the first of @nids with room, as an eviction.
+ * Stops at a fatal signal or when the session stops. The results are
+ * added to the session's migration counters (stats) and to @res. Return:
+ * 0, -EINTR, -ESRCH (the mm is gone) or -ENOMEM.
+ */
+static int tt_sched_plain_move(struct tt_session *s,
+			       const struct tt_hint_iv *p, long n,
+			       const int *nids, int nr, bool sync,
+			       struct tt_migrate_result *res)
+{
+	unsigned int flags = capable(CAP_SYS_NICE) ? TT_MIG_MOVE_ALL : 0;
+	struct mm_struct *mm = s->mm;
+	int ret = 0;
+	long i;
+
+	if (!nr || n <= 0)
+		return 0;
+	if (!mmget_not_zero(mm))
+		return -ESRCH;
+	for (i = 0; i < n && !ret; i++) {
+		unsigned long a = p[i].start, b = p[i].end;
+
+		while (a < b && !ret) {
+			struct tt_migrate_result r = {};
+			struct vm_area_struct *vma;
+			unsigned long va, vb;
+			bool ok;
+
+			if (fatal_signal_pending(current) ||
+			    atomic_read(&s->stop)) {
+				ret = -EINTR;
+				break;
+			}
+			if (mmap_read_lock_killable(mm)) {
+				ret = -EINTR;
+				break;
+			}
+			vma = find_vma(mm, a);
+			if (!vma || vma->vm_start >= b) {
+				mmap_read_unlock(mm);
+				break;
+			}
+			va = max(a, vma->vm_start);
+			vb = min(b, vma->vm_end);
+			ok = tt_vma_supported(vma);
+			mmap_read_unlock(mm);
+			if (ok && sync)
+				ret = tt_mover_migrate_sync(s, va, vb, nids[0],
+							    flags, &r);
+			else if (ok)
+				ret = tt_mover_migrate(s, va, vb, nids, nr,
+						       flags, &s->stop, &r);
+			tt_sched_account(s, &r, nids[0]);
+			res->pages += r.pages;
+			res->moved += r.moved;
+			res->skipped_no_memory += r.skipped_no_memory;
+			a = vb;
+			cond_resched();
+		}
+	}
+	mmput(mm);
+	return ret;
+}
+
+/*
+ * A victim round is about to run in the session's own process (lock held,
+ * dropped while memory moves): the plain pages of the intervals hinted
+ * TT_HINT_ARCHIVE that no round sent out yet leave for the slow tier
+ * first. They are not registered, so the round still makes its room from
+ * saved tensors. Each interval is marked TT_HINT_F_OUT before its pages
+ * move: a concurrent round skips it. A round in a worker (@remote) leaves
+ * them to the next round in the process: the walk of a hinted range, as
+ * large as the caller mapped, is the caller's own time, never a shared
+ * worker's.
+ */
+static void tt_sched_archive_plain(struct tt_session *s, bool remote)
+{
+	struct tt_sched *sc = tt_sched_of(s);
+	struct tt_migrate_result res = {};
+	int slow[TT_MIG_TARGETS], nr_slow;
+	struct tt_hint_iv *p = NULL;
+	unsigned int i;
+	bool any = false;
+	long n;
+
+	for (i = 0; i < sc->hints.n; i++)
+		if ((sc->hints.iv[i].flags & TT_HINT_ARCHIVE) &&
+		    !(sc->hints.iv[i].flags & TT_HINT_F_OUT))
+			any = true;
+	if (!any || remote || sc->closing)
+		return;
+	n = tt_sched_plain_pieces(sc, sc->hints.iv[0].start,
+				  sc->hints.iv[sc->hints.n - 1].end,
+				  TT_HINT_ARCHIVE, &p);
+	if (n < 0)
+		return;
+	for (i = 0; i < sc->hints.n; i++)
+		if (sc->hints.iv[i].flags & TT_HINT_ARCHIVE)
+			sc->hints.iv[i].flags |= TT_HINT_F_OUT;
+	if (sc->cfg.slow_node >= 0)
+		nr_slow = tt_tier_node_check(sc->cfg.slow_node) ? 0 :
+			  (slow[0] = sc->cfg.slow_node, 1);
+	else
+		nr_slow = tt_tier_evict_order(numa_node_id(), slow,
+					      TT_MIG_TARGETS);
+	mutex_unlock(&sc->lock);
+	tt_sched_plain_move(s, p, n, slow, nr_slow, false, &res);
+	kvfree(p);
+	mutex_lock(&sc->lock);
+}
+
 /* May @sl give a victim (lock held)? Not @hot, not in use, nothing in flight. */
 static bool tt_sched_victim_ok(const struct tt_slayer *sl,
 			       const struct tt_slayer *hot,
@@ -1271,9 +1451,15 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
 	LIST_HEAD(round);
 	int j;
 
-	if (!need || sc->closing || (sc->cfg.flags & TT_SCHED_OFF) ||
-	    tt_sched_bud_scratch(b, sc->nr_ranges))
+	if (!need || sc->closing || (sc->cfg.flags & TT_SCHED_OFF))
 		return 0;
+	tt_sched_archive_plain(s, remote);
+	if (sc->closing || tt_sched_bud_scratch(b, sc->nr_ranges))
+		return 0;
+	/* the lock may have been dropped */
+	now = ktime_get_ns();
+	rel = tt_tl_rel(&sc->tl, now);
+	fast = tt_sched_fast(sc);
 	for (i = 0; i < sc->tl.n; i++) {
 		const struct tt_tl_layer *l = &sc->tl.st.layers[i];
 		struct tt_slayer *sl = l->priv;
@@ -2677,6 +2863,21 @@ static int tt_sched_hint_room(struct tt_sched *sc)
 	return 0;
 }
 
+/*
+ * A WILL_USE or PIN_FAST hint on [@start, @end) (lock held): the
+ * intervals hinted TT_HINT_ARCHIVE it overlaps lose TT_HINT_F_OUT (their
+ * plain pages are coming back: the next victim round sends them out
+ * again).
+ */
+static void tt_sched_hint_back(struct tt_sched *sc, u64 start, u64 end)
+{
+	unsigned int i;
+
+	for (i = 0; i < sc->hints.n; i++)
+		if (sc->hints.iv[i].end > start && sc->hints.iv[i].start < end)
+			sc->hints.iv[i].flags &= ~TT_HINT_F_OUT;
+}
+
 /**
  * tt_sched_hint() - TT_IOC_HINT
  * @s:   the session.
@@ -2686,18 +2887,27 @@ static int tt_sched_hint_room(struct tt_sched *sc)
  * outward) and skipped by every later eviction; RETIRE ends them and
  * forgets the tensors the range overlaps. Every hint settles the episodes
  * of the layers whose tensors the range overlaps: a queued eviction is
- * dropped, a running one stops, what is evicted comes back.
+ * dropped, a running one stops, what is evicted comes back. WILL_USE and
+ * PIN_FAST then move the range's plain pages (outside the saved ranges,
+ * where mapped) to the session's fast node, in the calling thread, before
+ * returning; ARCHIVE's plain pages leave at the next victim round
+ * (tt_sched_archive_plain()).
  *
  * Return: 0 or a negative errno (see TT_IOC_HINT); nothing changes on an
- * error.
+ * error but -EINTR and -ENOSPC, which come after the hint was recorded
+ * (from moving the plain pages).
  */
 int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 {
 	struct tt_sched *sc = tt_sched_of(s);
+	struct tt_migrate_result res = {};
+	bool back = req->hint & (TT_HINT_WILL_USE | TT_HINT_PIN_FAST);
+	struct tt_hint_iv *plain = NULL;
 	u32 h = req->hint;
 	__u64 start, end;
+	long nplain = 0;
 	unsigned int i;
-	int ret;
+	int ret, fast;
 
 	ret = tt_hint_check(req, PAGE_SIZE, TASK_SIZE, &start, &end);
 	if (ret)
@@ -2708,6 +2918,16 @@ int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 		ret = tt_sched_hint_room(sc);
 		if (ret)
 			goto out;
+	}
+	if (back) {
+		nplain = tt_sched_plain_pieces(sc, start, end, 0, &plain);
+		if (nplain < 0) {
+			ret = nplain;
+			goto out;
+		}
+		tt_sched_hint_back(sc, start, end);
+	}
+	if (h & (TT_HINT_PIN_FAST | TT_HINT_ARCHIVE | TT_HINT_RETIRE)) {
 		if (h & TT_HINT_RETIRE)
 			tt_hint_clear(&sc->hints, start, end);
 		else
@@ -2731,8 +2951,20 @@ int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 		cond_resched();
 	}
 	tt_sched_budget_released(s);
+	fast = sc->cfg.fast_node >= 0 ? sc->cfg.fast_node : numa_node_id();
+	mutex_unlock(&sc->lock);
+	/* a CPU node without memory (or offline) has nothing to take them */
+	if (back && nplain && !tt_tier_node_check(fast)) {
+		ret = tt_sched_plain_move(s, plain, nplain, &fast, 1, true,
+					  &res);
+		if (!ret && res.skipped_no_memory)
+			ret = -ENOSPC;
+	}
+	kvfree(plain);
+	return ret;
 out:
 	mutex_unlock(&sc->lock);
+	kvfree(plain);
 	return ret;
 }
 

@@ -326,6 +326,10 @@ struct tt_us_layer;
  *            NULL, add the bytes found on each node before the move to
  *            @from[node] (TT_MAX_NODES entries). 0 or -errno; the pages
  *            a failure left unhandled are in @res as skipped_unsupported.
+ * @clip:     optional: the first supported mapping of [@start, @end), cut
+ *            to it: 1 with it in [*@a, *@b), 0 when there is none, or
+ *            -errno; *@cache as for @check. Without it (or on an error) a
+ *            hint's plain pieces are checked whole with @check.
  * @manual_clock: the clock only moves when the tests say so: the timer
  *            thread sleeps until tt_us_kick() instead of until a time.
  */
@@ -337,6 +341,8 @@ struct tt_us_ops {
 	int (*mapped)(void *ctx, uint64_t start, uint64_t end);
 	int (*move)(void *ctx, uint64_t start, uint64_t end, int node,
 		    struct tt_migrate_result *res, uint64_t *from);
+	int (*clip)(void *ctx, uint64_t start, uint64_t end, void **cache,
+		    uint64_t *a, uint64_t *b);
 	bool manual_clock;
 };
 

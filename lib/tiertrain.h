@@ -242,6 +242,15 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
  * EOPNOTSUPP (unknown bits), EINVAL (no bit, a combination not allowed,
  * @len 0 or a range wrapping around), EOVERFLOW (a range ending beyond the
  * user address space), ENOSPC, ENOMEM.
+ *
+ * Any range, saved tensor or not: WILL_USE and PIN_FAST also move the
+ * mapped pages of the range that are not saved tensors to the fast node
+ * before returning (synchronously, in the calling thread, as tt_migrate();
+ * ENOSPC when the fast node has no room for some, after the hint was
+ * recorded; EINTR on a fatal signal, kernel backend). ARCHIVE makes those
+ * pages the first to leave when the session's fast-tier budget needs room
+ * (kernel backend; the move_pages backend has no budget, so they stay).
+ * RETIRE moves nothing and ends the range's PIN_FAST and ARCHIVE hints.
  */
 int tt_hint(struct tt_session *s, const void *addr, size_t len,
 	    unsigned int hint);

@@ -305,6 +305,40 @@ static int tt_us_real_move(void *ctx, uint64_t start, uint64_t end, int node,
 	return ret;
 }
 
+static int tt_us_real_clip(void *ctx, uint64_t start, uint64_t end,
+			   void **cache, uint64_t *a, uint64_t *b)
+{
+	struct tt_maps_snap *snap = *cache;
+	size_t lo = 0, hi;
+	int ret;
+
+	(void)ctx;
+	if (!snap) {
+		ret = tt_maps_snap_self(&snap);
+		if (ret < 0)
+			return ret;
+		*cache = snap;
+	}
+	/* the first mapping that ends after @start */
+	hi = snap->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (snap->span[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < snap->n && snap->span[lo].start < end; lo++) {
+		if (!snap->span[lo].supported)
+			continue;
+		*a = snap->span[lo].start > start ? snap->span[lo].start : start;
+		*b = snap->span[lo].end < end ? snap->span[lo].end : end;
+		return 1;
+	}
+	return 0;
+}
+
 const struct tt_us_ops tt_us_real_ops = {
 	.now = tt_us_real_now,
 	.cpu_node = tt_us_real_cpu_node,
@@ -312,6 +346,7 @@ const struct tt_us_ops tt_us_real_ops = {
 	.check = tt_us_real_check,
 	.mapped = tt_us_real_mapped,
 	.move = tt_us_real_move,
+	.clip = tt_us_real_clip,
 	.manual_clock = false,
 };
 
@@ -1299,23 +1334,117 @@ void tt_us_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
 	cfg->pr_bps = s->us->tl.pr_bps;
 }
 
+/*
+ * The plain pieces of [@start, @end) (lock held): outside every saved range
+ * the scheduler holds, in address order, into *@out (free()d by the
+ * caller). Return: their number or -ENOMEM.
+ */
+static long tt_us_plain_pieces(struct tt_us *us, uint64_t start,
+			       uint64_t end, struct tt_hint_iv **out)
+{
+	unsigned int i, j, n = 0, k = 0;
+	struct tt_hint_iv *iv;
+
+	for (i = 0; i < us->tl.n; i++) {
+		const struct tt_us_layer *sl = us->tl.st.layers[i].priv;
+
+		for (j = 0; j < sl->nr_ranges; j++)
+			if (sl->ranges[j].end > start &&
+			    sl->ranges[j].start < end)
+				k++;
+	}
+	iv = calloc(2 * (size_t)k + 1, sizeof(*iv));
+	if (!iv)
+		return -ENOMEM;
+	for (i = 0; i < us->tl.n; i++) {
+		const struct tt_us_layer *sl = us->tl.st.layers[i].priv;
+
+		for (j = 0; j < sl->nr_ranges && n < k; j++) {
+			if (sl->ranges[j].end <= start ||
+			    sl->ranges[j].start >= end)
+				continue;
+			iv[n].start = sl->ranges[j].start;
+			iv[n].end = sl->ranges[j].end;
+			n++;
+		}
+	}
+	n = tt_hint_gaps(iv, n, start, end, iv + k);
+	memmove(iv, iv + k, n * sizeof(*iv));
+	*out = iv;
+	return n;
+}
+
+/*
+ * Move the @n plain pieces @p to @node (lock not held): only what is mapped
+ * with a supported mapping (ops->clip, else each piece whole if
+ * ops->check passes), counted in the session's totals (lock taken).
+ * Return: 0, or -ENOSPC when @node had no room for some pages.
+ */
+static int tt_us_plain_move(struct tt_session *s, const struct tt_hint_iv *p,
+			    long n, int node)
+{
+	struct tt_us *us = s->us;
+	const struct tt_us_ops *ops = us->ops;
+	uint64_t no_memory = 0;
+	void *cache = NULL;
+	long i;
+
+	for (i = 0; i < n && !tt_us_closing(us); i++) {
+		uint64_t a = p[i].start, b = p[i].end, ca, cb;
+
+		while (a < b && !tt_us_closing(us)) {
+			struct tt_migrate_result res = { 0 };
+			int r = ops->clip ? ops->clip(us->ctx, a, b, &cache,
+						      &ca, &cb) : -ENOSYS;
+
+			if (r == 0)
+				break;
+			if (r < 0) {
+				/* the piece whole, if it is all mapped */
+				if (ops->check(us->ctx, a, b, &cache))
+					break;
+				ca = a;
+				cb = b;
+			}
+			ops->move(us->ctx, ca, cb, node, &res, NULL);
+			no_memory += res.skipped_no_memory;
+			pthread_mutex_lock(&s->lock);
+			tt_us_account(s, &res, true);
+			pthread_mutex_unlock(&s->lock);
+			a = cb;
+		}
+	}
+	free(cache);
+	return no_memory ? -ENOSPC : 0;
+}
+
 /**
  * tt_us_hint() - TT_IOC_HINT on the checked range [@start, @end) (whole
- * pages), as kmod/sched.c's tt_sched_hint(); lock held.
+ * pages), as kmod/sched.c's tt_sched_hint(); lock held (dropped while
+ * the range's plain pages move).
  * @s:     the session.
  * @req:   the request (passed tt_hint_check()).
  * @start: its first page.
  * @end:   the end of its last page.
  *
- * Return: 0, -ENOSPC (more hinted ranges than TT_MP_MAX_RANGES) or
- * -ENOMEM; nothing changes on an error.
+ * WILL_USE and PIN_FAST move the range's plain pages (outside the saved
+ * ranges, where mapped) to the session's fast node before returning;
+ * there is no budget here, so no pressure sends ARCHIVE's plain pages out.
+ *
+ * Return: 0, -ENOSPC (more hinted ranges than TT_MP_MAX_RANGES; or, after
+ * the hint was recorded, the fast node had no room for some plain pages)
+ * or -ENOMEM; nothing changes on an error but the second -ENOSPC.
  */
 int tt_us_hint(struct tt_session *s, const struct tt_ioc_hint *req,
 	       uint64_t start, uint64_t end)
 {
 	struct tt_us *us = s->us;
 	uint32_t h = req->hint;
+	bool back = h & (TT_HINT_WILL_USE | TT_HINT_PIN_FAST);
+	struct tt_hint_iv *plain = NULL;
+	long nplain = 0;
 	unsigned int i, j;
+	int fast, ret = 0;
 
 	if (h & (TT_HINT_PIN_FAST | TT_HINT_ARCHIVE | TT_HINT_RETIRE)) {
 		if (us->hints.n + 2 > us->hints.cap) {
@@ -1330,6 +1459,13 @@ int tt_us_hint(struct tt_session *s, const struct tt_ioc_hint *req,
 			us->hints.iv = iv;
 			us->hints.cap = cap;
 		}
+	}
+	if (back) {
+		nplain = tt_us_plain_pieces(us, start, end, &plain);
+		if (nplain < 0)
+			return nplain;
+	}
+	if (h & (TT_HINT_PIN_FAST | TT_HINT_ARCHIVE | TT_HINT_RETIRE)) {
 		if (h & TT_HINT_RETIRE)
 			tt_hint_clear(&us->hints, start, end);
 		else
@@ -1358,7 +1494,17 @@ int tt_us_hint(struct tt_session *s, const struct tt_ioc_hint *req,
 		if (hit)
 			tt_us_rescue(us, sl);
 	}
-	return 0;
+	if (back && nplain) {
+		fast = s->sched.fast_node >= 0 ? s->sched.fast_node :
+		       us->ops->cpu_node(us->ctx);
+		if (fast < 0)
+			fast = 0;
+		pthread_mutex_unlock(&s->lock);
+		ret = tt_us_plain_move(s, plain, nplain, fast);
+		pthread_mutex_lock(&s->lock);
+	}
+	free(plain);
+	return ret;
 }
 
 /*

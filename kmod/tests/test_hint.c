@@ -341,6 +341,68 @@ static void test_merge(void **state)
 	assert_int_equal(tt_chunk_merge(c, 0, 64), 0);
 }
 
+#define IV(a, b) ((struct tt_hint_iv){ (a), (b), 0 })
+
+/* The pieces of [start, end) outside unsorted, overlapping intervals. */
+static void test_gaps(void **state)
+{
+	struct tt_hint_iv iv[4], out[5];
+
+	(void)state;
+	/* none: the whole range */
+	assert_int_equal(tt_hint_gaps(iv, 0, 10, 20, out), 1);
+	assert_int_equal(out[0].start, 10);
+	assert_int_equal(out[0].end, 20);
+	/* unsorted, overlapping, sticking out on both sides */
+	iv[0] = IV(50, 60);
+	iv[1] = IV(5, 15);
+	iv[2] = IV(30, 40);
+	iv[3] = IV(35, 45);
+	assert_int_equal(tt_hint_gaps(iv, 4, 10, 55, out), 2);
+	assert_int_equal(out[0].start, 15);
+	assert_int_equal(out[0].end, 30);
+	assert_int_equal(out[1].start, 45);
+	assert_int_equal(out[1].end, 50);
+	/* covered whole */
+	iv[0] = IV(0, 100);
+	assert_int_equal(tt_hint_gaps(iv, 1, 10, 55, out), 0);
+	/* outside the range: no effect; at most n + 1 pieces */
+	iv[0] = IV(100, 200);
+	iv[1] = IV(0, 5);
+	iv[2] = IV(20, 21);
+	iv[3] = IV(30, 31);
+	assert_int_equal(tt_hint_gaps(iv, 4, 10, 40, out), 3);
+	assert_int_equal(out[2].start, 31);
+	assert_int_equal(out[2].end, 40);
+}
+
+/* Pieces meet the intervals with some flags and without others. */
+static void test_meet(void **state)
+{
+	struct tt_hint_set h = { buf, 0, CAP };
+	struct tt_hint_iv a[3], out[CAP + 3];
+
+	(void)state;
+	tt_hint_set(&h, 0, 10, 4);
+	tt_hint_set(&h, 20, 30, 2);
+	tt_hint_set(&h, 40, 60, 4);
+	tt_hint_set(&h, 70, 80, 4 | TT_HINT_F_OUT);
+	a[0] = IV(5, 25);
+	a[1] = IV(45, 50);
+	a[2] = IV(55, 75);
+	assert_int_equal(tt_hint_meet(a, 3, &h, 4, TT_HINT_F_OUT, out), 3);
+	assert_int_equal(out[0].start, 5);
+	assert_int_equal(out[0].end, 10);
+	assert_int_equal(out[1].start, 45);
+	assert_int_equal(out[1].end, 50);
+	assert_int_equal(out[2].start, 55);
+	assert_int_equal(out[2].end, 60);
+	assert_int_equal(tt_hint_meet(a, 3, &h, 2, 0, out), 1);
+	assert_int_equal(out[0].start, 20);
+	assert_int_equal(out[0].end, 25);
+	assert_int_equal(tt_hint_meet(a, 0, &h, 4, 0, out), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +413,8 @@ int main(void)
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_chunk_capacity),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_gaps),
+		cmocka_unit_test(test_meet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1092,6 +1092,58 @@ static void test_workers_env(void **state)
 	unsetenv("TIERTRAIN_BACKEND");
 }
 
+/*
+ * Hints on plain ranges: WILL_USE and PIN_FAST move the pages outside the
+ * saved ranges to the fast node before returning (the saved range is the
+ * scheduler's); ARCHIVE and RETIRE move nothing (no budget, no pressure);
+ * a full fast node gives ENOSPC.
+ */
+static void test_plain_hint(void **state)
+{
+	struct tctx *c = *state;
+	unsigned int i, n0;
+
+	pthread_mutex_lock(&c->f.lock);
+	for (i = 4096; i < 4096 + 256; i++)
+		c->f.node[i] = 1;
+	pthread_mutex_unlock(&c->f.lock);
+	iter_begin(c, 8 * MS);
+	ev(c, 0, 1, 1, TT_FWD);
+	save(c, 1, 4112, 16, 0);
+	n0 = nlog(c);
+	assert_int_equal(tt_hint(c->s, (void *)(uintptr_t)page_addr(4096),
+				 64 * ps, TT_HINT_WILL_USE), 0);
+	assert_int_equal(on_node(c, 4096, 16, 0), 16);
+	assert_int_equal(on_node(c, 4112, 16, 1), 16);
+	assert_int_equal(on_node(c, 4128, 32, 0), 32);
+	assert_int_equal(nlog(c), n0 + 2);
+	assert_int_equal(c->f.log[n0].start, page_addr(4096));
+	assert_int_equal(c->f.log[n0].end, page_addr(4112));
+	assert_int_equal(c->f.log[n0].node, 0);
+	assert_int_equal(c->f.log[n0 + 1].start, page_addr(4128));
+	assert_int_equal(c->f.log[n0 + 1].end, page_addr(4160));
+	assert_true(pthread_equal(c->f.log[n0].thread, pthread_self()));
+	assert_int_equal(stats(c).bytes_to_fast, 48 * ps);
+	/* ARCHIVE and RETIRE: nothing moves */
+	assert_int_equal(tt_hint(c->s, (void *)(uintptr_t)page_addr(4160),
+				 32 * ps, TT_HINT_ARCHIVE), 0);
+	assert_int_equal(tt_hint(c->s, (void *)(uintptr_t)page_addr(4192),
+				 32 * ps, TT_HINT_RETIRE), 0);
+	assert_int_equal(nlog(c), n0 + 2);
+	assert_int_equal(on_node(c, 4160, 64, 1), 64);
+	/* PIN_FAST brings them back too */
+	assert_int_equal(tt_hint(c->s, (void *)(uintptr_t)page_addr(4160),
+				 32 * ps, TT_HINT_PIN_FAST), 0);
+	assert_int_equal(on_node(c, 4160, 32, 0), 32);
+	/* no room on the fast node: ENOSPC, the pages stay */
+	c->f.full_node = 0;
+	assert_int_equal(tt_hint(c->s, (void *)(uintptr_t)page_addr(4192),
+				 32 * ps, TT_HINT_WILL_USE), -ENOSPC);
+	assert_int_equal(on_node(c, 4192, 32, 1), 32);
+	c->f.full_node = -1;
+	ev(c, 1 * MS, 0, 1, TT_FWD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1104,6 +1156,7 @@ int main(void)
 		T(test_close_scheduled),
 		T(test_close_queued),
 		T(test_persistent),
+		T(test_plain_hint),
 		T(test_unknown_layer),
 		T(test_out_of_order),
 		T(test_errors_counted),

@@ -924,6 +924,35 @@ struct tt_ioc_layers {
  * A later PIN_FAST or ARCHIVE hint on a range replaces earlier ones on it.
  * TT_HINT_WILL_USE may be combined with TT_HINT_PIN_FAST; ARCHIVE and
  * RETIRE go alone.
+ *
+ * Plain pages. Every hint also acts on the pages of the range that are
+ * not saved tensors of the session ("plain" pages: memory the program
+ * mapped itself, moved with TT_IOC_MIGRATE, or never reported), as far as
+ * the caller maps them with a supported mapping (private anonymous);
+ * unmapped parts of the range are skipped at no cost:
+ *   TT_HINT_WILL_USE and TT_HINT_PIN_FAST move the plain pages to the
+ *   session's fast node (its fast_node, else the node of the CPU the call
+ *   runs on) synchronously, in the calling thread, as TT_IOC_MIGRATE
+ *   would: when the call returns 0 they are there. Pages that cannot move
+ *   (busy, not present) stay and are counted as for TT_IOC_MIGRATE in
+ *   TT_IOC_STATS; when the fast node has no room for some, the call fails
+ *   with ENOSPC after the hint was recorded. The saved tensors the range
+ *   overlaps come back through the scheduler as above (asynchronously,
+ *   admitted under the fast-tier budget).
+ *   TT_HINT_ARCHIVE: the plain pages leave first under fast-tier
+ *   pressure: when the session's next victim round runs (its budget needs
+ *   room, at a TT_EV_TENSOR_SAVED in the session's process), they move to
+ *   the slow tier before any saved tensor is chosen; then the round makes
+ *   its room from saved tensors as before (plain pages are not counted in
+ *   the budget). Each ARCHIVE hint sends its plain pages out once; a
+ *   later WILL_USE or PIN_FAST on the range brings them back and arms it
+ *   again. Without a budget (or with the move_pages backend, which has
+ *   none) there is no pressure and they stay.
+ *   TT_HINT_PIN_FAST also means the plain pages are never sent out (it
+ *   replaces an ARCHIVE hint on the range).
+ *   TT_HINT_RETIRE moves no plain page (data is never discarded nor
+ *   moved); it ends the range's PIN_FAST and ARCHIVE hints, so its plain
+ *   pages no longer leave under pressure.
  */
 #define TT_HINT_WILL_USE	(1U << 0)
 #define TT_HINT_PIN_FAST	(1U << 1)
@@ -953,9 +982,13 @@ struct tt_ioc_hint {
  * ranges than the max_ranges parameter allows), ENOMEM, EOVERFLOW (the
  * range ends beyond the user address space). The range need not be mapped
  * nor saved: a hint on memory the scheduler does not manage is remembered
- * (PIN_FAST, ARCHIVE) for tensors saved there later, or does nothing; a hint
- * costs one interval whatever its length, and only the saved tensors it
- * overlaps (themselves mapped) are cut by it.
+ * (PIN_FAST, ARCHIVE) for tensors saved there later, and acts on the plain
+ * pages mapped there (see "Plain pages" above); a hint costs one interval
+ * whatever its length, and only the saved tensors it overlaps (themselves
+ * mapped) are cut by it. After the hint is recorded, moving the plain pages
+ * (WILL_USE, PIN_FAST) may fail with ENOSPC (no room on the fast node) or
+ * EINTR (a fatal signal); the work it costs is bounded by what the caller
+ * maps in the range, as for TT_IOC_MIGRATE.
  */
 #define TT_IOC_HINT		_IOW(TT_IOC_MAGIC, 0x0c, struct tt_ioc_hint)
 
