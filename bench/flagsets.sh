@@ -10,7 +10,8 @@
 #
 # Flag sets: ref (the paper's semantics, no extension), ac (anchor+count),
 # aad (anchor+alap+defer_late), aadc (anchor+alap+defer_late+count),
-# aadcm (the same + merge).
+# aadcm (the same + merge). $TT_FLAG_TORCH_MODES, when set, is torch_train's
+# --modes instead (e.g. none,off,tiertrain@ac,userspace@ac).
 set -u
 out=$1
 train=$2
@@ -46,9 +47,15 @@ for w in $TT_FLAG_WORKLOADS; do
 		# shellcheck disable=SC2086
 		echo "==== flagsets: $m, sets $TT_FLAG_SETS ($(date +%T)) ===="
 		# shellcheck disable=SC2086
+		if [ -n "${TT_FLAG_TORCH_MODES:-}" ]; then
+			sel="--modes $TT_FLAG_TORCH_MODES"
+		else
+			sel="--flag-sets $(echo $TT_FLAG_SETS | tr ' ' ,)"
+		fi
+		# shellcheck disable=SC2086
 		/usr/bin/python3 "$repo/bench/torch_train.py" --model "$m" \
-			--flag-sets "$(echo $TT_FLAG_SETS | tr ' ' ,)" \
-			-o "$out/torch-$m.json" ${TT_FLAG_TORCH_ARGS:-} $lim || rc=1
+			$sel -o "$out/torch-$m.json" ${TT_FLAG_TORCH_ARGS:-} \
+			$lim || rc=1
 		continue ;;
 	esac
 	for s in $TT_FLAG_SETS; do
