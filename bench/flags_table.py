@@ -9,7 +9,10 @@ none; torch_train: off, the same hooks with nothing moved) and step time
 against none, then the userspace (move_pages) scheduler's same figures
 from the same run, and whether the kernel one is ahead of it (avg and peak
 lower, step no higher). Then, per flag set, the worst on time, the mean of
-the footprints and of the step, and the workloads where it is ahead."""
+the footprints and of the step, and the workloads where it is ahead.
+"(iteration peak)" (bench/train only): the median over the measured
+iterations of each one's peak, against none's (the peak column is the
+maximum, which one unplanned iteration sets)."""
 import glob
 import json
 import os
@@ -42,6 +45,8 @@ def rows_train(path):
         out[k] = dict(ontime=m.get("ontime_pct"),
                       avg=m.get("fast_avg_vs_none_pct"),
                       peak=m.get("fast_peak_vs_none_pct"),
+                      ipeak=pct(m.get("fast_peak_median_bytes", 0),
+                                by["none"].get("fast_peak_median_bytes")),
                       step=m.get("step_vs_none_pct"))
     note = "%d iters" % c["iterations"]
     if c.get("stopped_early"):
@@ -68,6 +73,7 @@ def rows_torch(path):
             out[k] = dict(ontime=r.get("ontime_pct"),
                           avg=pct(r["fast_avg"], off["fast_avg"]),
                           peak=pct(r["fast_peak"], off["fast_peak"]),
+                          ipeak=None,
                           step=r.get("step_vs_none_pct"))
         if out:
             n = min(r.get("iters_done", 0) for r in d["results"] if r["ok"])
@@ -103,19 +109,21 @@ def main(dirs):
             rows += rows_torch(p)
     rows.sort(key=lambda r: (r[0], ORDER.index(r[1]) if r[1] in ORDER
                              else 99))
-    print("| workload | flag set | on time | avg fast | peak fast | step "
-          "| userspace: on time | avg | peak | step | ahead of userspace |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| workload | flag set | on time | avg fast | peak fast | "
+          "(iteration peak) | step | userspace: on time | avg | peak | "
+          "(iteration peak) | step | ahead of userspace |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     agg = {}
     for wl, fs, out, note in rows:
         k, u = out.get("tiertrain"), out.get("userspace")
         a = ahead(k, u)
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            wl, NAMES.get(fs, fs),
-            f(k and k["ontime"], "%.2f %%"), f(k and k["avg"]),
-            f(k and k["peak"]), f(k and k["step"]),
-            f(u and u["ontime"], "%.2f %%"), f(u and u["avg"]),
-            f(u and u["peak"]), f(u and u["step"]),
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+              "| %s |" % (
+                  wl, NAMES.get(fs, fs),
+                  f(k and k["ontime"], "%.2f %%"), f(k and k["avg"]),
+                  f(k and k["peak"]), f(k and k["ipeak"]), f(k and k["step"]),
+                  f(u and u["ontime"], "%.2f %%"), f(u and u["avg"]),
+                  f(u and u["peak"]), f(u and u["ipeak"]), f(u and u["step"]),
             "-" if a is None else "yes" if a else "no"))
         g = agg.setdefault(fs, [])
         g.append((wl, k, a))
