@@ -44,8 +44,7 @@ for w in $TT_FLAG_WORKLOADS; do
 		case "$m" in
 		*:*) lim="--time-limit ${m#*:}"; m=${m%%:*} ;;
 		esac
-		# shellcheck disable=SC2086
-		echo "==== flagsets: $m, sets $TT_FLAG_SETS ($(date +%T)) ===="
+		echo "==== flagsets: $m ($(date +%T)) ===="
 		# shellcheck disable=SC2086
 		if [ -n "${TT_FLAG_TORCH_MODES:-}" ]; then
 			sel="--modes $TT_FLAG_TORCH_MODES"
@@ -60,7 +59,7 @@ for w in $TT_FLAG_WORKLOADS; do
 	esac
 	for s in $TT_FLAG_SETS; do
 		echo "==== flagsets: $w, $s: $(flags "$s") ($(date +%T)) ===="
-		# shellcheck disable=SC2046
+		# shellcheck disable=SC2046,SC2086
 		"$train" --mode all --no-timeline $wargs $(flags "$s") \
 			-o "$out/train-$w-$s.json" ${TT_FLAG_TRAIN_ARGS:-} || rc=1
 	done
