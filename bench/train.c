@@ -42,6 +42,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,6 +84,13 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  * @layers:        number of layers.
  * @size:          saved activation bytes of each layer (page multiples).
  * @compute:       passes per forward and per backward (after the checksum).
+ * @compute_ms:    --compute-ms: each layer's passes are calibrated at the
+ *                 start to last about this long (0: @compute passes).
+ * @fwd_passes:    passes of each layer's forward (@compute, or calibrated).
+ * @bwd_passes:    passes of each layer's backward (the same).
+ * @time_limit_s:  --time-limit: no round of iterations begins that would
+ *                 end later than this many seconds from the start (the
+ *                 last round's time as the estimate); 0: none.
  * @weights_bytes: weights per layer (a power of two).
  * @iters:         iterations per mode, warm-up included.
  * @profile_iters: scheduler profile iterations; 0 = the session's default.
@@ -119,6 +127,10 @@ struct tt_cfg {
 	unsigned int layers;
 	size_t size[TT_TRAIN_MAX_LAYERS];
 	unsigned int compute;
+	double compute_ms;
+	unsigned int fwd_passes[TT_TRAIN_MAX_LAYERS];
+	unsigned int bwd_passes[TT_TRAIN_MAX_LAYERS];
+	double time_limit_s;
 	size_t weights_bytes;
 	unsigned int iters;
 	unsigned int profile_iters;
@@ -336,6 +348,9 @@ struct tt_train {
 	struct tt_lrec *lrec;
 	struct tt_mstate ms[TT_MODE_NR];
 	struct tt_result res[TT_MODE_NR];
+	uint64_t t_start;
+	unsigned int iters_planned;
+	char stopped[128];
 };
 
 #ifndef __printf
@@ -383,6 +398,14 @@ static struct tt_lrec *tt_rec(struct tt_train *t, unsigned int it,
 			      unsigned int l)
 {
 	return &t->lrec[(size_t)it * t->cfg.layers + l];
+}
+
+/* A signal asked the run to end: the table is made from the rounds done. */
+static volatile sig_atomic_t tt_signalled;
+
+static void tt_on_signal(int sig)
+{
+	tt_signalled = sig;
 }
 
 /* ---- the compute kernels ---------------------------------------------- */
@@ -680,7 +703,7 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	if (t->s)
 		tt_call(t, tt_layer_begin(t->s, l, TT_FWD), "tt_layer_begin(TT_FWD)",
 			l, it);
-	for (p = 0; p < t->cfg.compute; p++)
+	for (p = 0; p < t->cfg.fwd_passes[l]; p++)
 		tt_fwd_pass(t->x, t->w[l], wmask, n);
 	r->fwd_computed = tt_now();
 	a = tt_st_map(len, t->cfg.map_thp);
@@ -740,7 +763,7 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 		exit(2);
 	}
 	r->checked = tt_now();
-	for (p = 0; p < t->cfg.compute; p++)
+	for (p = 0; p < t->cfg.bwd_passes[l]; p++)
 		tt_bwd_pass(t->g, a, t->w[l], wmask, n);
 	r->bwd_computed = tt_now();
 	tt_live_del(t, l);
@@ -1229,6 +1252,14 @@ static void tt_mode_finish(struct tt_train *t)
 		ms->s = NULL;
 		t->s = NULL;
 	}
+	if (t->cfg.iters <= res->warmup) {
+		snprintf(res->reason, sizeof(res->reason),
+			 "stopped after %u iterations, before the end of the warm-up (%u): %s",
+			 t->cfg.iters, res->warmup, t->stopped);
+		ms->active = 0;
+		return;
+	}
+	res->measured = t->cfg.iters - res->warmup;
 	res->iter_ms = tt_zalloc(res->measured * sizeof(*res->iter_ms));
 	for (it = res->warmup; it < t->cfg.iters; it++) {
 		const struct tt_irec *ir = &t->irec[it];
@@ -1254,6 +1285,51 @@ static void tt_mode_finish(struct tt_train *t)
 }
 
 /*
+ * Each layer's compute passes: --compute, or with --compute-ms as many as
+ * last about that long over the layer's size on the fast node (the
+ * median of 3 timed passes after one untimed).
+ */
+static void tt_calibrate(struct tt_train *t, size_t maxlen)
+{
+	size_t wmask = t->cfg.weights_bytes / sizeof(uint64_t) - 1;
+	unsigned int l, k;
+
+	for (l = 0; l < t->cfg.layers; l++) {
+		size_t n = t->cfg.size[l] / sizeof(uint64_t);
+		double f[3], b[3], pf, pb;
+
+		t->cfg.fwd_passes[l] = t->cfg.bwd_passes[l] = t->cfg.compute;
+		if (!(t->cfg.compute_ms > 0))
+			continue;
+		tt_fwd_pass(t->x, t->w[l], wmask, n);
+		tt_bwd_pass(t->g, t->x, t->w[l], wmask, n);
+		for (k = 0; k < 3; k++) {
+			uint64_t t0 = tt_now();
+
+			tt_fwd_pass(t->x, t->w[l], wmask, n);
+			f[k] = tt_ms(tt_now() - t0);
+			t0 = tt_now();
+			tt_bwd_pass(t->g, t->x, t->w[l], wmask, n);
+			b[k] = tt_ms(tt_now() - t0);
+		}
+		pf = tt_median(f, 3);
+		pb = tt_median(b, 3);
+		t->cfg.fwd_passes[l] = pf > 0 ? (unsigned int)
+			(t->cfg.compute_ms / pf + 0.5) : 1;
+		t->cfg.bwd_passes[l] = pb > 0 ? (unsigned int)
+			(t->cfg.compute_ms / pb + 0.5) : 1;
+		if (!t->cfg.fwd_passes[l])
+			t->cfg.fwd_passes[l] = 1;
+		if (!t->cfg.bwd_passes[l])
+			t->cfg.bwd_passes[l] = 1;
+		fprintf(stderr, "train: layer %u: a forward pass %.2f ms, a backward pass %.2f ms: %u and %u passes for %.0f ms\n",
+			l, pf, pb, t->cfg.fwd_passes[l], t->cfg.bwd_passes[l],
+			t->cfg.compute_ms);
+	}
+	tt_reset_x(t, maxlen);
+}
+
+/*
  * Every requested mode, taking turns iteration by iteration (none,
  * tiertrain, userspace, none, ...): the host's load, which on these
  * machines changes by 2x within a minute, then weighs on every mode alike
@@ -1265,6 +1341,7 @@ static void tt_mode_finish(struct tt_train *t)
 static void tt_run_modes(struct tt_train *t, size_t maxlen)
 {
 	unsigned int it, m;
+	uint64_t last = 0;
 	int any = 0;
 
 	for (m = 0; m < TT_MODE_NR; m++)
@@ -1275,15 +1352,38 @@ static void tt_run_modes(struct tt_train *t, size_t maxlen)
 	tt_reset_x(t, maxlen);
 	tt_switch(t, TT_MODE_NONE);
 	tt_sampler_start(t);
-	for (it = 0; it < t->cfg.iters; it++) {
-		for (m = 0; m < TT_MODE_NR; m++) {
+	for (it = 0; it < t->cfg.iters && !tt_signalled; it++) {
+		uint64_t r0 = tt_now();
+
+		if (t->cfg.time_limit_s > 0 &&
+		    (r0 - t->t_start + last) / 1e9 > t->cfg.time_limit_s) {
+			snprintf(t->stopped, sizeof(t->stopped),
+				 "time limit (%.0f s) before round %u of %u",
+				 t->cfg.time_limit_s, it, t->cfg.iters);
+			break;
+		}
+		for (m = 0; m < TT_MODE_NR && !tt_signalled; m++) {
 			if (!t->ms[m].active)
 				continue;
 			tt_switch(t, m);
 			tt_mode_iter(t, it);
 		}
+		if (tt_signalled)
+			break;
+		last = tt_now() - r0;
 	}
+	if (tt_signalled)
+		snprintf(t->stopped, sizeof(t->stopped),
+			 "signal %d in round %u of %u (its times are left out, not its counters)",
+			 (int)tt_signalled, it, t->cfg.iters);
 	tt_sampler_stop(t);
+	if (it < t->cfg.iters) {
+		/* the rounds every mode completed */
+		fprintf(stderr, "train: stopped early: %s; the table is made from the %u rounds done\n",
+			t->stopped, it);
+		t->iters_planned = t->cfg.iters;
+		t->cfg.iters = it;
+	}
 	for (m = 0; m < TT_MODE_NR; m++) {
 		if (!t->ms[m].active)
 			continue;
@@ -1374,9 +1474,17 @@ static void tt_print_table(const struct tt_train *t)
 	const struct tt_result *ref = tt_ref(t);
 	int m;
 
-	printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
-	       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
-	       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
+	if (t->cfg.compute_ms > 0)
+		printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, compute %.0f ms per layer forward and backward (calibrated passes), %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
+		       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute_ms, t->cfg.iters, t->cfg.profile_iters + 1,
+		       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
+	else
+		printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
+		       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
+		       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
+	if (t->stopped[0])
+		printf("STOPPED EARLY after %u of %u rounds: %s; the figures are from the rounds done\n",
+		       t->cfg.iters, t->iters_planned, t->stopped);
 	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s%s\n",
 	       t->cfg.pieces, t->cfg.pieces == 1 ? "" : "s",
 	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
@@ -1977,8 +2085,18 @@ static void tt_write_json(const struct tt_train *t)
 	fprintf(f, "  \"config\": {\"layers\": %u, \"sizes_bytes\": [", t->cfg.layers);
 	for (l = 0; l < t->cfg.layers; l++)
 		fprintf(f, "%s%zu", l ? ", " : "", t->cfg.size[l]);
-	fprintf(f, "], \"compute_passes\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
-		t->cfg.compute, t->cfg.weights_bytes, t->cfg.iters);
+	fprintf(f, "], \"compute_passes\": %u, \"compute_ms\": %.3f, \"fwd_passes\": [",
+		t->cfg.compute, t->cfg.compute_ms);
+	for (l = 0; l < t->cfg.layers; l++)
+		fprintf(f, "%s%u", l ? ", " : "", t->cfg.fwd_passes[l]);
+	fprintf(f, "], \"bwd_passes\": [");
+	for (l = 0; l < t->cfg.layers; l++)
+		fprintf(f, "%s%u", l ? ", " : "", t->cfg.bwd_passes[l]);
+	fprintf(f, "], \"stopped_early\": ");
+	tt_json_str(f, t->stopped[0] ? t->stopped : "");
+	fprintf(f, ", \"iterations_planned\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
+		t->iters_planned ? t->iters_planned : t->cfg.iters,
+		t->cfg.weights_bytes, t->cfg.iters);
 	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
@@ -2030,6 +2148,12 @@ static void tt_usage(FILE *f)
 		"  --sizes LIST       activation sizes, comma separated, in MiB or with a\n"
 		"                     K/M/G suffix (sets the number of layers)\n"
 		"  --compute N        compute passes per forward and backward (default 6)\n"
+		"  --compute-ms MS    instead: each layer's forward and backward compute\n"
+		"                     lasts about MS ms (passes calibrated at the start)\n"
+		"  --time-limit S     no round of iterations begins that would end more\n"
+		"                     than S seconds after the start (default 1500, below\n"
+		"                     scripts/vmrun's 1800; 0: none); on it, SIGTERM,\n"
+		"                     SIGINT or SIGHUP the table is made from the rounds done"
 		"  --weights-kib N    weights per layer, a power of two >= 4 (default 256)\n"
 		"  --iters N          iterations per mode, warm-up included (default 8)\n"
 		"  --profile-iters N  scheduler profile iterations, 1..1000 (default 1);\n"
@@ -2231,6 +2355,8 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "halve-every", required_argument, NULL, 'H' },
 		{ "sizes", required_argument, NULL, 'S' },
 		{ "compute", required_argument, NULL, 'c' },
+		{ "compute-ms", required_argument, NULL, 'X' },
+		{ "time-limit", required_argument, NULL, 'I' },
 		{ "weights-kib", required_argument, NULL, 'W' },
 		{ "iters", required_argument, NULL, 'i' },
 		{ "profile-iters", required_argument, NULL, 'P' },
@@ -2261,6 +2387,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 
 	c->layers = 12;
 	c->compute = 6;
+	c->time_limit_s = 1500;
 	c->weights_bytes = 256 * 1024;
 	c->iters = 8;
 	c->profile_iters = 1;
@@ -2297,6 +2424,20 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'c':
 			c->compute = tt_num("--compute", optarg, 1, 1000);
+			break;
+		case 'X':
+			c->compute_ms = strtod(optarg, &end);
+			if (end == optarg || *end || !(c->compute_ms > 0) ||
+			    c->compute_ms > 60000)
+				tt_die("--compute-ms '%s': want 0 < MS <= 60000",
+				       optarg);
+			break;
+		case 'I':
+			c->time_limit_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(c->time_limit_s >= 0) ||
+			    c->time_limit_s > 1e7)
+				tt_die("--time-limit '%s': want seconds, 0 for none",
+				       optarg);
 			break;
 		case 'W':
 			c->weights_bytes = tt_num("--weights-kib", optarg, 4,
@@ -2427,7 +2568,19 @@ int main(int argc, char **argv)
 	int m, failed = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	t.t_start = tt_now();
 	tt_parse(&t.cfg, argc, argv);
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = tt_on_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	tt_topology(&t);
 	pthread_mutex_init(&t.lock, NULL);
 
@@ -2453,6 +2606,7 @@ int main(int argc, char **argv)
 		for (j = 0; j < t.cfg.weights_bytes / sizeof(uint64_t); j++)
 			t.w[l][j] = (j + 1) * TT_MUL ^ l;
 	}
+	tt_calibrate(&t, maxlen);
 	tt_run_modes(&t, maxlen);
 
 	tt_print_table(&t);
