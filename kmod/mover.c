@@ -1266,9 +1266,10 @@ static void tt_mover_sync_merge(struct tt_migrate_result *res, u64 moved)
  * huge page the range covers only in part is split by the engine and its
  * pages in the range moved. While a pass leaves pages busy (isolated by
  * someone else for a moment, in another CPU's LRU batch, a huge page whose
- * split failed) another pass follows, after a sleep that grows from 1 ms to
- * TT_SYNC_BACKOFF_MAX_MS, TT_SYNC_PASSES passes at most (as the kernel's
- * migrate_pages() retries). Pages on the target are counted moved by the
+ * split failed) and none for lack of room on @nid, another pass follows,
+ * after a sleep that grows from 1 ms to TT_SYNC_BACKOFF_MAX_MS,
+ * TT_SYNC_PASSES passes at most (as the kernel's migrate_pages()
+ * retries). Pages on the target are counted moved by the
  * pass that moved them; @res is the last pass's result with that
  * correction.
  *
@@ -1289,7 +1290,9 @@ int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
 
 	ret = tt_mover_sync_pass(s, start, end, nid, flags, res);
 	moved = res->moved;
-	for (i = 1; !ret && res->skipped_busy && i < TT_SYNC_PASSES; i++) {
+	/* a full node stays full: no pass after a page found no room */
+	for (i = 1; !ret && res->skipped_busy && !res->skipped_no_memory &&
+	     i < TT_SYNC_PASSES; i++) {
 		schedule_timeout_killable(msecs_to_jiffies(
 			min(1U << (i - 1), TT_SYNC_BACKOFF_MAX_MS)));
 		if (fatal_signal_pending(current)) {

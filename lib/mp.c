@@ -397,9 +397,9 @@ int tt_mp_move_range(uint64_t start, uint64_t end, int node,
 /*
  * tt_mp_move_range() in passes, as the module's TT_IOC_MIGRATE: while a
  * pass leaves pages busy (-EBUSY, -EAGAIN: isolated elsewhere for a
- * moment, in another CPU's LRU batch) another pass over the whole range
- * follows, after a sleep growing from 1 ms to TT_MP_BACKOFF_MAX_MS,
- * TT_MP_PASSES at most. @r is the last pass's result, with the pages
+ * moment, in another CPU's LRU batch) and none for lack of room on the
+ * node, another pass over the whole range follows, after a sleep growing
+ * from 1 ms to TT_MP_BACKOFF_MAX_MS, TT_MP_PASSES at most. @r is the last pass's result, with the pages
  * earlier passes moved (found on the target now) counted as moved.
  */
 static int tt_mp_move_passes(uint64_t start, uint64_t end, int node,
@@ -412,7 +412,8 @@ static int tt_mp_move_passes(uint64_t start, uint64_t end, int node,
 
 	ret = tt_mp_move_range(start, end, node, r, NULL);
 	moved = r->moved;
-	for (i = 1; !ret && r->skipped_busy && i < TT_MP_PASSES; i++) {
+	for (i = 1; !ret && r->skipped_busy && !r->skipped_no_memory &&
+	     i < TT_MP_PASSES; i++) {
 		struct timespec ts;
 
 		ms = 1U << (i - 1);
