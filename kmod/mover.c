@@ -1285,7 +1285,7 @@ int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
 {
 	struct tt_migrate_result pass;
 	u64 t0 = ktime_get_ns(), moved, n;
-	unsigned int i;
+	unsigned int i, ms;
 	int ret;
 
 	ret = tt_mover_sync_pass(s, start, end, nid, flags, res);
@@ -1293,8 +1293,8 @@ int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
 	/* a full node stays full: no pass after a page found no room */
 	for (i = 1; !ret && res->skipped_busy && !res->skipped_no_memory &&
 	     i < TT_SYNC_PASSES; i++) {
-		schedule_timeout_killable(msecs_to_jiffies(
-			min(1U << (i - 1), TT_SYNC_BACKOFF_MAX_MS)));
+		ms = min(1U << (i - 1), TT_SYNC_BACKOFF_MAX_MS);
+		schedule_timeout_killable(msecs_to_jiffies(ms));
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
 			break;
