@@ -413,7 +413,7 @@ static int tt_movers_start(struct tt_session *s, unsigned int threads,
 int tt_mover_open(struct tt_session *s)
 {
 	unsigned int threads;
-	int set, ret;
+	int saved = errno, set, ret;
 
 	ret = tt_mover_env(&threads, &set);
 	if (ret || !threads)
@@ -421,6 +421,7 @@ int tt_mover_open(struct tt_session *s)
 	pthread_mutex_lock(&tt_movers_lock);
 	ret = tt_movers_start(s, threads, !set);
 	pthread_mutex_unlock(&tt_movers_lock);
+	errno = saved;
 	return set ? ret : 0;
 }
 
