@@ -25,6 +25,14 @@
  * (as move_pages(2)'s -EACCES in libtiertrain's fallback).
  */
 #define TT_MIG_MOVE_ALL	BIT(1)
+/*
+ * TT_MIG_SPLIT_PARTIAL (tt_mover_migrate() only): a huge page the range
+ * covers only in part goes to the engine, which splits it and moves the
+ * range's pages of it (huge_split), instead of staying where it is
+ * (huge_partial). TT_IOC_MIGRATE asks for it: it moves every page of its
+ * range or fails.
+ */
+#define TT_MIG_SPLIT_PARTIAL	BIT(2)
 
 /* Target nodes of one tt_migrate_range_to() call, at most. */
 #define TT_MIG_TARGETS	8

@@ -81,6 +81,10 @@
 /* Orders in flight per live mover thread, and in all. */
 #define TT_MOVER_INFLIGHT	2
 #define TT_MOVER_INFLIGHT_MAX	16
+/* Passes of a synchronous migration over its range, at most. */
+#define TT_SYNC_PASSES		10
+/* The longest sleep between two passes. */
+#define TT_SYNC_BACKOFF_MAX_MS	16U
 /* Page-table reads of a piece repeated after invalidations, at most. */
 #define TT_MOVER_SCAN_TRIES	8
 
@@ -1014,6 +1018,16 @@ static void tt_mover_leave(struct tt_mover_run *r, unsigned long start,
 	r->counts.huge_partial++;
 }
 
+/* The part [start, end) of a huge page the range covers only in part. */
+static void tt_mover_edge(struct tt_mover_run *r, unsigned long start,
+			  unsigned long end)
+{
+	if (r->flags & TT_MIG_SPLIT_PARTIAL)
+		tt_mover_engine(r, start, end, 1);
+	else
+		tt_mover_leave(r, start, end);
+}
+
 /* One slot of tt_mover_migrate(): orders first, then the engine's part. */
 static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 			  unsigned long end)
@@ -1030,20 +1044,21 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 		return;
 	}
 	/*
-	 * A huge page the range only partly covers stays where it is: the
-	 * engine would split it, a mover would move its bytes outside the
-	 * range too (move_pages(2) moves a whole THP).
+	 * A huge page the range only partly covers: a mover would move its
+	 * bytes outside the range too (move_pages(2) moves a whole THP). It
+	 * stays where it is (huge_partial), or with TT_MIG_SPLIT_PARTIAL
+	 * the engine splits it and moves the range's part (huge_split).
 	 */
 	if (sc.edge_lo) {
 		unsigned long cut = min(end, ALIGN(start, TT_HUGE_SIZE));
 
-		tt_mover_leave(r, start, cut);
+		tt_mover_edge(r, start, cut);
 		start = cut;
 	}
 	if (sc.edge_hi && start < end) {
 		unsigned long cut = max(start, ALIGN_DOWN(end, TT_HUGE_SIZE));
 
-		tt_mover_leave(r, cut, end);
+		tt_mover_edge(r, cut, end);
 		end = cut;
 	}
 	if (start >= end)
@@ -1190,36 +1205,26 @@ static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
 	return n;
 }
 
-/**
- * tt_mover_migrate_sync() - a synchronous TT_IOC_MIGRATE after its checks
- * @s:     the session (the caller is a thread of its process).
- * @start: page-aligned start.
- * @end:   page-aligned end, > @start.
- * @nid:   target node, checked.
- * @flags: TT_MIG_MOVE_ALL (the caller has CAP_SYS_NICE) or 0.
- * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
- *
- * A range with huge pages to move and a session with movers: the huge
- * pages go to the movers (several orders in flight), the rest to the
- * engine in the caller. Otherwise tt_migrate_sync() (the engine spread
- * over the worker pool), the huge pages it splits counted.
- *
- * Return: as tt_migrate_sync().
+/*
+ * One pass of tt_mover_migrate_sync() over the whole range: the huge pages
+ * to the movers and the rest to the engine in the caller when the session
+ * has movers, else tt_migrate_sync() (the engine spread over the worker
+ * pool), the huge pages it splits counted.
  */
-int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
-			  unsigned long end, int nid, unsigned int flags,
-			  struct tt_migrate_result *res)
+static int tt_mover_sync_pass(struct tt_session *s, unsigned long start,
+			      unsigned long end, int nid, unsigned int flags,
+			      struct tt_migrate_result *res)
 {
 	struct tt_mover *mv = &s->mover;
 	u64 huge = tt_mover_count_huge(s->mm, start, end, nid);
 	struct tt_engine_counts ec = {};
 	int ret;
 
-	if (huge && tt_mover_usable(mv)) {
-		memset(res, 0, sizeof(*res));
+	memset(res, 0, sizeof(*res));
+	if (huge && tt_mover_usable(mv))
 		return tt_mover_migrate(s, start, end, &nid, 1,
-					flags & TT_MIG_MOVE_ALL, NULL, res);
-	}
+					flags | TT_MIG_SPLIT_PARTIAL, NULL,
+					res);
 	if (READ_ONCE(s->move_all))
 		flags |= TT_MIG_MOVE_ALL;
 	ret = tt_migrate_sync(s->mm, start, end, nid, flags, res, &ec);
@@ -1232,4 +1237,86 @@ int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
 							    TT_HUGE_PAGES));
 	spin_unlock(&mv->lock);
 	return ret;
+}
+
+/*
+ * @res, the result of a pass over the whole range, after earlier passes
+ * moved @moved pages of it: those are found on the target now
+ * (already_on_node) and count as moved instead, as far as they still are
+ * there.
+ */
+static void tt_mover_sync_merge(struct tt_migrate_result *res, u64 moved)
+{
+	u64 there = res->moved + res->already_on_node;
+
+	res->moved = min(there, res->moved + moved);
+	res->already_on_node = there - res->moved;
+}
+
+/**
+ * tt_mover_migrate_sync() - a synchronous TT_IOC_MIGRATE after its checks
+ * @s:     the session (the caller is a thread of its process).
+ * @start: page-aligned start.
+ * @end:   page-aligned end, > @start.
+ * @nid:   target node, checked.
+ * @flags: TT_MIG_MOVE_ALL (the caller has CAP_SYS_NICE) or 0.
+ * @res:   out: zeroed, then filled; elapsed_ns is the wall time.
+ *
+ * The range is moved in passes over all of it (tt_mover_sync_pass()): a
+ * huge page the range covers only in part is split by the engine and its
+ * pages in the range moved. While a pass leaves pages busy (isolated by
+ * someone else for a moment, in another CPU's LRU batch, a huge page whose
+ * split failed) and none for lack of room on @nid, another pass follows,
+ * after a sleep that grows from 1 ms to TT_SYNC_BACKOFF_MAX_MS,
+ * TT_SYNC_PASSES passes at most (as the kernel's migrate_pages()
+ * retries). Pages on the target are counted moved by the
+ * pass that moved them; @res is the last pass's result with that
+ * correction.
+ *
+ * Return: 0 only when every present page of the range is on @nid;
+ * -ENOSPC when some stayed because @nid was full; else -EBUSY when some
+ * stayed busy or unsupported (@res says how many of each); -EINTR (fatal
+ * signal: @res is the last whole pass's result, corrected with what the
+ * interrupted one moved), -ENOMEM.
+ */
+int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
+			  unsigned long end, int nid, unsigned int flags,
+			  struct tt_migrate_result *res)
+{
+	struct tt_migrate_result pass;
+	u64 t0 = ktime_get_ns(), moved, n;
+	unsigned int i, ms;
+	int ret;
+
+	ret = tt_mover_sync_pass(s, start, end, nid, flags, res);
+	moved = res->moved;
+	/* a full node stays full: no pass after a page found no room */
+	for (i = 1; !ret && res->skipped_busy && !res->skipped_no_memory &&
+	     i < TT_SYNC_PASSES; i++) {
+		ms = min(1U << (i - 1), TT_SYNC_BACKOFF_MAX_MS);
+		schedule_timeout_killable(msecs_to_jiffies(ms));
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		ret = tt_mover_sync_pass(s, start, end, nid, flags, &pass);
+		if (ret && pass.pages < res->pages) {
+			/* cut short: the pages it moved were busy before */
+			n = min(pass.moved, res->skipped_busy);
+			res->skipped_busy -= n;
+			res->moved += n;
+			break;
+		}
+		*res = pass;
+		tt_mover_sync_merge(res, moved);
+		moved += pass.moved;
+	}
+	res->elapsed_ns = ktime_get_ns() - t0;
+	if (ret)
+		return ret;
+	if (res->skipped_no_memory)
+		return -ENOSPC;
+	if (res->skipped_busy || res->skipped_unsupported)
+		return -EBUSY;
+	return 0;
 }

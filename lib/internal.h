@@ -134,11 +134,15 @@ extern const struct tt_ops tt_mp_ops;
 /* kernel.c */
 int tt_kernel_open(struct tt_session *s);
 
-/* mover.c: TIERTRAIN_MOVER=N starts N mover threads in tt_open(). */
+/*
+ * mover.c: tt_open() starts TT_MOVERS_AUTO mover threads, or the N of
+ * TIERTRAIN_MOVER=N (0: none).
+ */
 #define TT_ENV_MOVER		"TIERTRAIN_MOVER"
 #define TT_MOVERS_MAX		64
 #define TT_MOVERS_DEFAULT	2
-int tt_mover_env(unsigned int *threads);
+#define TT_MOVERS_AUTO		1
+int tt_mover_open(struct tt_session *s);
 
 /* mp.c */
 int tt_mp_open(struct tt_session *s);

@@ -46,8 +46,9 @@ int tt_kernel_open(struct tt_session *s)
 static int tt_kernel_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 {
 	/*
-	 * The module fills the result on success, on ENOSPC and when a fatal
-	 * signal cut a migration short; otherwise it stays zero.
+	 * The module fills the result on success, on ENOSPC and EBUSY (pages
+	 * that stayed) and when a fatal signal cut a migration short;
+	 * otherwise it stays zero.
 	 */
 	memset(&m->result, 0, sizeof(m->result));
 	return tt_kernel_ioctl(s, TT_IOC_MIGRATE, m);

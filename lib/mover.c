@@ -60,6 +60,10 @@ struct tt_mv_thread {
  * @stop:    set with @stop_fd: a thread busy with an order ends after it.
  * @lock:    protects the @ready flags of @t.
  * @cond:    signalled when a thread's registration is known.
+ * @pid:     the process that started them (a child after fork() has
+ *           none of them: it must neither join them nor stop them).
+ * @automatic: started by tt_open() without TIERTRAIN_MOVER: a
+ *           tt_mover_start() replaces them.
  * @n:       threads in @t.
  * @t:       the threads.
  */
@@ -69,6 +73,8 @@ struct tt_movers {
 	int stop;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pid_t pid;
+	int automatic;
 	unsigned int n;
 	struct tt_mv_thread t[];
 };
@@ -291,6 +297,15 @@ static void tt_movers_end(struct tt_movers *mv, unsigned int n)
 	uint64_t one = 1;
 	unsigned int i;
 
+	if (getpid() != mv->pid) {
+		/*
+		 * A child after fork(): the threads are its parent's, and
+		 * the eventfd is shared with it. Only the copies go.
+		 */
+		close(mv->stop_fd);
+		free(mv);
+		return;
+	}
 	__atomic_store_n(&mv->stop, 1, __ATOMIC_RELEASE);
 	if (write(mv->stop_fd, &one, sizeof(one)) < 0) {
 		/* an eventfd write of 1 cannot fail; the flag is set anyway */
@@ -303,16 +318,21 @@ static void tt_movers_end(struct tt_movers *mv, unsigned int n)
 	free(mv);
 }
 
-/* Parse TIERTRAIN_MOVER: 0..TT_MOVERS_MAX threads; -EINVAL otherwise. */
-int tt_mover_env(unsigned int *threads)
+/*
+ * Parse TIERTRAIN_MOVER: 0..TT_MOVERS_MAX threads, or 1 when it is unset
+ * or empty (*@set 0: tt_open()'s default); -EINVAL otherwise.
+ */
+static int tt_mover_env(unsigned int *threads, int *set)
 {
 	const char *env = getenv(TT_ENV_MOVER);
 	unsigned long v;
 	char *end;
 
-	*threads = 0;
+	*threads = TT_MOVERS_AUTO;
+	*set = 0;
 	if (!env || !*env)
 		return 0;
+	*set = 1;
 	errno = 0;
 	v = strtoul(env, &end, 10);
 	if (errno || *end || env[0] == '-' || v > TT_MOVERS_MAX) {
@@ -325,7 +345,8 @@ int tt_mover_env(unsigned int *threads)
 	return 0;
 }
 
-static int tt_movers_start(struct tt_session *s, unsigned int threads)
+static int tt_movers_start(struct tt_session *s, unsigned int threads,
+			   int automatic)
 {
 	struct tt_movers *mv;
 	sigset_t all, old;
@@ -337,6 +358,8 @@ static int tt_movers_start(struct tt_session *s, unsigned int threads)
 		return -ENOMEM;
 	mv->fd = s->fd;
 	mv->n = threads;
+	mv->pid = getpid();
+	mv->automatic = automatic;
 	mv->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (mv->stop_fd < 0) {
 		ret = -errno;
@@ -374,6 +397,34 @@ static int tt_movers_start(struct tt_session *s, unsigned int threads)
 	return 0;
 }
 
+/**
+ * tt_mover_open() - tt_open()'s movers (kernel backend)
+ * @s: the new session.
+ *
+ * TIERTRAIN_MOVER=N starts N threads (0: none), and their failure fails
+ * tt_open(). Without it TT_MOVERS_AUTO start, so that huge pages stay
+ * huge without the program doing anything; when they cannot start (a
+ * module without TT_IOC_MOVER, no thread to be had) the session works
+ * without them: the module's engine then moves, and splits, huge pages.
+ *
+ * Return: 0, or -errno when TIERTRAIN_MOVER is malformed or its threads
+ * could not start.
+ */
+int tt_mover_open(struct tt_session *s)
+{
+	unsigned int threads;
+	int saved = errno, set, ret;
+
+	ret = tt_mover_env(&threads, &set);
+	if (ret || !threads)
+		return ret;
+	pthread_mutex_lock(&tt_movers_lock);
+	ret = tt_movers_start(s, threads, !set);
+	pthread_mutex_unlock(&tt_movers_lock);
+	errno = saved;
+	return set ? ret : 0;
+}
+
 TT_EXPORT int tt_mover_start(struct tt_session *s, unsigned int threads)
 {
 	int saved = errno, ret;
@@ -386,11 +437,16 @@ TT_EXPORT int tt_mover_start(struct tt_session *s, unsigned int threads)
 		ret = 0;	/* move_pages(2) moves everything already */
 	else {
 		pthread_mutex_lock(&tt_movers_lock);
+		if (s->movers && s->movers->automatic) {
+			/* tt_open()'s own: the program's choice replaces them */
+			tt_movers_end(s->movers, s->movers->n);
+			s->movers = NULL;
+		}
 		if (s->movers)
 			ret = -EALREADY;
 		else
 			ret = tt_movers_start(s, threads ? threads :
-					      TT_MOVERS_DEFAULT);
+					      TT_MOVERS_DEFAULT, 0);
 		pthread_mutex_unlock(&tt_movers_lock);
 	}
 	if (ret < 0) {

@@ -390,6 +390,52 @@ int tt_mp_move_range(uint64_t start, uint64_t end, int node,
 	return ret;
 }
 
+/* Passes of a migration over its range, at most, and the longest sleep. */
+#define TT_MP_PASSES		10
+#define TT_MP_BACKOFF_MAX_MS	16
+
+/*
+ * tt_mp_move_range() in passes, as the module's TT_IOC_MIGRATE: while a
+ * pass leaves pages busy (-EBUSY, -EAGAIN: isolated elsewhere for a
+ * moment, in another CPU's LRU batch) and none for lack of room on the
+ * node, another pass over the whole range follows, after a sleep growing
+ * from 1 ms to TT_MP_BACKOFF_MAX_MS, TT_MP_PASSES at most. @r is the last pass's result, with the pages
+ * earlier passes moved (found on the target now) counted as moved.
+ */
+static int tt_mp_move_passes(uint64_t start, uint64_t end, int node,
+			     struct tt_migrate_result *r)
+{
+	struct tt_migrate_result pass;
+	uint64_t t0 = tt_now_ns(), moved, there;
+	unsigned int i, ms;
+	int ret;
+
+	ret = tt_mp_move_range(start, end, node, r, NULL);
+	moved = r->moved;
+	for (i = 1; !ret && r->skipped_busy && !r->skipped_no_memory &&
+	     i < TT_MP_PASSES; i++) {
+		struct timespec ts;
+
+		ms = 1U << (i - 1);
+		if (ms > TT_MP_BACKOFF_MAX_MS)
+			ms = TT_MP_BACKOFF_MAX_MS;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)ms * 1000000L;
+		nanosleep(&ts, NULL);
+		ret = tt_mp_move_range(start, end, node, &pass, NULL);
+		if (ret < 0)
+			break;	/* @r stays the last whole pass's */
+		there = pass.moved + pass.already_on_node;
+		*r = pass;
+		r->moved = pass.moved + moved < there ? pass.moved + moved :
+							there;
+		r->already_on_node = there - r->moved;
+		moved += pass.moved;
+	}
+	r->elapsed_ns = tt_now_ns() - t0;
+	return ret;
+}
+
 /*
  * TT_IOC_MIGRATE. Checks in the module's order: flags, range arithmetic,
  * node, mappings. With TT_MIGRATE_ASYNC the migration still runs here and
@@ -421,7 +467,7 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 		s->stats.async_queued++;
 	pthread_mutex_unlock(&s->lock);
 
-	ret = tt_mp_move_range(m->addr, m->addr + m->len, m->node, &r, NULL);
+	ret = tt_mp_move_passes(m->addr, m->addr + m->len, m->node, &r);
 	/* A result after a failure covers the pages handled before it. */
 
 	pthread_mutex_lock(&s->lock);
@@ -442,7 +488,9 @@ static int tt_mp_migrate(struct tt_session *s, struct tt_ioc_migrate *m)
 	m->result = r;
 	if (ret < 0)
 		return ret;
-	return r.skipped_no_memory ? -ENOSPC : 0;
+	if (r.skipped_no_memory)
+		return -ENOSPC;
+	return r.skipped_busy || r.skipped_unsupported ? -EBUSY : 0;
 }
 
 static int tt_mp_flush(struct tt_session *s)

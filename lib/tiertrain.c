@@ -127,11 +127,7 @@ TT_EXPORT struct tt_session *tt_open(void)
 		return NULL;
 	}
 	if (s->ops == &tt_kernel_ops) {
-		unsigned int movers;
-
-		ret = tt_mover_env(&movers);
-		if (!ret && movers)
-			ret = tt_mover_start(s, movers);
+		ret = tt_mover_open(s);
 		if (ret < 0) {
 			tt_close(s);
 			errno = -ret;

@@ -42,12 +42,13 @@ struct tt_session;
 const char *tt_version(void);
 
 /*
- * tt_open() - open a session bound to the calling process's memory.
- * Returns NULL and sets errno on failure (EACCES: no permission on
- * /dev/tiertrain; ENOENT: TIERTRAIN_BACKEND=kernel and no device; EINVAL:
- * TIERTRAIN_BACKEND has an unknown value, or the move_pages backend's
- * TIERTRAIN_MP_WORKERS is malformed, which is also reported on stderr;
- * ENOMEM).
+ * tt_open() - open a session bound to the calling process's memory. On
+ * the kernel backend it also starts the session's mover thread (see
+ * "Movers" below). Returns NULL and sets errno on failure (EACCES: no
+ * permission on /dev/tiertrain; ENOENT: TIERTRAIN_BACKEND=kernel and no
+ * device; EINVAL: TIERTRAIN_BACKEND or TIERTRAIN_MOVER has an unknown
+ * value, or the move_pages backend's TIERTRAIN_MP_WORKERS is malformed,
+ * which is also reported on stderr; ENOMEM).
  */
 struct tt_session *tt_open(void);
 
@@ -68,14 +69,22 @@ const char *tt_backend(const struct tt_session *s);
 
 /*
  * tt_migrate() - move the pages of [addr, addr + len) to @node, synchronously.
- * addr and len must be page aligned. Returns 0, or -ENOSPC when @node was
- * full for some pages (they stay where they were).
+ * addr and len must be page aligned. Pages busy for a moment are tried
+ * again, in up to 10 passes with short growing sleeps; a transparent huge
+ * page the range covers only in part is split and the range's pages of it
+ * moved. Returns 0 only when every present page of the range is on @node;
+ * otherwise -ENOSPC when @node was full for some pages, else -EBUSY when
+ * some stayed busy or could not be moved (pinned, shared with another
+ * process without CAP_SYS_NICE, KSM, a huge page mapped by page-table
+ * entries). Pages that stay are where they were; tt_migrate_ex() tells
+ * how many, by reason. Both backends.
  */
 int tt_migrate(struct tt_session *s, void *addr, size_t len, int node);
 
 /*
  * tt_migrate_ex() - tt_migrate() with TT_MIGRATE_* @flags and, when @res is
- * not NULL, the per-reason page counts of the migration. With
+ * not NULL, the per-reason page counts of the migration (filled on
+ * success, ENOSPC, EBUSY and EINTR too). With
  * TT_MIGRATE_ASYNC (kernel backend only; the move_pages backend runs it
  * synchronously) @res is zeroed and tt_flush() waits for completion.
  */
@@ -268,17 +277,27 @@ int tt_layers(struct tt_session *s, struct tt_layer_info *info,
  * one that dies or stalls costs at most mover_timeout_ms (module setting,
  * default 1000) before the module moves the order itself.
  *
- * tt_mover_start() - start @threads mover threads for @s (1..64; 0: the
- * default, 2). They block every signal and are named "tt-mover". Errors:
- * EALREADY (already started), EINVAL (@threads above 64), ENOTTY (a module
- * without TT_IOC_MOVER), ENOMEM, EAGAIN (no thread could be created), and
- * the errors of TT_IOC_MOVER. The move_pages backend moves every page
- * with move_pages(2) anyway: there it starts nothing and returns 0.
+ * tt_open() starts one mover thread for every kernel-backend session, so
+ * that huge pages stay huge without the program doing anything (one: a
+ * training process keeps a CPU busy, and one mover beat two in
+ * bench/train; see Documentation/mover.md). The environment variable
+ * TIERTRAIN_MOVER overrides that: a number of threads, 0..64 (0: none;
+ * empty: the default; anything else makes tt_open() fail with EINVAL,
+ * reported on stderr). When the default thread cannot start (a module
+ * without TT_IOC_MOVER, no thread to be had) the session works without
+ * it; threads TIERTRAIN_MOVER asks for that cannot start fail tt_open().
+ * tt_close() stops them. A child process after fork() has none of its
+ * parent's movers; its tt_close() of the inherited session leaves the
+ * parent's running.
  *
- * tt_open() starts none unless the environment variable TIERTRAIN_MOVER
- * is set to a number of threads (0..64; 0 or empty: none; anything else
- * makes tt_open() fail with EINVAL, reported on stderr): threads in a
- * library are the program's to allow. tt_close() stops them.
+ * tt_mover_start() - start @threads mover threads for @s (1..64; 0: 2).
+ * tt_open()'s default thread is stopped first and replaced. They block
+ * every signal and are named "tt-mover". Errors: EALREADY (started by
+ * tt_mover_start() or TIERTRAIN_MOVER already), EINVAL (@threads above
+ * 64), ENOTTY (a module without TT_IOC_MOVER), ENOMEM, EAGAIN (no thread
+ * could be created), and the errors of TT_IOC_MOVER. The move_pages
+ * backend moves every page with move_pages(2) anyway: there it starts
+ * nothing and returns 0.
  */
 int tt_mover_start(struct tt_session *s, unsigned int threads);
 

@@ -15,7 +15,8 @@
  *   large_pte       a huge page mapped by ptes (an mprotect of one of its
  *                   pages split its pmd) is not moved by the engine: its
  *                   pages count as skipped_unsupported and in the session's
- *                   large_pte, the range's other huge page moves.
+ *                   large_pte, the range's other huge page moves, and the
+ *                   call fails with EBUSY.
  *
  * base_256m and thp use 1/TT_ST_SIZE_DIV of their sizes when that
  * variable is set (tt_st_scaled(); run-vm sets it on emulated CXL memory).
@@ -378,7 +379,8 @@ TEST_F_TIMEOUT(migrate, large_pte, 300)
 		  tt_st_smaps_kb((char *)self->buf + TT_ST_THP_SIZE,
 				 TT_ST_THP_SIZE, "AnonHugePages"));
 
-	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
+	/* the call says the pages stayed: EBUSY */
+	ASSERT_EQ(-EBUSY, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
 	TH_LOG("moved %llu, unsupported %llu of %llu pages",
 	       (unsigned long long)r.moved,
 	       (unsigned long long)r.skipped_unsupported,

@@ -11,11 +11,13 @@
  *                   unchanged, huge_kept, mover_bytes).
  *   base_to_engine  with movers, base pages still go to the engine.
  *   mixed           a range that covers two huge pages whole and two in
- *                   part: the whole ones to the movers, the parts stay
- *                   where they are (huge_partial, skipped_unsupported):
- *                   no huge page is split and nothing outside the range
- *                   moves; a base-page part of the range goes to the
- *                   engine.
+ *                   part: asynchronously, the whole ones to the movers,
+ *                   the parts stay where they are (huge_partial,
+ *                   skipped_unsupported) and no huge page is split;
+ *                   synchronously, the engine then splits the two and
+ *                   moves the range's parts (huge_split); nothing outside
+ *                   the range moves; a base-page part of the range goes
+ *                   to the engine.
  *   sched_round_trip the scheduler evicts and prefetches a THP-backed
  *                   tensor through the movers: AnonHugePages the same
  *                   after the round trip, thp_split_page unchanged.
@@ -89,7 +91,8 @@ FIXTURE_SETUP(mover)
 	 * it saw them on: keep it out of the huge page counts.
 	 */
 	ASSERT_EQ(0, tt_st_khugepaged_pause(&self->khugepaged_sleep));
-	unsetenv("TIERTRAIN_MOVER");
+	/* no mover unless the test starts them (tt_open()'s default is 1) */
+	setenv("TIERTRAIN_MOVER", "0", 1);
 	TT_OPEN_KERNEL_SESSION(&self->s);
 }
 
@@ -231,12 +234,13 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 	MV_NEED_THP(self, len, 4);
 	b = self->buf;
 	ASSERT_EQ(0, tt_mover_start(self->s, 2));
-	/* half of huge page 0, huge pages 1 and 2 whole, half of 3 */
-	ASSERT_EQ(0, tt_migrate_ex(self->s, b + half, sub, slow, 0, &r));
-	ASSERT_EQ(sub / ps, r.pages);
-	ASSERT_EQ(2 * MV_HUGE / ps, r.moved);
-	ASSERT_EQ(2 * half / ps, r.skipped_unsupported);
-	ASSERT_EQ(r.pages, r.moved + r.skipped_unsupported);
+	/*
+	 * Half of huge page 0, huge pages 1 and 2 whole, half of 3,
+	 * asynchronously (as the scheduler moves): the parts stay.
+	 */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + half, sub, slow,
+				   TT_MIGRATE_ASYNC, &r));
+	ASSERT_EQ(0, tt_flush(self->s));
 	TT_ASSERT_PATTERN(b, len, 4);
 	TT_ASSERT_PLACED(b + MV_HUGE, 2 * MV_HUGE, slow);
 	TT_ASSERT_PLACED(b, MV_HUGE, fast);
@@ -247,9 +251,30 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 	EXPECT_EQ(2, st.huge_kept);
 	EXPECT_EQ(0, st.huge_split);
 	EXPECT_EQ(2, st.huge_partial);
+	EXPECT_EQ(2 * half / ps, st.total.skipped_unsupported);
 	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
 	/* all four are still huge */
 	EXPECT_EQ((long long)(len / 1024),
+		  tt_st_smaps_kb(b, len, "AnonHugePages"));
+	/*
+	 * Synchronously (TT_IOC_MIGRATE keeps its word): the engine splits
+	 * the two partly covered huge pages and moves the range's halves;
+	 * nothing outside the range moves.
+	 */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + half, sub, slow, 0, &r));
+	ASSERT_EQ(sub / ps, r.pages);
+	ASSERT_EQ(2 * half / ps, r.moved);
+	ASSERT_EQ(2 * MV_HUGE / ps, r.already_on_node);
+	TT_ASSERT_PATTERN(b, len, 4);
+	TT_ASSERT_PLACED(b + half, sub, slow);
+	TT_ASSERT_PLACED(b, half, fast);
+	TT_ASSERT_PLACED(b + len - half, half, fast);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(2 * half, st.engine_bytes);
+	EXPECT_EQ(2, st.huge_split);
+	EXPECT_EQ(2, st.huge_partial);
+	EXPECT_EQ(split0 + 2, tt_st_vmstat("thp_split_page"));
+	EXPECT_EQ((long long)(2 * MV_HUGE / 1024),
 		  tt_st_smaps_kb(b, len, "AnonHugePages"));
 	/* a base-page part of a range still goes to the engine */
 	base = tt_st_map(MV_HUGE, -1);
@@ -260,7 +285,7 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 	TT_ASSERT_RESULT(r, MV_HUGE / ps - 2, MV_HUGE / ps - 2, 0, 0, 0, 0);
 	TT_ASSERT_PATTERN(base, MV_HUGE, 5);
 	ASSERT_EQ(0, tt_stats(self->s, &st));
-	EXPECT_EQ(MV_HUGE - 2 * ps, st.engine_bytes);
+	EXPECT_EQ(2 * half + MV_HUGE - 2 * ps, st.engine_bytes);
 	EXPECT_EQ(2, st.huge_partial);
 	munmap(base, MV_HUGE);
 }

@@ -29,8 +29,9 @@
  *              be multiples of the page size.
  * supported    a mapping tiertrain can move: private anonymous memory (malloc,
  *   mapping    mmap(MAP_PRIVATE | MAP_ANONYMOUS), the heap, stacks), including
- *              memory backed by transparent huge pages (they are split into
- *              base pages by the in-kernel engine). Not supported: file-backed
+ *              memory backed by transparent huge pages (moved whole by a
+ *              session's movers, else split into base pages by the
+ *              in-kernel engine; see "Mover"). Not supported: file-backed
  *              or shared mappings, hugetlbfs, DAX, VM_IO and VM_PFNMAP
  *              mappings (device memory, /dev/mem).
  *
@@ -199,23 +200,42 @@ struct tt_ioc_migrate {
  * the caller waits. Data is copied before the old page is released: a page
  * is never lost, whatever fails.
  *
- * Returns 0 when every present page ended on @node or was skipped as busy,
- * not present or unsupported (see @result), and
- *   ENOSPC  when at least one page stayed in place because @node was full
- *           (@result is filled all the same; nothing was lost).
- * plus the common, range and node errors.
+ * A synchronous call keeps its word: pages that are busy for a moment (in
+ * another CPU's LRU batch, isolated by someone else, a huge page whose
+ * split failed) are tried again, in up to 10 passes over the range with
+ * sleeps of 1 ms growing to 16 ms between them, as the kernel's
+ * migrate_pages() retries (no pass follows one that found @node full). A
+ * transparent huge page the range covers only in part is split and the
+ * range's pages of it moved (huge_split); whole ones move whole when the
+ * session has a mover (see "Mover"). The call
+ * returns 0 only when every present page of the range is on @node (moved
+ * or already there; pages not present are not faulted in), and otherwise
+ *   ENOSPC  at least one page stayed in place because @node was full;
+ *   EBUSY   else: at least one page stayed busy through every pass, or
+ *           is of a kind the engine cannot move (skipped_busy,
+ *           skipped_unsupported: KSM or device pages, a huge page mapped
+ *           by page-table entries after a partial mprotect or munmap,
+ *           pages other processes map too, see below);
+ * with @result filled all the same (how many pages stayed, by reason;
+ * nothing was lost), plus the common, range and node errors. (Versions
+ * before this contract returned 0 when pages were skipped busy or
+ * unsupported.)
  *
  * Pages another process maps too (copy-on-write after fork(), as
  * move_pages(2) sees them) move only when the caller has CAP_SYS_NICE now
  * or the session's opener had it at open (as move_pages(2) with
  * MPOL_MF_MOVE_ALL: they move for every process that maps them);
- * otherwise they stay in place and count as skipped_busy (what
- * libtiertrain's move_pages(2) fallback reports for them too). The same
+ * otherwise they stay in place, count as skipped_busy (what
+ * libtiertrain's move_pages(2) fallback reports for them too) and the
+ * call fails with EBUSY. The same
  * holds for the scheduler's migrations, with the opener's capability;
  * pages of a mapping without read permission, whose sharing cannot be
  * read, then count as skipped_busy too.
  *
- * TT_MIGRATE_ASYNC: a session has at most TT_ASYNC_MAX_QUEUED asynchronous
+ * TT_MIGRATE_ASYNC moves as the scheduler does, in one pass: a huge page
+ * the range covers only in part stays where it is when the session has a
+ * mover (huge_partial), and what stays is counted in the session totals.
+ * A session has at most TT_ASYNC_MAX_QUEUED asynchronous
  * migrations queued or running; one more fails with
  *   EAGAIN  (nothing queued: TT_IOC_FLUSH, then try again).
  * The sessions share the module's worker pool fairly: each runs its
@@ -362,10 +382,12 @@ struct tt_ioc_residency {
  * @heat_wr:          heat weight of the distance to the next use.
  * @heat_ws:          heat weight of the size.
  * @heat_wl:          heat weight of the lifetime.
- * @huge_partial:     huge pages a migration's range only partly covered,
- *                    left where they were because the session has a mover
- *                    (see "Mover"); their pages in the range count as
- *                    skipped_unsupported in the migration's result.
+ * @huge_partial:     huge pages a scheduler's or asynchronous migration's
+ *                    range only partly covered, left where they were
+ *                    because the session has a mover (see "Mover"); their
+ *                    pages in the range count as skipped_unsupported in
+ *                    the migration's result. A synchronous TT_IOC_MIGRATE
+ *                    splits them instead (huge_split).
  * @large_pte:        pages of large folios mapped by page-table entries
  *                    (a transparent huge page whose pmd a partial munmap,
  *                    mprotect or madvise split; multi-size THP, Linux 6.8
@@ -1009,15 +1031,19 @@ struct tt_ioc_hint {
  *     starts, one transparent huge page mapped by a huge page-table entry
  *     (pmd), lying whole inside the range and not on a target node, goes
  *     to a mover, as an order of consecutive such blocks;
- *   - a huge page the range only partly covers is not moved at all: the
- *     engine would split it, and move_pages(2) would move its bytes
- *     outside the range as well (counted in huge_partial; its pages in
- *     the range as skipped_unsupported);
+ *   - a huge page the range only partly covers: move_pages(2) would move
+ *     its bytes outside the range as well. A synchronous TT_IOC_MIGRATE
+ *     has the engine split it and move the range's pages (huge_split);
+ *     the scheduler's moves and TT_MIGRATE_ASYNC leave it where it is
+ *     (counted in huge_partial; its pages in the range as
+ *     skipped_unsupported);
  *   - everything else (base pages, huge pages made PROT_NONE by NUMA
  *     balancing, whose mapping size the module cannot see) goes to the
  *     in-kernel engine, as it does when the session has no mover.
  * Without a mover every piece goes to the engine, which splits the huge
- * pages it moves (huge_split).
+ * pages it moves (huge_split). libtiertrain's tt_open() lends every
+ * session one mover thread unless the program opts out
+ * (TIERTRAIN_MOVER=0), so huge pages stay huge by default.
  *
  * An order is one range and the target nodes in order of preference; the
  * mover moves it (one address per huge page is enough) and reports the

@@ -96,6 +96,7 @@ EVENT = Layout("tt_event", _uapi.tt_event)
 STATS = Layout("tt_ioc_stats", _uapi.tt_ioc_stats)
 SCHED = Layout("tt_ioc_sched", _uapi.tt_ioc_sched)
 LAYER_INFO = Layout("tt_layer_info", _uapi.tt_layer_info)
+MIGRATE_RESULT = Layout("tt_migrate_result", _uapi.tt_migrate_result)
 if EVENT.names != ("type", "flags", "layer", "ts_ns", "addr", "len"):
     raise ImportError("tiertrain: struct tt_event has members this package "
                       "does not know: %s" % (EVENT.names,))
@@ -131,6 +132,8 @@ def _declare(lib):
         "tt_close": (None, [vp]),
         "tt_backend": (_c.c_char_p, [vp]),
         "tt_migrate": (_c.c_int, [vp, vp, _c.c_size_t, _c.c_int]),
+        "tt_migrate_ex": (_c.c_int, [vp, vp, _c.c_size_t, _c.c_int,
+                                     _c.c_uint, vp]),
         "tt_residency_ex": (_c.c_int, [vp, vp, _c.c_size_t, u64p, _c.c_int,
                                        u64p, u64p]),
         "tt_stats": (_c.c_int, [vp, vp]),
@@ -374,8 +377,28 @@ class Session:
 
     # -- memory --
     def migrate(self, addr, length, node):
-        self._check(self._lib.tt_migrate(self._s, addr, length, node),
-                    "tt_migrate(%#x, %d, node %d)" % (addr, length, node))
+        """Move [addr, addr + length) to ``node`` now (tt_migrate_ex()).
+
+        Returns the result, a dict of struct tt_migrate_result's fields,
+        when every present page of the range is on ``node``. Otherwise
+        raises TiertrainError (ENOSPC: the node was full; EBUSY: pages
+        stayed busy or cannot move; ...) whose ``result`` attribute holds
+        the same dict: how many pages stayed, by reason.
+        """
+        buf = _c.create_string_buffer(MIGRATE_RESULT.size)
+        ret = self._lib.tt_migrate_ex(self._s, addr, length, node, 0, buf)
+        res = MIGRATE_RESULT.unpack(buf.raw)
+        if ret < 0:
+            what = "tt_migrate(%#x, %d, node %d): %s" % (
+                addr, length, node, os.strerror(-ret))
+            if res["pages"]:
+                what += " (%d of %d pages stayed)" % (
+                    res["skipped_busy"] + res["skipped_unsupported"] +
+                    res["skipped_no_memory"], res["pages"])
+            e = TiertrainError(-ret, what)
+            e.result = res
+            raise e
+        return res
 
     def residency(self, addr, length):
         """(bytes per node as a list, not-present bytes, bytes elsewhere)."""
