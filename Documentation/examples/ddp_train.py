@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -51,6 +52,12 @@ class CNN(nn.Module):
 
     def forward(self, x):
         return self.head(torch.flatten(self.features(x), 1))
+
+
+def say(line):
+    """One write per line: the ranks share the terminal."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def main():
@@ -90,25 +97,30 @@ def main():
         loss.backward()
         opt.step()
         losses.append(loss.item())
-        print("rank %d step %d loss %.6f" % (rank, step, losses[-1]),
-              flush=True)
+        say("rank %d step %d loss %.6f" % (rank, step, losses[-1]))
 
-    digest = hashlib.sha256()
-    for t in list(model.parameters()) + list(model.buffers()):
-        digest.update(t.detach().numpy().tobytes())
+    def digest(tensors):
+        d = hashlib.sha256()
+        for t in tensors:
+            d.update(t.detach().numpy().tobytes())
+        return d.hexdigest()
+
     out = {"rank": rank, "world": world, "tiered": h is not None,
            "losses": [v.hex() for v in losses],
-           "params": digest.hexdigest(), "samples": samples}
+           # the same parameters in every rank (DDP); BatchNorm's running
+           # statistics are each rank's own after its last forward pass
+           "params": digest(model.parameters()),
+           "buffers": digest(model.buffers()), "samples": samples}
     if h is not None:
         st = h.stats()
         out["backend"] = h.backend
         out["stats"] = {k: v for k, v in st.items() if k != "session"}
         due = st["ontime_bytes"] + st["late_bytes"]
-        print("rank %d: evicted %d, prefetched %d bytes, on time %.1f%%, "
-              "budget in force %d, fast peak %d bytes" % (
-                  rank, st["evicted_bytes"], st["prefetched_bytes"],
-                  100.0 * st["ontime_bytes"] / due if due else 0.0,
-                  st["budget_bytes"], st["fast_peak_bytes"]), flush=True)
+        say("rank %d: evicted %d, prefetched %d bytes, on time %.1f%%, "
+            "budget in force %d, fast peak %d bytes" % (
+                rank, st["evicted_bytes"], st["prefetched_bytes"],
+                100.0 * st["ontime_bytes"] / due if due else 0.0,
+                st["budget_bytes"], st["fast_peak_bytes"]))
         dist.barrier()          # no session closes before all have reported
         h.detach()
     if args.report:

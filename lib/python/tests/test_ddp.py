@@ -184,6 +184,8 @@ def main():
                   "vs %s", p["rank"], p["losses"], t["losses"])
             check(p["params"] == t["params"], "rank %d: final parameters "
                   "differ", p["rank"])
+            check(p["buffers"] == t["buffers"], "rank %d: final buffers "
+                  "differ", p["rank"])
         # DDP: every rank holds the same parameters
         check(len({r["params"] for r in tier}) == 1, "ranks' parameters "
               "differ")
