@@ -127,8 +127,8 @@ def main():
                          ["--untiered"])
         old_budget = param("budget_mib")
         set_param("budget_mib", BUDGET_MIB)
-        log("module budget_mib %d (was %d), chunk %d KiB", BUDGET_MIB,
-            old_budget, chunk >> 10)
+        log("module budget_mib %d (was %d), chunk %d KiB",
+            param("budget_mib"), old_budget, chunk >> 10)
         tier = torchrun("tiered", os.path.join(tmp, "tier"), [])
     except Skip as e:
         for i, n in enumerate(names, 1):
