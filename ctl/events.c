@@ -34,6 +34,8 @@ const char *tt_trace_type_name(uint32_t type)
 		return "drop";
 	case TT_TRACE_MISS:
 		return "miss";
+	case TT_TRACE_LEFT_SLOW:
+		return "left_slow";
 	}
 	return "unknown";
 }

@@ -33,6 +33,8 @@
  * Defaults and descriptions, each written once: the descriptions are also
  * the module parameters' (MODULE_PARM_DESC() needs a string literal).
  */
+/* The flag parameters' defaults: TT_SCHED_DEFAULT_FLAGS, the one definition. */
+#define TT_SCHED_DEFAULT_BIT(bit)	((TT_SCHED_DEFAULT_FLAGS & (bit)) ? 1 : 0)
 #define TT_WORKERS_DEF	2
 #define TT_WORKERS_DESC \
 	"Migration worker pool size, 1..64 (default 2); a synchronous migration of several batches is split over this many workers"
@@ -63,33 +65,33 @@
 #define TT_PREFETCH_WORKERS_DEF 1
 #define TT_PREFETCH_WORKERS_DESC \
 	"Scheduler prefetch worker pool size, 1..64 (default 1)"
-#define TT_SYNC_LATE_DEF 0
+#define TT_SYNC_LATE_DEF TT_SCHED_DEFAULT_BIT(TT_SCHED_SYNC_LATE)
 #define TT_SYNC_LATE_DESC \
-	"1: new sessions fetch late bytes in the backward begin itself (TT_SCHED_SYNC_LATE), 0..1 (default 0)"
+	"1: new sessions fetch late bytes in the backward begin itself (TT_SCHED_SYNC_LATE), 0..1 (default: its bit of TT_SCHED_DEFAULT_FLAGS)"
 #define TT_BW_CAP_MBPS_DEF 0
 #define TT_BW_CAP_MBPS_DESC \
 	"Bandwidth cap of all migrations together, MiB/s, 0..1048576; 0 means off (default 0)"
 #define TT_MIN_MIGRATE_KIB_DEF 0
 #define TT_MIN_MIGRATE_KIB_DESC \
 	"Planned evictions smaller than this are not made (the layer is dropped), KiB, 0..1048576; 0 means off (default 0)"
-#define TT_ANCHOR_DEF 0
+#define TT_ANCHOR_DEF TT_SCHED_DEFAULT_BIT(TT_SCHED_ANCHOR)
 #define TT_ANCHOR_DESC \
-	"1: new sessions start with TT_SCHED_ANCHOR (prefetch triggers follow the iteration's drift from the profile), 0..1 (default 0)"
-#define TT_ALAP_DEF 0
+	"1: new sessions start with TT_SCHED_ANCHOR (prefetch triggers follow the iteration's drift from the profile), 0..1 (default: its bit of TT_SCHED_DEFAULT_FLAGS)"
+#define TT_ALAP_DEF TT_SCHED_DEFAULT_BIT(TT_SCHED_ALAP)
 #define TT_ALAP_DESC \
-	"1: new sessions start with TT_SCHED_ALAP (prefetch queue planned as late as possible), 0..1 (default 0)"
-#define TT_DEFER_LATE_DEF 0
+	"1: new sessions start with TT_SCHED_ALAP (prefetch queue planned as late as possible), 0..1 (default: its bit of TT_SCHED_DEFAULT_FLAGS)"
+#define TT_DEFER_LATE_DEF TT_SCHED_DEFAULT_BIT(TT_SCHED_DEFER_LATE)
 #define TT_DEFER_LATE_DESC \
-	"1: new sessions start with TT_SCHED_DEFER_LATE (late bytes read from the slow node, back after the backward pass), 0..1 (default 0)"
-#define TT_MERGE_DEF 0
+	"1: new sessions start with TT_SCHED_DEFER_LATE (late bytes read from the slow node, back after the backward pass), 0..1 (default: its bit of TT_SCHED_DEFAULT_FLAGS)"
+#define TT_MERGE_DEF TT_SCHED_DEFAULT_BIT(TT_SCHED_MERGE)
 #define TT_MERGE_DESC \
-	"1: new sessions start with TT_SCHED_MERGE (touching tensors of a layer move in joined batches), 0..1 (default 0)"
-#define TT_COUNT_DEF 0
+	"1: new sessions start with TT_SCHED_MERGE (touching tensors of a layer move in joined batches), 0..1 (default: its bit of TT_SCHED_DEFAULT_FLAGS)"
+#define TT_COUNT_DEF TT_SCHED_DEFAULT_BIT(TT_SCHED_COUNT)
 #define TT_COUNT_DESC \
-	"1: new sessions start with TT_SCHED_COUNT (a prefetch also fires when the backward pass is k layers before its own), 0..1 (default 0)"
-#define TT_DYNAMIC_DEF 0
+	"1: new sessions start with TT_SCHED_COUNT (a prefetch also fires when the backward pass is k layers before its own), 0..1 (default: its bit of TT_SCHED_DEFAULT_FLAGS)"
+#define TT_DYNAMIC_DEF TT_SCHED_DEFAULT_BIT(TT_SCHED_DYNAMIC)
 #define TT_DYNAMIC_DESC \
-	"1: new sessions start with TT_SCHED_DYNAMIC (one profile per layer-sequence signature, the layer-count fallback otherwise), 0..1 (default 0)"
+	"1: new sessions start with TT_SCHED_DYNAMIC (one profile per layer-sequence signature, the layer-count fallback otherwise), 0..1 (default: its bit of TT_SCHED_DEFAULT_FLAGS)"
 #define TT_BUDGET_MIB_DEF 0
 #define TT_BUDGET_MIB_DESC \
 	"Fast-tier budget of all sessions' registered bytes together, MiB, shared max-min fairly among the sessions, 0..1048576; 0 means off (default 0)"

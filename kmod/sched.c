@@ -66,6 +66,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -218,6 +219,8 @@ enum tt_ep_state {
  *                 episode with its next slice.
  * @pf_moved:      bytes the prefetch's slices moved so far.
  * @pf_elapsed:    the engine's time for them.
+ * @pf_left:       bytes the prefetch's chunks left on slow nodes after
+ *                 their retries (tt_sched_fetch_chunk()), for its trace.
  * @evict_work:    the eviction, on the evict pool.
  * @prefetch_work: the prefetch, on the prefetch pool.
  *
@@ -268,6 +271,7 @@ struct tt_slayer {
 	bool pf_cont;
 	u64 pf_moved;
 	u64 pf_elapsed;
+	u64 pf_left;
 	struct work_struct evict_work;
 	struct work_struct prefetch_work;
 };
@@ -1956,6 +1960,56 @@ out_unlock:
 }
 
 /*
+ * Pages of a chunk's migration result that stayed off the target node
+ * although present: busy, no room there, or a kind the engine cannot move.
+ */
+static u64 tt_sched_res_left(const struct tt_migrate_result *res)
+{
+	return res->skipped_busy + res->skipped_no_memory +
+	       res->skipped_unsupported;
+}
+
+/*
+ * Move chunk @c of @sl back to @sl->fast_nid in up to TT_SCHED_FETCH_PASSES
+ * passes: a pass that leaves pages busy (another reference for a moment:
+ * a per-CPU LRU batch, a reader in get_user_pages) or finds the node full
+ * is followed, after a pause of 1, 2, 4 ms, by another over the whole
+ * chunk (the pages already back cost a page-table walk), unless the
+ * prefetch is told to stop (@sl->abort from a worker, the session's stop
+ * flag). @res gets the sum of the passes; *@left the bytes of the last
+ * pass that are still not on the node. Return: as tt_mover_migrate().
+ */
+static int tt_sched_fetch_chunk(struct tt_session *s, struct tt_slayer *sl,
+				const struct tt_chunk *c, bool remote,
+				struct tt_migrate_result *res, u64 *left)
+{
+	unsigned int pass;
+	int ret = 0;
+
+	*left = 0;
+	for (pass = 0; pass < TT_SCHED_FETCH_PASSES; pass++) {
+		struct tt_migrate_result r = {};
+
+		if (pass) {
+			if ((remote && atomic_read(&sl->abort)) ||
+			    atomic_read(&s->stop) || fatal_signal_pending(current))
+				break;
+			usleep_range(1000 << (pass - 1), 2000 << (pass - 1));
+		}
+		ret = tt_mover_migrate(s, c->start, c->end, &sl->fast_nid, 1,
+				       remote ? TT_MIG_REMOTE : 0,
+				       remote ? &s->stop : NULL, &r);
+		tt_sched_account(s, &r, sl->fast_nid);
+		res->moved += r.moved;
+		res->elapsed_ns += r.elapsed_ns;
+		*left = tt_sched_res_left(&r) << PAGE_SHIFT;
+		if (ret || !*left || !(r.skipped_busy || r.skipped_no_memory))
+			break;
+	}
+	return ret;
+}
+
+/*
  * Move the chunks from @sl->next_chunk on back to @sl->fast_nid; the
  * caller owns the episode (PREFETCHING). @remote: from a worker (the mm is
  * pinned by the caller and the session's stop flag is obeyed), else from
@@ -1977,6 +2031,7 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 	for (i = sl->next_chunk; i < sl->nr_chunks; i++) {
 		struct tt_chunk *c = &sl->chunks[i];
 		struct tt_migrate_result res = {};
+		u64 left = 0;
 		int ret = 0;
 
 		/* TT_SCHED_DEFER_LATE: the backward pass began */
@@ -1994,11 +2049,7 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 			mutex_unlock(&sc->lock);
 			if (ret)
 				break;
-			ret = tt_mover_migrate(s, c->start, c->end,
-					       &sl->fast_nid, 1,
-					       remote ? TT_MIG_REMOTE : 0,
-					       remote ? &s->stop : NULL, &res);
-			tt_sched_account(s, &res, sl->fast_nid);
+			ret = tt_sched_fetch_chunk(s, sl, c, remote, &res, &left);
 			moved += res.moved << PAGE_SHIFT;
 			*elapsed += res.elapsed_ns;
 		}
@@ -2007,6 +2058,8 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 		if (!ret) {
 			sl->returned += c->moved;
 			sl->next_chunk = i + 1;
+			sc->counts.prefetch_left_bytes += left;
+			sl->pf_left += left;
 		}
 		mutex_unlock(&sc->lock);
 		if (ret)
@@ -2032,6 +2085,13 @@ static void tt_sched_fetched(struct tt_sched *sc, struct tt_slayer *sl,
 			   (sl->next_chunk < sl->nr_chunks ?
 			    TT_TRACE_F_STOPPED : 0));
 	tt_tl_rate_sample(&sc->tl, TT_TL_PREFETCH, moved, elapsed);
+	if (sl->pf_left) {
+		/* counted in prefetch_left_bytes as each chunk ended */
+		tt_evlog_layer(s, TT_TRACE_LEFT_SLOW, sl->id, sl->iter,
+			       sl->pf_left, ktime_get_ns(),
+			       sl->sync ? TT_TRACE_F_SYNC : 0);
+		sl->pf_left = 0;
+	}
 	if (sl->next_chunk < sl->nr_chunks && !sc->closing) {
 		sl->state = TT_EP_EVICTED;
 		sl->sync = false;
@@ -2086,6 +2146,7 @@ static void tt_sched_prefetch_work(struct work_struct *work)
 		sl->pf_cont = false;
 		sl->pf_moved = 0;
 		sl->pf_elapsed = 0;
+		sl->pf_left = 0;
 		sl->mig_start = ktime_get_ns();
 		if (sl->iter == sc->tl.iter_seq &&
 		    tt_sched_find(sc, sl->id, &idx))
@@ -2196,6 +2257,7 @@ static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
 	sl->state = TT_EP_PREFETCHING;
 	sl->sync = true;
 	sl->mig_start = ktime_get_ns();
+	sl->pf_left = 0;
 	if (sl->iter == sc->tl.iter_seq && tt_sched_find(sc, sl->id, &idx) &&
 	    !sc->tl.st.layers[idx].x.prefetch_start)
 		tt_tl_prefetch_start(&sc->tl, idx, ktime_get_ns());
@@ -2568,6 +2630,11 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 	    (req->flags & ~TT_SCHED_FLAGS_ALL) ||
 	    (!(req->valid & TT_SCHED_SET_BUDGET) && req->budget_mib))
 		return -EOPNOTSUPP;
+	/* the reference semantics exclude every extension */
+	if ((req->valid & TT_SCHED_SET_FLAGS) &&
+	    (req->flags & TT_SCHED_REFERENCE) &&
+	    (req->flags & TT_SCHED_EXTENSIONS))
+		return -EINVAL;
 	if ((req->valid & TT_SCHED_SET_PROFILE) &&
 	    tt_config_check(TT_CFG_PROFILE_ITERS, req->profile_iters))
 		return -EINVAL;
@@ -2789,6 +2856,7 @@ void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
 	out->late_bytes = tc->late_bytes;
 	out->late_count = tc->late_count;
 	out->sync_fetched_bytes = sc->counts.sync_fetched_bytes;
+	out->prefetch_left_bytes = sc->counts.prefetch_left_bytes;
 	out->reprofiles = tc->reprofiles;
 	out->er_bps = sc->tl.er_bps;
 	out->pr_bps = sc->tl.pr_bps;
@@ -2978,6 +3046,7 @@ void tt_sched_init(struct tt_session *s)
 	struct tt_sched *sc = tt_sched_of(s);
 
 	mutex_init(&sc->lock);
+	/* TT_SCHED_DEFAULT_FLAGS unless a flag parameter was changed */
 	sc->cfg.flags = (tt_config_get(TT_CFG_SYNC_LATE) ? TT_SCHED_SYNC_LATE : 0) |
 			(tt_config_get(TT_CFG_ANCHOR) ? TT_SCHED_ANCHOR : 0) |
 			(tt_config_get(TT_CFG_ALAP) ? TT_SCHED_ALAP : 0) |

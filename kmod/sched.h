@@ -51,6 +51,8 @@ struct tt_sched_cfg {
  * @bytes_prefetched:   bytes moved back.
  * @sync_fetched_bytes: late bytes fetched by TT_EV_LAYER_BEGIN(TT_BWD)
  *                      itself (TT_SCHED_SYNC_LATE).
+ * @prefetch_left_bytes: bytes prefetches left on slow nodes after their
+ *                      retries (stats prefetch_left_bytes).
  */
 struct tt_sched_counts {
 	u64 events;
@@ -59,6 +61,7 @@ struct tt_sched_counts {
 	u64 bytes_evicted;
 	u64 bytes_prefetched;
 	u64 sync_fetched_bytes;
+	u64 prefetch_left_bytes;
 };
 
 struct tt_slayer;

@@ -90,6 +90,8 @@ struct tt_registry_counts {
  * @heat_wl:            lifetime.
  * @kmem_bytes:         kernel memory held in arrays sized by the session's
  *                      input (chunk lists, budget scratch, hint set).
+ * @prefetch_left_bytes: bytes prefetches left on slow nodes after their
+ *                      retries.
  */
 struct tt_sched_stats {
 	u64 iterations;
@@ -135,6 +137,7 @@ struct tt_sched_stats {
 	u64 heat_ws;
 	u64 heat_wl;
 	u64 kmem_bytes;
+	u64 prefetch_left_bytes;
 };
 
 /**

@@ -39,12 +39,14 @@
 
 /**
  * tt_sched_defaults() - the settings of a new session.
- * @cfg: out: the module parameters' defaults, with every valid bit set.
+ * @cfg: out: the module parameters' defaults (flags TT_SCHED_DEFAULT_FLAGS,
+ *       as the kernel module's sessions), with every valid bit set.
  */
 void tt_sched_defaults(struct tt_ioc_sched *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->valid = TT_SCHED_SET_ALL;
+	cfg->flags = TT_SCHED_DEFAULT_FLAGS;
 	cfg->profile_iters = TT_SCHED_DEF_PROFILE_ITERS;
 	cfg->stay_ns = TT_SCHED_DEF_STAY_NS;
 	cfg->er_bps = TT_SCHED_DEF_RATE_BPS;
@@ -65,7 +67,8 @@ static int tt_sched_node_check(const char *node_dir, int node)
  * selects: this backend has no fast-tier budget, so it refuses one rather
  * than accept a limit it would not keep; TT_SCHED_SET_BUDGET with 0 is
  * accepted, and tt_sched_get() reports 0), then the values of the
- * selected fields (EINVAL, ENODEV).
+ * selected fields (EINVAL, ENODEV; TT_SCHED_REFERENCE with a bit of
+ * TT_SCHED_EXTENSIONS is EINVAL).
  */
 static int tt_sched_check(const struct tt_ioc_sched *req,
 			  const char *node_dir)
@@ -75,6 +78,10 @@ static int tt_sched_check(const struct tt_ioc_sched *req,
 	if ((req->valid & ~TT_SCHED_SET_ALL) ||
 	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->budget_mib)
 		return -EOPNOTSUPP;
+	if ((req->valid & TT_SCHED_SET_FLAGS) &&
+	    (req->flags & TT_SCHED_REFERENCE) &&
+	    (req->flags & TT_SCHED_EXTENSIONS))
+		return -EINVAL;
 	if ((req->valid & TT_SCHED_SET_PROFILE) &&
 	    (req->profile_iters < 1 ||
 	     req->profile_iters > TT_SCHED_MAX_PROFILE_ITERS))

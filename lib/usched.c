@@ -1658,6 +1658,9 @@ int tt_us_open(struct tt_session *s)
 	us->ops = &tt_us_real_ops;
 	tt_tl_init(&us->tl, tt_page_size(), s->sched.profile_iters,
 		   s->sched.stay_ns, s->sched.er_bps, s->sched.pr_bps);
+	/* the session's flags (TT_SCHED_DEFAULT_FLAGS), as the module's */
+	tt_tl_set_modes(&us->tl, s->sched.flags);
+	us->merge = s->sched.flags & TT_SCHED_MERGE;
 	ret = pthread_condattr_init(&attr);
 	if (ret) {
 		free(us);

@@ -431,6 +431,26 @@ static int tr_set(struct trainer *tr, uint32_t valid, uint32_t flags,
 	return tt_sched_set(tr->s, &c);
 }
 
+/*
+ * The tests below were written for TierTrain's reference semantics, which
+ * is no longer a session's default (TT_SCHED_DEFAULT_FLAGS): they ask for
+ * it; a test of an extension sets its flags itself.
+ */
+static int tr_reference(struct tt_session *s)
+{
+	struct tt_ioc_sched c = {
+		.valid = TT_SCHED_SET_FLAGS, .flags = TT_SCHED_REFERENCE,
+	};
+
+	return tt_sched_set(s, &c);
+}
+
+/* Open a kernel session with the reference semantics into *@sp. */
+#define TR_OPEN(sp) do {						\
+	TT_OPEN_KERNEL_SESSION(sp);					\
+	ASSERT_EQ(0, tr_reference(*(sp)));				\
+} while (0)
+
 static int tr_layers(struct trainer *tr, struct tt_layer_info *info,
 		     unsigned int n)
 {
@@ -458,7 +478,7 @@ FIXTURE_SETUP(sched)
 
 	memset(&self->tr, 0, sizeof(self->tr));
 	TT_SETUP_NODES(&self->topo, 1);
-	TT_OPEN_KERNEL_SESSION(&self->tr.s);
+	TR_OPEN(&self->tr.s);
 	self->tr.fast = self->topo.fast;
 	self->tr.nl = 4;
 	self->tr.sz = 4 * TT_ST_MIB;
@@ -632,7 +652,7 @@ static void evict_and_prefetch(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(sched, evict_and_prefetch, 300)
 {
 	if (tr_selected(_metadata))
-		evict_and_prefetch(_metadata, &self->tr, 0);
+		evict_and_prefetch(_metadata, &self->tr, TT_SCHED_REFERENCE);
 }
 
 /* The same with both extensions on: TT_SCHED_ANCHOR | TT_SCHED_ALAP. */
@@ -871,7 +891,7 @@ TEST_F_TIMEOUT(sched, count, 300)
 	for (tries = 0; tries < 3; tries++) {
 		if (tries) {
 			tt_close(self->tr.s);
-			TT_OPEN_KERNEL_SESSION(&self->tr.s);
+			TR_OPEN(&self->tr.s);
 		}
 		count_pass(_metadata, &self->tr, 0, &ontime, &late);
 		TH_LOG("without TT_SCHED_COUNT: %u of layers 1-2 on time, %u late",
@@ -891,7 +911,7 @@ TEST_F_TIMEOUT(sched, count, 300)
 	 */
 	for (tries = 0; tries < 3; tries++) {
 		tt_close(self->tr.s);
-		TT_OPEN_KERNEL_SESSION(&self->tr.s);
+		TR_OPEN(&self->tr.s);
 		count_pass(_metadata, &self->tr, TT_SCHED_COUNT, &ontime, &late);
 		TR_STATS(&self->tr, &st);
 		TH_LOG("TT_SCHED_COUNT: %u of layers 1-2 on time, %u late; k %llu, %llu prefetches released early",
@@ -1312,7 +1332,7 @@ TEST_F_TIMEOUT(sched, close_pending, 300)
 		for (l = 0; l < self->tr.nl; l++)
 			TT_ASSERT_PATTERN(self->tr.t[l], self->tr.sz,
 					  seed_of(self->tr.iter, l + 1));
-		TT_OPEN_KERNEL_SESSION(&self->tr.s);
+		TR_OPEN(&self->tr.s);
 		self->tr.iter++;
 	}
 	ASSERT_EQ(ref0, tt_refcnt());
@@ -1324,7 +1344,7 @@ TEST_F_TIMEOUT(sched, close_pending, 300)
 		struct trainer c = self->tr;
 
 		c.s = tt_open();
-		if (!c.s)
+		if (!c.s || tr_reference(c.s))
 			_exit(2);
 		for (i = 0; i < 2; i++)
 			if (tr_iteration(&c))

@@ -63,6 +63,10 @@ int main(void)
 	CONST(TT_SCHED_COUNT);
 	CONST(TT_SCHED_DYNAMIC);
 	CONST(TT_SCHED_FLAGS_ALL);
+	CONST(TT_SCHED_REFERENCE);
+	CONST(TT_SCHED_EXTENSIONS);
+	CONST(TT_SCHED_DEFAULT_FLAGS);
+	CONST(TT_SCHED_FETCH_PASSES);
 	CONST(TT_HINT_WILL_USE);
 	CONST(TT_HINT_PIN_FAST);
 	CONST(TT_HINT_ARCHIVE);
@@ -160,6 +164,7 @@ int main(void)
 	M(tt_ioc_stats, heat_wl);
 	M(tt_ioc_stats, kmem_bytes);
 	M(tt_ioc_stats, async_failed);
+	M(tt_ioc_stats, prefetch_left_bytes);
 	END();
 
 	BEGIN(tt_ioc_sched);

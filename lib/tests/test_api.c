@@ -875,7 +875,7 @@ static void test_sched(void **state)
 	memset(&def, 0xff, sizeof(def));
 	assert_int_equal(tt_sched_get(s, &def), 0);
 	assert_int_equal(def.valid, TT_SCHED_SET_ALL);
-	assert_int_equal(def.flags, 0);
+	assert_int_equal(def.flags, TT_SCHED_DEFAULT_FLAGS);
 	assert_int_equal(def.profile_iters, 1);
 	assert_int_equal(def.reserved, 0);
 	assert_int_equal(def.stay_ns, 1000 * 1000);
@@ -924,6 +924,10 @@ static void test_sched(void **state)
 	cfg.er_bps = 1;
 	/* The host's real nodes: only node 0 is sure to exist. */
 	cfg.slow_node = TT_MAX_NODES;
+	assert_fails(EINVAL, tt_sched_set(s, &cfg));
+	cfg.slow_node = 0;
+	/* the reference semantics exclude every extension */
+	cfg.flags = TT_SCHED_REFERENCE | TT_SCHED_COUNT;
 	assert_fails(EINVAL, tt_sched_set(s, &cfg));
 	assert_int_equal(tt_sched_get(s, &cfg), 0);
 	assert_memory_equal(&got, &cfg, sizeof(cfg));

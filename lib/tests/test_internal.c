@@ -820,7 +820,7 @@ static void test_sched_apply(void **state)
 	fake_make(&f, "0-2\n", "0-1\n", "0\n");
 	tt_sched_defaults(&def);
 	assert_int_equal(def.valid, TT_SCHED_SET_ALL);
-	assert_int_equal(def.flags, 0);
+	assert_int_equal(def.flags, TT_SCHED_DEFAULT_FLAGS);
 	assert_int_equal(def.profile_iters, 1);
 	assert_int_equal(def.reserved, 0);
 	assert_int_equal(def.stay_ns, 1000000);
@@ -844,6 +844,15 @@ static void test_sched_apply(void **state)
 	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
 	want = def;
 	want.flags = TT_SCHED_SYNC_LATE | TT_SCHED_OFF;
+	assert_sched_equal(&cur, &want);
+
+	/* the reference semantics: with any extension EINVAL, nothing changes */
+	req.flags = TT_SCHED_REFERENCE | TT_SCHED_ALAP;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), -EINVAL);
+	assert_sched_equal(&cur, &want);
+	req.flags = TT_SCHED_REFERENCE | TT_SCHED_SYNC_LATE | TT_SCHED_OFF;
+	assert_int_equal(tt_sched_apply(&cur, &req, f.dir), 0);
+	want.flags = req.flags;
 	assert_sched_equal(&cur, &want);
 
 	req = (struct tt_ioc_sched){ .valid = TT_SCHED_SET_PROFILE,

@@ -256,6 +256,11 @@ static int setup(void **state)
 	c->s = tt_open();
 	if (!c->s || tt_us_set_ops(c->s, &fake_ops, &c->f))
 		return -1;
+	/* written for the reference semantics, no longer the default */
+	if (tt_sched_set(c->s, &(struct tt_ioc_sched){
+			.valid = TT_SCHED_SET_FLAGS,
+			.flags = TT_SCHED_REFERENCE }))
+		return -1;
 	*state = c;
 	return 0;
 }

@@ -408,6 +408,16 @@ struct tt_ioc_residency {
  *                    counted here, not in @async_done; their pages so far
  *                    are in @total, and the next TT_IOC_FLUSH returns the
  *                    error.
+ * @prefetch_left_bytes: bytes the scheduler's prefetches (and the
+ *                    prefetches of TT_SCHED_SYNC_LATE) could not bring
+ *                    back to the fast node: a chunk whose pages stay busy,
+ *                    or find the fast node full, is moved again in up to
+ *                    TT_SCHED_FETCH_PASSES passes with a growing pause;
+ *                    the pages still not moved count here (each time a
+ *                    prefetch leaves them) and in a TT_TRACE_LEFT_SLOW
+ *                    trace event. They stay on the slow node, readable,
+ *                    until the layer's next prefetch (its next eviction
+ *                    episode) or a TT_IOC_MIGRATE moves them.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -488,7 +498,12 @@ struct tt_ioc_stats {
 	__u64 kmem_bytes;
 	/* appended with the asynchronous error reporting */
 	__u64 async_failed;
+	/* appended with the prefetch retries (issue 15) */
+	__u64 prefetch_left_bytes;
 };
+
+/* Passes of the engine over a prefetched chunk, at most (see above). */
+#define TT_SCHED_FETCH_PASSES	4
 
 /* TT_IOC_STATS - read the session counters. */
 #define TT_IOC_STATS		_IOR(TT_IOC_MAGIC, 0x05, struct tt_ioc_stats)
@@ -694,7 +709,7 @@ struct tt_ioc_sched {
  */
 #define TT_SCHED_OFF		(1U << 1)
 /*
- * TT_SCHED_ANCHOR (extension of TierTrain, default off): the prefetch
+ * TT_SCHED_ANCHOR (extension of TierTrain, in TT_SCHED_DEFAULT_FLAGS): the prefetch
  * trigger times follow the iteration as it runs. The plan's times are
  * from the profile (an average); at every layer event of a planned layer
  * the scheduler takes how much later (or earlier) it came than its
@@ -704,7 +719,7 @@ struct tt_ioc_sched {
  */
 #define TT_SCHED_ANCHOR		(1U << 2)
 /*
- * TT_SCHED_ALAP (extension of TierTrain, default off): plan the prefetch
+ * TT_SCHED_ALAP (extension of TierTrain, in TT_SCHED_DEFAULT_FLAGS): plan the prefetch
  * queue as late as possible instead of eq. 8-10. Layers are placed from
  * the last backward layer to the first; each prefetch ends by its
  * backward begin (less its lead) or by the start of the prefetch placed
@@ -717,7 +732,7 @@ struct tt_ioc_sched {
  */
 #define TT_SCHED_ALAP		(1U << 3)
 /*
- * TT_SCHED_DEFER_LATE (extension, default off): at TT_EV_LAYER_BEGIN
+ * TT_SCHED_DEFER_LATE (extension, in TT_SCHED_DEFAULT_FLAGS): at TT_EV_LAYER_BEGIN
  * (TT_BWD), the layer's bytes still on the slow node stay there while its
  * backward pass reads them, instead of being moved back under the reader
  * (a page the reader touches while its batch is being migrated waits for
@@ -740,8 +755,8 @@ struct tt_ioc_sched {
  */
 #define TT_SCHED_MERGE		(1U << 5)
 /*
- * TT_SCHED_COUNT (extension after DyNN-Offload's layer-count trigger,
- * default off): a planned prefetch fires at its trigger time or when the
+ * TT_SCHED_COUNT (extension after DyNN-Offload's layer-count trigger, in
+ * TT_SCHED_DEFAULT_FLAGS): a planned prefetch fires at its trigger time or when the
  * backward pass reaches the layer k places before it in the profiled
  * backward order, whichever comes first. The backward begin of the layer
  * of rank r (1 = the first backward layer) releases the prefetches of the
@@ -782,18 +797,48 @@ struct tt_ioc_sched {
  * events TT_TRACE_MISS.
  */
 #define TT_SCHED_DYNAMIC	(1U << 7)
+/*
+ * TT_SCHED_REFERENCE: TierTrain's reference semantics (the paper's eq. 2-10:
+ * prefetch triggers at the profiled times, the prefetch queue of eq. 8-10,
+ * late bytes moved back at the backward begin) and no extension. It
+ * combines with TT_SCHED_SYNC_LATE and TT_SCHED_OFF; with any bit of
+ * TT_SCHED_EXTENSIONS TT_IOC_SET_SCHED fails with EINVAL. Flags 0 behave
+ * the same (no extension bit set); the bit names the choice, so a session
+ * that asks for it keeps it whatever TT_SCHED_DEFAULT_FLAGS becomes.
+ */
+#define TT_SCHED_REFERENCE	(1U << 8)
 #define TT_SCHED_FLAGS_ALL	(TT_SCHED_SYNC_LATE | TT_SCHED_OFF | \
 				 TT_SCHED_ANCHOR | TT_SCHED_ALAP | \
 				 TT_SCHED_DEFER_LATE | TT_SCHED_MERGE | \
+				 TT_SCHED_COUNT | TT_SCHED_DYNAMIC | \
+				 TT_SCHED_REFERENCE)
+/* The extensions of TierTrain's reference semantics. */
+#define TT_SCHED_EXTENSIONS	(TT_SCHED_ANCHOR | TT_SCHED_ALAP | \
+				 TT_SCHED_DEFER_LATE | TT_SCHED_MERGE | \
 				 TT_SCHED_COUNT | TT_SCHED_DYNAMIC)
+/*
+ * TT_SCHED_DEFAULT_FLAGS: the flags every new session starts with, chosen
+ * by measurement (bench/README.md): the kernel module's parameters
+ * sync_late, anchor, alap, defer_late, merge, count and dynamic default to
+ * these bits (a parameter changed at load or in sysfs changes the flags
+ * of the sessions opened after it), libtiertrain's move_pages backend
+ * starts its sessions with them, and tiertrain.torch.attach() keeps them
+ * unless told otherwise. TT_SCHED_REFERENCE asks for the reference
+ * semantics instead.
+ */
+#define TT_SCHED_DEFAULT_FLAGS	(TT_SCHED_ANCHOR | TT_SCHED_ALAP | \
+				 TT_SCHED_DEFER_LATE | TT_SCHED_COUNT)
 
 /*
  * TT_IOC_SET_SCHED / TT_IOC_GET_SCHED - change / read the session's
  * scheduler settings. Defaults come from the module parameters
  * profile_iters (1), stay_time_us (1000), er_seed_mbps and pr_seed_mbps
- * (1024 each), and budget_mib (none). Errors: EOPNOTSUPP (unknown valid
- * or flags bits, even when TT_SCHED_SET_FLAGS is not set; budget_mib not 0
- * without TT_SCHED_SET_BUDGET), EINVAL (a value out of range), ENODEV (a
+ * (1024 each), budget_mib (none), and the flag parameters (sync_late,
+ * anchor, alap, defer_late, merge, count, dynamic: TT_SCHED_DEFAULT_FLAGS).
+ * TT_SCHED_SET_FLAGS replaces the flags as a whole. Errors: EOPNOTSUPP
+ * (unknown valid or flags bits, even when TT_SCHED_SET_FLAGS is not set;
+ * budget_mib not 0 without TT_SCHED_SET_BUDGET), EINVAL (a value out of
+ * range; TT_SCHED_REFERENCE with a bit of TT_SCHED_EXTENSIONS), ENODEV (a
  * node that is offline or has no memory). A budget lowered below what the
  * session holds on the fast tier makes room (evicts victims, see below)
  * before TT_IOC_SET_SCHED returns.
@@ -1280,7 +1325,7 @@ struct tt_ioc_mover {
  *   evict_workers     scheduler eviction worker pool, 1..64 (1). Now.
  *   prefetch_workers  scheduler prefetch worker pool, 1..64 (1). Now.
  *   sync_late         1: new sessions start with TT_SCHED_SYNC_LATE, 0..1
- *                     (0). New sessions.
+ *                     (its bit of TT_SCHED_DEFAULT_FLAGS: 0). New sessions.
  *   bw_cap_mbps       migration bandwidth cap, MiB/s, over every migration
  *                     of the module together (a token bucket: the engine
  *                     sleeps after a batch until the bytes it moved are
@@ -1294,18 +1339,20 @@ struct tt_ioc_mover {
  *                     ring (the multicast group and the tracepoints still
  *                     work) (4096). Sessions whose ring is not allocated yet
  *                     (it is allocated at the first event).
- *   anchor            1: new sessions start with TT_SCHED_ANCHOR, 0..1 (0).
- *                     New sessions.
- *   alap              1: new sessions start with TT_SCHED_ALAP, 0..1 (0).
+ *   anchor            1: new sessions start with TT_SCHED_ANCHOR, 0..1 (its
+ *                     bit of TT_SCHED_DEFAULT_FLAGS: 1). New sessions.
+ *   alap              1: new sessions start with TT_SCHED_ALAP, 0..1 (1).
  *                     New sessions.
  *   defer_late        1: new sessions start with TT_SCHED_DEFER_LATE, 0..1
- *                     (0). New sessions.
+ *                     (1). New sessions.
  *   merge             1: new sessions start with TT_SCHED_MERGE, 0..1 (0).
  *                     New sessions.
- *   count             1: new sessions start with TT_SCHED_COUNT, 0..1 (0).
+ *   count             1: new sessions start with TT_SCHED_COUNT, 0..1 (1).
  *                     New sessions.
  *   dynamic           1: new sessions start with TT_SCHED_DYNAMIC, 0..1
  *                     (0). New sessions.
+ *                     All seven 0: new sessions run the reference
+ *                     semantics (see TT_SCHED_REFERENCE).
  *   mover_timeout_ms  how long an order given to a session's mover (see
  *                     "Mover") may take per huge page it holds before it
  *                     goes back to the in-kernel engine, ms, 0..600000; 0
@@ -1611,6 +1658,11 @@ enum tt_cfg_applies {
  *                        early; bytes: the forward position) or
  *                        TT_TRACE_F_MISS_LATE (@layer was late in a
  *                        fallback iteration; bytes: late bytes).
+ * @TT_TRACE_LEFT_SLOW:   a prefetch of @layer ended with bytes it could
+ *                        not bring back after its retries (pages busy,
+ *                        the fast node full, pages it cannot move); bytes:
+ *                        those, which stay on a slow node and are counted
+ *                        in prefetch_left_bytes (TT_IOC_STATS).
  */
 enum tt_trace_type {
 	TT_TRACE_ITER_BEGIN = 1,
@@ -1622,6 +1674,7 @@ enum tt_trace_type {
 	TT_TRACE_LATE = 7,
 	TT_TRACE_DROP = 8,
 	TT_TRACE_MISS = 9,
+	TT_TRACE_LEFT_SLOW = 10,
 };
 
 /* Trace event flags, besides TT_FWD, TT_BWD and TT_EV_PERSISTENT. */

@@ -633,7 +633,7 @@ def test_options():
     nothing; bad arguments raise and attach nothing."""
     m = make(MLP)
     ref = hook_counts(m)
-    dflt = tiertrain.TT_SCHED_ANCHOR | tiertrain.TT_SCHED_COUNT
+    dflt = tiertrain.TT_SCHED_DEFAULT_FLAGS     # the session's default
     h = ttt.attach(m, alap=True, sync_late=True, stay_us=500,
                    profile_iters=2)
     cfg = h.session.sched_get()
@@ -645,10 +645,19 @@ def test_options():
                    count=False)
     check(h.session.sched_get()["flags"] == tiertrain.TT_SCHED_ALAP, "alap")
     h.detach()
-    # the reference semantics: no flag at all
-    h = ttt.attach(m, anchor=False, count=False)
-    check(h.session.sched_get()["flags"] == 0, "reference: %#x",
+    # the reference semantics, named
+    h = ttt.attach(m, reference=True)
+    check(h.session.sched_get()["flags"] == tiertrain.TT_SCHED_REFERENCE,
+          "reference: %#x", h.session.sched_get()["flags"])
+    h.detach()
+    # no flag keyword: the session's default
+    h = ttt.attach(m)
+    check(h.session.sched_get()["flags"] == dflt, "default: %#x",
           h.session.sched_get()["flags"])
+    h.detach()
+    h = ttt.attach(m, alap=False)
+    check(h.session.sched_get()["flags"] == dflt & ~tiertrain.TT_SCHED_ALAP,
+          "alap=False: %#x", h.session.sched_get()["flags"])
     h.detach()
     h = ttt.attach(m, defer_late=True)
     check(h.session.sched_get()["flags"] ==
@@ -658,6 +667,7 @@ def test_options():
     h.detach()
     for kw, exc, text in (
             ({"sched_flags": 1 << 20}, ValueError, "0x100000"),
+            ({"reference": True, "anchor": True}, ValueError, "anchor"),
             ({"layers": ["features.99"]}, ValueError, "features.99"),
             ({"layers": 3}, TypeError, "layers=3"),
             ({"profile_iters": 0}, ValueError, "profile_iters=0"),

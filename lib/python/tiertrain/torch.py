@@ -62,11 +62,12 @@ def _warn_once(key, msg):
     warnings.warn(msg, RuntimeWarning, stacklevel=3)
 
 
-def attach(model, *, layers=None, sched_flags=0, sync_late=False,
-           anchor=True, alap=False, defer_late=False, merge=False,
-           count=True, dynamic=False, off=False, profile_iters=None,
-           stay_us=None, slow_node=None, fast_node=None, budget_mib=None,
-           train_only=True, params=False, warmup=2, strict=False):
+def attach(model, *, layers=None, sched_flags=None, sync_late=None,
+           anchor=None, alap=None, defer_late=None, merge=None,
+           count=None, dynamic=None, off=None, reference=False,
+           profile_iters=None, stay_us=None, slow_node=None, fast_node=None,
+           budget_mib=None, train_only=True, params=False, warmup=2,
+           strict=False):
     """Tier the saved tensors of every training iteration of @model.
 
     Returns a ``Handle``. Layers are the leaf modules of @model, or, with
@@ -74,12 +75,18 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     predicate ``f(name, module)``, or an iterable of module names or
     objects), each taken whole, plus the leaves outside them.
 
-    Scheduler settings (tt_sched_set()): @sched_flags, TT_SCHED_* bits,
-    or the keywords @sync_late (TT_SCHED_SYNC_LATE), @anchor
-    (TT_SCHED_ANCHOR, default on), @alap (TT_SCHED_ALAP), @defer_late
-    (TT_SCHED_DEFER_LATE), @merge (TT_SCHED_MERGE), @count
-    (TT_SCHED_COUNT, default on), @dynamic (TT_SCHED_DYNAMIC: models whose
-    layer sequence changes between iterations), @off (TT_SCHED_OFF: events, no migration);
+    Scheduler settings (tt_sched_set()). Flags: by default the session's
+    own (TT_SCHED_DEFAULT_FLAGS unless the module parameters say
+    otherwise); @sched_flags, TT_SCHED_* bits, replaces them; the keywords
+    @sync_late (TT_SCHED_SYNC_LATE), @anchor (TT_SCHED_ANCHOR), @alap
+    (TT_SCHED_ALAP), @defer_late (TT_SCHED_DEFER_LATE), @merge
+    (TT_SCHED_MERGE), @count (TT_SCHED_COUNT), @dynamic (TT_SCHED_DYNAMIC:
+    models whose layer sequence changes between iterations) and @off
+    (TT_SCHED_OFF: events, no migration) set their bit when True, clear it
+    when False and leave it as it is when None (the default);
+    @reference=True: TierTrain's reference semantics (TT_SCHED_REFERENCE,
+    every extension bit cleared; an extension keyword True or an extension
+    bit in @sched_flags with it raises ValueError);
     @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic);
     @budget_mib, the session's fast-tier budget in MiB (TT_SCHED_SET_BUDGET:
     its registered bytes on the fast tier stay within it, victims evicted
@@ -106,7 +113,7 @@ def attach(model, *, layers=None, sched_flags=0, sync_late=False,
     return Handle(model, layers=layers, sched_flags=sched_flags,
                   sync_late=sync_late, anchor=anchor, alap=alap,
                   defer_late=defer_late, merge=merge, count=count,
-                  dynamic=dynamic, off=off,
+                  dynamic=dynamic, off=off, reference=reference,
                   profile_iters=profile_iters, stay_us=stay_us,
                   slow_node=slow_node, fast_node=fast_node,
                   budget_mib=budget_mib, train_only=train_only,
@@ -238,7 +245,8 @@ class Handle:
     """
 
     def __init__(self, model, *, layers, sched_flags, sync_late, anchor,
-                 alap, defer_late, merge, count, dynamic, off, profile_iters,
+                 alap, defer_late, merge, count, dynamic, off, reference,
+                 profile_iters,
                  stay_us,
                  slow_node, fast_node, budget_mib, train_only, params, warmup,
                  strict):
@@ -246,7 +254,8 @@ class Handle:
             raise TypeError("tiertrain.torch.attach: expected a "
                             "torch.nn.Module, got %s" % type(model).__name__)
         flags = self._flags(sched_flags, sync_late, anchor, alap,
-                            defer_late, merge, count, dynamic, off)
+                            defer_late, merge, count, dynamic, off,
+                            reference)
         sched = self._sched_fields(flags, profile_iters, stay_us, slow_node,
                                    fast_node, budget_mib)
         if not isinstance(warmup, int) or warmup < 0:
@@ -310,6 +319,10 @@ class Handle:
                 cur = self._session.sched_get()
                 for k in ("slow_node", "fast_node"):
                     fields.setdefault(k, cur[k])
+                if flags is not None:
+                    base, on, clear = flags
+                    fields["flags"] = ((cur["flags"] if base is None else base)
+                                       | on) & ~clear
                 self._session.sched_set(valid, **fields)
             except TiertrainError:
                 self._session.close()
@@ -342,36 +355,63 @@ class Handle:
     # ---- set-up ---------------------------------------------------------------
     @staticmethod
     def _flags(sched_flags, sync_late, anchor, alap, defer_late, merge,
-               count, dynamic, off):
-        if not isinstance(sched_flags, int) or sched_flags < 0:
-            raise TypeError("tiertrain.torch.attach: sched_flags=%r: expected "
-                            "TT_SCHED_* bits (a non-negative int)" %
-                            (sched_flags,))
-        unknown = sched_flags & ~_uapi.TT_SCHED_FLAGS_ALL
-        if unknown:
-            raise ValueError("tiertrain.torch.attach: sched_flags=%#x has bits "
-                             "this tiertrain does not know: %#x (known: %#x)" %
-                             (sched_flags, unknown, _uapi.TT_SCHED_FLAGS_ALL))
-        flags = sched_flags
-        for on, bit in ((sync_late, _uapi.TT_SCHED_SYNC_LATE),
-                        (anchor, _uapi.TT_SCHED_ANCHOR),
-                        (alap, _uapi.TT_SCHED_ALAP),
-                        (defer_late, _uapi.TT_SCHED_DEFER_LATE),
-                        (merge, _uapi.TT_SCHED_MERGE),
-                        (count, _uapi.TT_SCHED_COUNT),
-                        (dynamic, _uapi.TT_SCHED_DYNAMIC),
-                        (off, _uapi.TT_SCHED_OFF)):
-            if on:
-                flags |= bit
-        return flags
+               count, dynamic, off, reference):
+        """None (the session's flags stay), or (base, on, clear): the
+        flags become (base, or the session's when None, | on) & ~clear."""
+        ext = _uapi.TT_SCHED_EXTENSIONS
+        if sched_flags is not None:
+            if not isinstance(sched_flags, int) or \
+                    isinstance(sched_flags, bool) or sched_flags < 0:
+                raise TypeError("tiertrain.torch.attach: sched_flags=%r: "
+                                "expected TT_SCHED_* bits (a non-negative "
+                                "int)" % (sched_flags,))
+            unknown = sched_flags & ~_uapi.TT_SCHED_FLAGS_ALL
+            if unknown:
+                raise ValueError("tiertrain.torch.attach: sched_flags=%#x has "
+                                 "bits this tiertrain does not know: %#x "
+                                 "(known: %#x)" %
+                                 (sched_flags, unknown,
+                                  _uapi.TT_SCHED_FLAGS_ALL))
+        on = clear = 0
+        for name, v, bit in (("sync_late", sync_late, _uapi.TT_SCHED_SYNC_LATE),
+                             ("anchor", anchor, _uapi.TT_SCHED_ANCHOR),
+                             ("alap", alap, _uapi.TT_SCHED_ALAP),
+                             ("defer_late", defer_late,
+                              _uapi.TT_SCHED_DEFER_LATE),
+                             ("merge", merge, _uapi.TT_SCHED_MERGE),
+                             ("count", count, _uapi.TT_SCHED_COUNT),
+                             ("dynamic", dynamic, _uapi.TT_SCHED_DYNAMIC),
+                             ("off", off, _uapi.TT_SCHED_OFF)):
+            if v is None:
+                continue
+            if v:
+                if reference and bit & ext:
+                    raise ValueError("tiertrain.torch.attach: reference=True "
+                                     "excludes the extension %s=True" % name)
+                on |= bit
+            else:
+                clear |= bit
+        if reference:
+            if sched_flags is not None and sched_flags & ext:
+                raise ValueError("tiertrain.torch.attach: reference=True "
+                                 "excludes the extension bits %#x of "
+                                 "sched_flags=%#x" %
+                                 (sched_flags & ext, sched_flags))
+            on |= _uapi.TT_SCHED_REFERENCE
+            clear |= ext
+        if on & ext:
+            clear |= _uapi.TT_SCHED_REFERENCE
+        if sched_flags is None and not on and not clear:
+            return None
+        return (sched_flags, on, clear & ~on)
 
     @staticmethod
     def _sched_fields(flags, profile_iters, stay_us, slow_node, fast_node,
                       budget_mib=None):
         valid, fields = 0, {}
-        if flags:
+        if flags is not None:
+            # resolved against the session's flags once it is open
             valid |= _uapi.TT_SCHED_SET_FLAGS
-            fields["flags"] = flags
         if profile_iters is not None:
             if not isinstance(profile_iters, int) or \
                     not 1 <= profile_iters <= 1000:

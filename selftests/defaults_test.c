@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a plain session gets (issue 15): no scheduler flags, no module
+ * parameters, no environment, the defaults of tt_open().
+ *
+ *   fresh_mmap_trainer   12 layers, 8 MiB saved per layer in a fresh
+ *                        anonymous mmap every iteration (base pages or
+ *                        THP as the guest has it), 30 ms of compute per
+ *                        layer forward and backward (more where the guest
+ *                        moves 8 MiB slower than in 10 ms: a loaded host,
+ *                        see dt_compute_ms()), 8 iterations; after
+ *                        the warm-up (the profile iterations + 1) the
+ *                        scheduler evicted some of the bytes and at least
+ *                        95 % of what it evicted is on the fast node when
+ *                        its backward pass begins (as bench/train
+ *                        --verify-ontime: residency queries, their time
+ *                        excluded from the compute, over the bytes the
+ *                        scheduler says were due), and every tensor holds
+ *                        its data; and at least half of the first six
+ *                        layers' bytes are on a slow node when the
+ *                        forward pass ends (evicted in time).
+ *   default_flags        a new session reports TT_SCHED_DEFAULT_FLAGS;
+ *                        TT_SCHED_REFERENCE alone is accepted, with any
+ *                        extension bit it is EINVAL.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tt_harness.h"
+
+#define DT_LAYERS	12
+#define DT_SIZE		(8 * TT_ST_MIB)
+#define DT_MS		30
+#define DT_ITERS	8
+#define DT_BALANCING	"/proc/sys/kernel/numa_balancing"
+
+FIXTURE(defaults)
+{
+	struct tt_st_topo topo;
+	char balancing[16];
+	int have_balancing;
+};
+
+FIXTURE_SETUP(defaults)
+{
+	TT_SETUP_NODES(&self->topo, 1);
+	self->have_balancing =
+		tt_st_read_file(DT_BALANCING, self->balancing,
+				sizeof(self->balancing)) >= 0;
+	if (self->have_balancing)
+		tt_st_write_file(DT_BALANCING, "0");
+}
+
+FIXTURE_TEARDOWN(defaults)
+{
+	if (self->have_balancing)
+		tt_st_write_file(DT_BALANCING, self->balancing);
+}
+
+/* Bytes of [p, p + len) on @fast and on every other node (residency). */
+static int dt_where(struct tt_session *s, const void *p, size_t len,
+		    int fast, uint64_t *on_fast, uint64_t *other)
+{
+	uint64_t b[TT_ST_MAX_NODES];
+	int ret, i;
+
+	ret = tt_residency(s, p, len, b, TT_ST_MAX_NODES);
+	if (ret)
+		return ret;
+	*on_fast = b[fast];
+	*other = 0;
+	for (i = 0; i < TT_ST_MAX_NODES; i++)
+		if (i != fast)
+			*other += b[i];
+	return 0;
+}
+
+/*
+ * The compute per layer pass, ms before tt_st_compute()'s multiplier:
+ * DT_MS, or, when this guest moves 8 MiB one way slower than a third of
+ * DT_MS (a loaded host: QEMU's TCG shares the CPUs with everything
+ * else), 3 times its slower direction (best of 3 round trips of a fresh
+ * 8 MiB mapping with tt_migrate()), so that every layer's eviction and
+ * prefetch can fit in its compute as in the issue's run (an unloaded
+ * guest: ~8 ms per 8 MiB), at most 1 s. 0 on error.
+ */
+static unsigned int dt_compute_ms(struct __test_metadata *_metadata,
+				  struct tt_session *s, int fast, int slow)
+{
+	uint64_t best = ~0ULL, t0, t1, t2, one;
+	unsigned int i, ms, mul = tt_st_time_mul();
+	char *p;
+
+	for (i = 0; i < 3; i++) {
+		p = mmap(NULL, DT_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 0;
+		tt_st_fill(p, DT_SIZE, i);
+		t0 = tt_st_now_ns();
+		if (tt_migrate(s, p, DT_SIZE, slow))
+			return 0;
+		t1 = tt_st_now_ns();
+		if (tt_migrate(s, p, DT_SIZE, fast))
+			return 0;
+		t2 = tt_st_now_ns();
+		munmap(p, DT_SIZE);
+		one = t1 - t0 > t2 - t1 ? t1 - t0 : t2 - t1;
+		if (one < best)
+			best = one;
+	}
+	ms = (unsigned int)((3 * best / 1000000 + mul - 1) / mul);
+	TH_LOG("8 MiB move one way: %.1f ms at best; compute %u ms x %u per layer pass",
+	       best / 1e6, ms > DT_MS ? (ms < 1000 ? ms : 1000) : DT_MS, mul);
+	return ms > DT_MS ? (ms < 1000 ? ms : 1000) : DT_MS;
+}
+
+TEST_F_TIMEOUT(defaults, fresh_mmap_trainer, 900)
+{
+	struct tt_session *s;
+	struct tt_ioc_sched cfg;
+	struct tt_ioc_stats st;
+	char *t[DT_LAYERS + 1] = { NULL };
+	uint64_t fast = 0, total = 0, f, o, late_iter[DT_ITERS] = { 0 };
+	uint64_t ev_slow = 0, ev_total = 0, due;
+	struct tt_ioc_stats st0;
+	unsigned int it, l, warm, ms;
+	double pct, ev_pct;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	TT_OPEN_KERNEL_SESSION(&s);
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	TH_LOG("session flags %#x (TT_SCHED_DEFAULT_FLAGS %#x), profile_iters %u",
+	       cfg.flags, (unsigned int)TT_SCHED_DEFAULT_FLAGS,
+	       cfg.profile_iters);
+	warm = cfg.profile_iters + 1;
+	ASSERT_LT(warm, DT_ITERS);
+	ms = dt_compute_ms(_metadata, s, self->topo.fast, self->topo.slow);
+	ASSERT_LT(0, ms);
+	for (it = 0; it < DT_ITERS; it++) {
+		if (it == warm)
+			ASSERT_EQ(0, tt_stats(s, &st0));
+		ASSERT_EQ(0, tt_iter_begin(s));
+		for (l = 1; l <= DT_LAYERS; l++) {
+			ASSERT_EQ(0, tt_layer_begin(s, l, TT_FWD));
+			t[l] = mmap(NULL, DT_SIZE, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			ASSERT_NE(MAP_FAILED, t[l]);
+			tt_st_fill(t[l], DT_SIZE, it * 131 + l);
+			ASSERT_EQ(0, tt_tensor_saved(s, l, t[l], DT_SIZE));
+			tt_st_compute(t[l], DT_SIZE, ms);
+			ASSERT_EQ(0, tt_layer_end(s, l, TT_FWD));
+		}
+		/* evicted in time: the first half's bytes at the forward end */
+		for (l = 1; it >= warm && l <= DT_LAYERS / 2; l++) {
+			ASSERT_EQ(0, dt_where(s, t[l], DT_SIZE, self->topo.fast,
+					      &f, &o));
+			ev_slow += o;
+			ev_total += f + o;
+		}
+		usleep(ms * 1000 * tt_st_time_mul());	/* the loss */
+		for (l = DT_LAYERS; l >= 1; l--) {
+			ASSERT_EQ(0, tt_layer_begin(s, l, TT_BWD));
+			/* the query is not compute: the clock of the pass starts after it */
+			ASSERT_EQ(0, dt_where(s, t[l], DT_SIZE, self->topo.fast,
+					      &f, &o));
+			if (it >= warm) {
+				fast += f;
+				total += f + o;
+				late_iter[it] += o;
+			}
+			TT_ASSERT_PATTERN(t[l], DT_SIZE, it * 131 + l);
+			tt_st_compute(t[l], DT_SIZE, ms);
+			ASSERT_EQ(0, munmap(t[l], DT_SIZE));
+			t[l] = NULL;
+			ASSERT_EQ(0, tt_layer_end(s, l, TT_BWD));
+		}
+	}
+	for (it = warm; it < DT_ITERS; it++)
+		TH_LOG("iteration %u: %llu KiB off the fast node at backward begins",
+		       it, (unsigned long long)late_iter[it] >> 10);
+	ASSERT_LT(0, total);
+	ASSERT_LT(0, ev_total);
+	ASSERT_EQ(0, tt_stats(s, &st));
+	/* the bytes due back: what the scheduler evicted after the warm-up */
+	due = st.ontime_bytes + st.late_bytes - st0.ontime_bytes - st0.late_bytes;
+	pct = due ? 100.0 * (double)(due - (total - fast < due ? total - fast : due)) / due : 0;
+	ev_pct = 100.0 * ev_slow / ev_total;
+	TH_LOG("after the warm-up (%u iterations): %.1f %% of the first %u layers' %llu MiB on a slow node at the forward end",
+	       warm, ev_pct, DT_LAYERS / 2, (unsigned long long)ev_total >> 20);
+	TH_LOG("after the warm-up: %llu of %llu MiB saved were evicted; %llu KiB of them off the fast node at their backward begin: %.1f %% on time",
+	       (unsigned long long)due >> 20, (unsigned long long)total >> 20,
+	       (unsigned long long)(total - fast) >> 10, pct);
+	TH_LOG("stats: evicted %llu MiB, prefetched %llu MiB, on time %llu MiB, late %llu MiB, prefetch_left %llu KiB, skipped busy %llu / no memory %llu pages, er %llu pr %llu MiB/s",
+	       (unsigned long long)st.bytes_evicted >> 20,
+	       (unsigned long long)st.bytes_prefetched >> 20,
+	       (unsigned long long)st.ontime_bytes >> 20,
+	       (unsigned long long)st.late_bytes >> 20,
+	       (unsigned long long)st.prefetch_left_bytes >> 10,
+	       (unsigned long long)st.total.skipped_busy,
+	       (unsigned long long)st.total.skipped_no_memory,
+	       (unsigned long long)st.er_bps >> 20,
+	       (unsigned long long)st.pr_bps >> 20);
+	tt_close(s);
+	/* a default that moves nothing has nothing on time */
+	EXPECT_LT(0, due);
+	EXPECT_LE(95.0, pct);
+	/*
+	 * evicted in time: the reference semantics had 5-21 % here in this
+	 * guest, 18-48 % in the issue's; the default 67-82 %, ~100 % there
+	 */
+	EXPECT_LE(50.0, ev_pct);
+}
+
+TEST_F(defaults, default_flags)
+{
+	struct tt_session *s;
+	struct tt_ioc_sched cfg, req;
+	static const uint32_t ext[] = {
+		TT_SCHED_ANCHOR, TT_SCHED_ALAP, TT_SCHED_DEFER_LATE,
+		TT_SCHED_MERGE, TT_SCHED_COUNT, TT_SCHED_DYNAMIC,
+	};
+	unsigned int i;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	TT_OPEN_KERNEL_SESSION(&s);
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	ASSERT_EQ((uint32_t)TT_SCHED_DEFAULT_FLAGS, cfg.flags);
+	memset(&req, 0, sizeof(req));
+	req.valid = TT_SCHED_SET_FLAGS;
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		req.flags = TT_SCHED_REFERENCE | ext[i];
+		ASSERT_EQ(-EINVAL, tt_sched_set(s, &req))
+			TH_LOG("flags %#x", req.flags);
+	}
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	ASSERT_EQ((uint32_t)TT_SCHED_DEFAULT_FLAGS, cfg.flags);
+	req.flags = TT_SCHED_REFERENCE | TT_SCHED_SYNC_LATE;
+	ASSERT_EQ(0, tt_sched_set(s, &req));
+	ASSERT_EQ(0, tt_sched_get(s, &cfg));
+	ASSERT_EQ(TT_SCHED_REFERENCE | TT_SCHED_SYNC_LATE, cfg.flags);
+	tt_close(s);
+}
+
+TEST_HARNESS_MAIN
