@@ -19,7 +19,7 @@ repo=$3
 mkdir -p "$out"
 flags() {
 	case "$1" in
-	ref) echo "" ;;
+	ref) echo "--reference" ;;
 	ac) echo "--anchor --count" ;;
 	aad) echo "--anchor --alap --defer-late" ;;
 	aadc) echo "--anchor --alap --defer-late --count" ;;

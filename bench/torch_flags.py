@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """On-time share of the tests' PyTorch models (lib/python/tests/test_torch.py:
-CNN with BatchNorm, MLP) under four sets of scheduler flags, each trained
-for --iters steps in one process: the reference (TierTrain's semantics),
-TT_SCHED_ANCHOR, TT_SCHED_COUNT, and both (attach()'s default).
+CNN with BatchNorm, MLP) under five sets of scheduler flags, each trained
+for --iters steps in one process: the reference (TierTrain's semantics,
+TT_SCHED_REFERENCE), TT_SCHED_ANCHOR, TT_SCHED_COUNT, both, and the
+session's default (TT_SCHED_DEFAULT_FLAGS).
 
 Run in the guest (module loaded, node0 fast with one CPU, node1 slow):
 
@@ -18,10 +19,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib", "python", "tests"))
 
-FLAGS = (("reference", {"anchor": False, "count": False}),
-         ("anchor", {"anchor": True, "count": False}),
-         ("count", {"anchor": False, "count": True}),
-         ("anchor+count", {}))
+_NO_PLAN_EXT = {"alap": False, "defer_late": False}
+FLAGS = (("reference", {"reference": True}),
+         ("anchor", dict(_NO_PLAN_EXT, anchor=True, count=False)),
+         ("count", dict(_NO_PLAN_EXT, anchor=False, count=True)),
+         ("anchor+count", dict(_NO_PLAN_EXT, anchor=True, count=True)),
+         ("default", {}))
 
 
 def main():

@@ -65,8 +65,7 @@ GOAL_AVG, GOAL_PEAK, GOAL_ONTIME, GOAL_STEP = -80.0, -60.0, 99.0, 3.0
 
 # Scheduler flag sets (attach() keywords), --flag-sets and KIND@SET modes.
 FLAG_SETS = {
-    "ref": dict(anchor=False, alap=False, defer_late=False, count=False,
-                merge=False),
+    "ref": dict(reference=True),
     "ac": dict(anchor=True, alap=False, defer_late=False, count=True,
                merge=False),
     "aad": dict(anchor=True, alap=True, defer_late=True, count=False,
@@ -115,9 +114,9 @@ def parse():
     p.add_argument("--transformer-dim", type=int, default=128,
                    help="--model transformer: model width (128)")
     p.add_argument("--reference", action="store_true",
-                   help="TierTrain's reference semantics: attach(anchor=False, "
-                   "count=False) (default: attach()'s defaults, "
-                   "TT_SCHED_ANCHOR and TT_SCHED_COUNT on)")
+                   help="TierTrain's reference semantics: "
+                   "attach(reference=True), TT_SCHED_REFERENCE (default: "
+                   "the session's default flag set, TT_SCHED_DEFAULT_FLAGS)")
     p.add_argument("--alap", action="store_true",
                    help="TT_SCHED_ALAP in the tiering modes")
     p.add_argument("--sync-late", action="store_true",
@@ -224,11 +223,14 @@ class Mode:
         self.warm = 2
         self.seed = a.seed
         if kind != "none":
-            kw = {"alap": a.alap,
-                  "sync_late": a.sync_late, "off": kind == "off",
+            # None keeps the session's default flag set
+            # (TT_SCHED_DEFAULT_FLAGS); only what an option asks for is set.
+            kw = {"alap": a.alap or None,
+                  "sync_late": a.sync_late or None,
+                  "off": (kind == "off") or None,
                   "strict": True, "warmup": a.warmup}
             if a.reference:
-                kw.update(anchor=False, count=False)
+                kw.update(reference=True)
             if fs:
                 kw.update(FLAG_SETS[fs])
             if a.profile_iters:
@@ -436,7 +438,7 @@ def table(a, results):
                        if r["ok"])[:1] or "-", a.threads, a.sample_ms,
               ", scheduler: " + ("flag set per mode (@SET)" if "@" in a.modes
                                  else "reference" if a.reference else
-                                 "anchor+count (attach()'s defaults)") +
+                                 "the session default (TT_SCHED_DEFAULT_FLAGS)") +
               "".join(", " + f for f, on in (("alap", a.alap),
                                              ("sync-late", a.sync_late))
                       if on)))

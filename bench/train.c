@@ -103,6 +103,7 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  *                 flight holds up).
  * @verify_ontime: query residency at each backward begin (time excluded).
  * @sync_late:     set TT_SCHED_SYNC_LATE.
+ * @reference:     set TT_SCHED_REFERENCE (the paper's semantics).
  * @anchor:        set TT_SCHED_ANCHOR (triggers follow the iteration).
  * @alap:          set TT_SCHED_ALAP (as-late-as-possible prefetch plan).
  * @defer_late:    set TT_SCHED_DEFER_LATE (late bytes read from the slow
@@ -139,6 +140,7 @@ struct tt_cfg {
 	int map_thp;
 	int verify_ontime;
 	int sync_late;
+	int reference;
 	int anchor;
 	int alap;
 	int defer_late;
@@ -153,6 +155,13 @@ struct tt_cfg {
 	int run[TT_MODE_NR];
 	char out[PATH_MAX];
 };
+
+/* Whether a flag option was given: else the sessions keep their default. */
+static int tt_flags_given(const struct tt_cfg *c)
+{
+	return c->reference || c->sync_late || c->anchor || c->alap ||
+	       c->defer_late || c->merge || c->count || c->dynamic;
+}
 
 /**
  * struct tt_lrec - event times of one layer in one iteration (CLOCK_MONOTONIC)
@@ -1043,9 +1052,17 @@ static struct tt_session *tt_mode_open(struct tt_train *t, enum tt_mode mode,
 	if (ret)
 		tt_die("%s: tt_sched_get: %s", want, strerror(-ret));
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_FLAGS;
+	cfg.valid = TT_SCHED_SET_PROFILE;
 	cfg.profile_iters = t->cfg.profile_iters;
-	cfg.flags = (t->cfg.sync_late ? TT_SCHED_SYNC_LATE : 0) |
+	/*
+	 * No flag option: the session keeps its default flag set
+	 * (TT_SCHED_DEFAULT_FLAGS); any flag option sets exactly the flags
+	 * asked for.
+	 */
+	if (tt_flags_given(&t->cfg))
+		cfg.valid |= TT_SCHED_SET_FLAGS;
+	cfg.flags = (t->cfg.reference ? TT_SCHED_REFERENCE : 0) |
+		    (t->cfg.sync_late ? TT_SCHED_SYNC_LATE : 0) |
 		    (t->cfg.anchor ? TT_SCHED_ANCHOR : 0) |
 		    (t->cfg.alap ? TT_SCHED_ALAP : 0) |
 		    (t->cfg.defer_late ? TT_SCHED_DEFER_LATE : 0) |
@@ -1485,18 +1502,17 @@ static void tt_print_table(const struct tt_train *t)
 	if (t->stopped[0])
 		printf("STOPPED EARLY after %u of %u rounds: %s; the figures are from the rounds done\n",
 		       t->cfg.iters, t->iters_planned, t->stopped);
-	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s%s\n",
+	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s%s%s\n",
 	       t->cfg.pieces, t->cfg.pieces == 1 ? "" : "s",
+	       !tt_flags_given(&t->cfg) ? "the session default (TT_SCHED_DEFAULT_FLAGS)" : "",
 	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
 	       t->cfg.defer_late ? "defer-late " : "",
 	       t->cfg.merge ? "merge " : "",
 	       t->cfg.count ? "count " : "",
 	       t->cfg.dynamic ? "dynamic " : "",
 	       t->cfg.sync_late ? "sync-late " : "",
-	       t->cfg.anchor || t->cfg.alap || t->cfg.sync_late ||
-	       t->cfg.defer_late || t->cfg.merge || t->cfg.count ||
-	       t->cfg.dynamic ? "" :
-	       "none (the paper's reference)");
+	       !t->cfg.reference ? "" :
+	       "none (the paper's reference, TT_SCHED_REFERENCE)");
 	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
 	       ref ? "" : " (not run: against this run's untiered model)");
 	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s\n",
@@ -2097,10 +2113,12 @@ static void tt_write_json(const struct tt_train *t)
 	fprintf(f, ", \"iterations_planned\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->iters_planned ? t->iters_planned : t->cfg.iters,
 		t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"session_default_flags\": %s, \"reference\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false",
 		t->cfg.verify_ontime ? "true" : "false",
+		tt_flags_given(&t->cfg) ? "false" : "true",
+		t->cfg.reference ? "true" : "false",
 		t->cfg.sync_late ? "true" : "false",
 		t->cfg.anchor ? "true" : "false",
 		t->cfg.alap ? "true" : "false",
@@ -2161,8 +2179,13 @@ static void tt_usage(FILE *f)
 		"  --sample-ms MS     sampler period (default 10)\n"
 		"  --thp              map activations with huge pages (default base pages)\n"
 		"  --movers N         the tiertrain session's mover threads (TIERTRAIN_MOVER;\n"
-		"                     default 0: the engine splits huge pages)\n"
+		"                     default: libtiertrain's, one; 0: none, the engine\n"
+		"                     splits huge pages)\n"
 		"  --verify-ontime    check residency at each backward begin (time excluded)\n"
+		"  --reference        the paper's semantics, no extension (TT_SCHED_REFERENCE);\n"
+		"                     without any flag option the sessions keep their\n"
+		"                     default flag set (TT_SCHED_DEFAULT_FLAGS); with\n"
+		"                     one, they get exactly the flags given\n"
 		"  --sync-late        fetch late bytes at backward begin (TT_SCHED_SYNC_LATE)\n"
 		"  --anchor           prefetch triggers follow the iteration's drift from\n"
 		"                     the profile (TT_SCHED_ANCHOR, an extension)\n"
@@ -2365,6 +2388,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "movers", required_argument, NULL, 'v' },
 		{ "verify-ontime", no_argument, NULL, 'V' },
 		{ "sync-late", no_argument, NULL, 'Y' },
+		{ "reference", no_argument, NULL, 'F' },
 		{ "anchor", no_argument, NULL, 'A' },
 		{ "alap", no_argument, NULL, 'Q' },
 		{ "defer-late", no_argument, NULL, 'D' },
@@ -2477,6 +2501,9 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			break;
 		case 'Y':
 			c->sync_late = 1;
+			break;
+		case 'F':
+			c->reference = 1;
 			break;
 		case 'A':
 			c->anchor = 1;
