@@ -254,6 +254,7 @@ int tt_maps_snap_read(FILE *maps, struct tt_maps_snap **snap);
 int tt_maps_snap_self(struct tt_maps_snap **snap);
 int tt_maps_snap_check(const struct tt_maps_snap *snap, uint64_t start,
 		       uint64_t end, bool need_supported);
+size_t tt_maps_snap_find(const struct tt_maps_snap *snap, uint64_t addr);
 
 /* range.c: the arithmetic part of the range checks. */
 uint64_t tt_user_addr_limit(void);

@@ -231,6 +231,28 @@ int tt_maps_snap_self(struct tt_maps_snap **snap)
 }
 
 /**
+ * tt_maps_snap_find() - the first mapping of @snap that ends after @addr
+ * @snap: a snapshot (sorted, non-overlapping spans).
+ * @addr: an address.
+ *
+ * Return: its index, or snap->n when none does.
+ */
+size_t tt_maps_snap_find(const struct tt_maps_snap *snap, uint64_t addr)
+{
+	size_t lo = 0, hi = snap->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (snap->span[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/**
  * tt_maps_snap_check() - tt_maps_check() against a snapshot.
  * @snap:  the mappings.
  * @start: first address of the range.
@@ -242,18 +264,9 @@ int tt_maps_snap_self(struct tt_maps_snap **snap)
 int tt_maps_snap_check(const struct tt_maps_snap *snap, uint64_t start,
 		       uint64_t end, bool need_supported)
 {
-	size_t lo = 0, hi = snap->n;
+	size_t lo = tt_maps_snap_find(snap, start);
 	uint64_t cur = start;
 
-	/* The first mapping that ends after @start. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (snap->span[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (; lo < snap->n; lo++) {
 		const struct tt_maps_span *sp = &snap->span[lo];
 

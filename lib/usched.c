@@ -309,7 +309,7 @@ static int tt_us_real_clip(void *ctx, uint64_t start, uint64_t end,
 			   void **cache, uint64_t *a, uint64_t *b)
 {
 	struct tt_maps_snap *snap = *cache;
-	size_t lo = 0, hi;
+	size_t lo;
 	int ret;
 
 	(void)ctx;
@@ -319,16 +319,7 @@ static int tt_us_real_clip(void *ctx, uint64_t start, uint64_t end,
 			return ret;
 		*cache = snap;
 	}
-	/* the first mapping that ends after @start */
-	hi = snap->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (snap->span[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = tt_maps_snap_find(snap, start);
 	for (; lo < snap->n && snap->span[lo].start < end; lo++) {
 		if (!snap->span[lo].supported)
 			continue;

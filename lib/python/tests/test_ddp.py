@@ -44,17 +44,7 @@ TIMEOUT = 900       # seconds per torchrun (3 `import torch` under TCG)
 VERBOSE = "-v" in sys.argv
 
 
-class Skip(Exception):
-    pass
-
-
-def log(fmt, *a):
-    print("# " + (fmt % a if a else fmt), flush=True)
-
-
-def check(cond, fmt, *a):
-    if not cond:
-        raise AssertionError(fmt % a if a else fmt)
+from tap import Skip, check, log  # noqa: E402
 
 
 def param(name):

@@ -33,17 +33,7 @@ VERBOSE = "-v" in sys.argv
 torch.set_num_threads(1)        # leave the other vCPU to the migration workers
 
 
-class Skip(Exception):
-    pass
-
-
-def log(fmt, *a):
-    print("# " + (fmt % a if a else fmt), flush=True)
-
-
-def check(cond, fmt, *a):
-    if not cond:
-        raise AssertionError(fmt % a if a else fmt)
+from tap import Skip, check, log  # noqa: E402
 
 
 # ---- models and a training loop ---------------------------------------------
