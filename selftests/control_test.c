@@ -812,8 +812,12 @@ TEST_F_TIMEOUT(ctl, config_effects, 300)
 	ASSERT_FALSE(cfg.flags & TT_SCHED_SYNC_LATE);
 	tt_close(s);
 
-	/* The extensions: the flags new sessions start with, each alone. */
-	CT_EXPECT(&r, 0, 0, "config", "set", "anchor=1", "defer_late=1");
+	/*
+	 * The extensions: the flags new sessions start with, each alone
+	 * (from the default, TT_SCHED_DEFAULT_FLAGS, to the reference's none).
+	 */
+	CT_EXPECT(&r, 0, 0, "config", "set", "anchor=1", "defer_late=1",
+		  "alap=0", "count=0");
 	ct_run_free(&r);
 	TT_OPEN_KERNEL_SESSION(&s);
 	ASSERT_EQ(0, tt_sched_get(s, &cfg));
