@@ -888,8 +888,8 @@ static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
 			res->skipped_unsupported += pages;
 		return ret;
 	}
-	tt_mover_migrate(s, c->start, c->end, nids, nr, TT_MIG_REMOTE,
-			 &sl->abort, res);
+	tt_mover_migrate(s, c->start, c->end, nids, nr,
+			 TT_MIG_REMOTE | TT_MIG_SPLIT_PARTIAL, &sl->abort, res);
 	return 0;
 }
 
@@ -1321,7 +1321,8 @@ static int tt_sched_plain_move(struct tt_session *s,
 			       const int *nids, int nr, bool sync,
 			       struct tt_migrate_result *res)
 {
-	unsigned int flags = capable(CAP_SYS_NICE) ? TT_MIG_MOVE_ALL : 0;
+	unsigned int flags = (capable(CAP_SYS_NICE) ? TT_MIG_MOVE_ALL : 0) |
+			     TT_MIG_SPLIT_PARTIAL;
 	struct mm_struct *mm = s->mm;
 	int ret = 0;
 	long i;
@@ -1997,7 +1998,8 @@ static int tt_sched_fetch_chunk(struct tt_session *s, struct tt_slayer *sl,
 			usleep_range(1000 << (pass - 1), 2000 << (pass - 1));
 		}
 		ret = tt_mover_migrate(s, c->start, c->end, &sl->fast_nid, 1,
-				       remote ? TT_MIG_REMOTE : 0,
+				       (remote ? TT_MIG_REMOTE : 0) |
+				       TT_MIG_SPLIT_PARTIAL,
 				       remote ? &s->stop : NULL, &r);
 		tt_sched_account(s, &r, sl->fast_nid);
 		res->moved += r.moved;

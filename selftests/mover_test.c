@@ -21,6 +21,9 @@
  *   sched_round_trip the scheduler evicts and prefetches a THP-backed
  *                   tensor through the movers: AnonHugePages the same
  *                   after the round trip, thp_split_page unchanged.
+ *   sched_small_tensor_in_huge a tensor inside one huge page, movers
+ *                   running: the scheduler's eviction splits it and moves
+ *                   the tensor (huge_split), not left fast (huge_partial).
  *   sched_round_trip_small_batch the same with batch_pages 128: the
  *                   scheduler's chunks are rounded up to whole huge
  *                   pages, none is left partly covered.
@@ -393,6 +396,57 @@ static void mv_sched_round_trip(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(mover, sched_round_trip, 120)
 {
 	mv_sched_round_trip(_metadata, self);
+}
+
+/*
+ * A tensor inside one huge page (under 2 MiB on THP-backed memory, as a
+ * framework's allocator gives): with movers, the scheduler's eviction has
+ * the engine split the huge page and move the tensor's pages (huge_split)
+ * instead of leaving it on the fast node; it comes back, data intact.
+ */
+TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
+{
+	struct tt_ioc_sched cfg = {
+		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_STAY |
+			 TT_SCHED_SET_RATES | TT_SCHED_SET_NODES,
+		.profile_iters = 1,
+		.er_bps = 1ULL << 30,
+		.pr_bps = 1ULL << 30,
+		.fast_node = -1,
+	};
+	size_t len = 2 * MV_HUGE, tlen = MV_HUGE / 2;
+	int fast = self->topo.fast, evicted = 0, i;
+	struct tt_ioc_stats st;
+	char *t;
+	uint64_t t0;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 6);
+	t = self->buf + MV_HUGE / 4;
+	cfg.slow_node = self->topo.slow;
+	ASSERT_EQ(0, tt_sched_set(self->s, &cfg));
+	ASSERT_EQ(0, tt_mover_start(self->s, 1));
+	ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast, NULL));
+	for (i = 0; i < 5 && !evicted; i++)
+		ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast,
+					  &evicted));
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	TH_LOG("evicted %llu engine %llu mover %llu split %llu partial %llu",
+	       (unsigned long long)st.bytes_evicted,
+	       (unsigned long long)st.engine_bytes,
+	       (unsigned long long)st.mover_bytes,
+	       (unsigned long long)st.huge_split,
+	       (unsigned long long)st.huge_partial);
+	ASSERT_EQ(1, evicted) TH_LOG("the tensor inside a huge page was never seen off node %d",
+				     fast);
+	EXPECT_LE(1, st.huge_split);
+	EXPECT_EQ(0, st.huge_partial);
+	t0 = tt_st_now_ns();
+	while (!mv_all_on(self->s, t, tlen, fast) &&
+	       tt_st_now_ns() - t0 < 10000000000ULL)
+		usleep(10000);
+	TT_ASSERT_PLACED(t, tlen, fast);
+	TT_ASSERT_PATTERN(self->buf, len, 6);
 }
 
 /* Chunks smaller than a huge page are rounded up: still whole huge pages. */

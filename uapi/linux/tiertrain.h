@@ -232,9 +232,9 @@ struct tt_ioc_migrate {
  * pages of a mapping without read permission, whose sharing cannot be
  * read, then count as skipped_busy too.
  *
- * TT_MIGRATE_ASYNC moves as the scheduler does, in one pass: a huge page
- * the range covers only in part stays where it is when the session has a
- * mover (huge_partial), and what stays is counted in the session totals.
+ * TT_MIGRATE_ASYNC moves in one pass: a huge page the range covers only
+ * in part stays where it is when the session has a mover (huge_partial),
+ * and what stays is counted in the session totals.
  * A session has at most TT_ASYNC_MAX_QUEUED asynchronous
  * migrations queued or running; one more fails with
  *   EAGAIN  (nothing queued: TT_IOC_FLUSH, then try again).
@@ -382,12 +382,13 @@ struct tt_ioc_residency {
  * @heat_wr:          heat weight of the distance to the next use.
  * @heat_ws:          heat weight of the size.
  * @heat_wl:          heat weight of the lifetime.
- * @huge_partial:     huge pages a scheduler's or asynchronous migration's
- *                    range only partly covered, left where they were
- *                    because the session has a mover (see "Mover"); their
- *                    pages in the range count as skipped_unsupported in
- *                    the migration's result. A synchronous TT_IOC_MIGRATE
- *                    splits them instead (huge_split).
+ * @huge_partial:     huge pages an asynchronous TT_IOC_MIGRATE's range
+ *                    only partly covered, left where they were because
+ *                    the session has a mover (see "Mover"); their pages
+ *                    in the range count as skipped_unsupported in the
+ *                    migration's result. A synchronous TT_IOC_MIGRATE,
+ *                    the scheduler and hints split them instead
+ *                    (huge_split).
  * @large_pte:        pages of large folios mapped by page-table entries
  *                    (a transparent huge page whose pmd a partial munmap,
  *                    mprotect or madvise split; multi-size THP, Linux 6.8
@@ -1077,9 +1078,10 @@ struct tt_ioc_hint {
  *     (pmd), lying whole inside the range and not on a target node, goes
  *     to a mover, as an order of consecutive such blocks;
  *   - a huge page the range only partly covers: move_pages(2) would move
- *     its bytes outside the range as well. A synchronous TT_IOC_MIGRATE
- *     has the engine split it and move the range's pages (huge_split);
- *     the scheduler's moves and TT_MIGRATE_ASYNC leave it where it is
+ *     its bytes outside the range as well. A synchronous TT_IOC_MIGRATE,
+ *     the scheduler's moves and hints have the engine split it and move
+ *     the range's pages (huge_split: a tensor inside one huge page still
+ *     leaves the fast tier); TT_MIGRATE_ASYNC leaves it where it is
  *     (counted in huge_partial; its pages in the range as
  *     skipped_unsupported);
  *   - everything else (base pages, huge pages made PROT_NONE by NUMA
