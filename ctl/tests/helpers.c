@@ -46,15 +46,27 @@ int run_ctl(struct capture *out, struct capture *err, int argc, ...)
 {
 	char *argv[16];
 	va_list ap;
-	int i;
 
-	assert_in_range(argc, 1, 15);
 	capture_open(out);
 	capture_open(err);
 	va_start(ap, argc);
+	args_from_va(argv, argc, ap);
+	va_end(ap);
+	return tt_ctl_run(argc, argv, out->f, err->f);
+}
+
+/**
+ * args_from_va() - an argument vector from variable arguments
+ * @argv: room for 16 pointers: receives @argc strings and a NULL.
+ * @argc: the number of strings @ap holds, 1..15.
+ * @ap:   the strings.
+ */
+void args_from_va(char **argv, int argc, va_list ap)
+{
+	int i;
+
+	assert_in_range(argc, 1, 15);
 	for (i = 0; i < argc; i++)
 		argv[i] = va_arg(ap, char *);
 	argv[argc] = NULL;
-	va_end(ap);
-	return tt_ctl_run(argc, argv, out->f, err->f);
 }

@@ -7,6 +7,7 @@
 #define TT_CTL_TESTS_HELPERS_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 /**
@@ -25,5 +26,6 @@ void capture_open(struct capture *c);
 const char *capture_text(struct capture *c);
 void capture_close(struct capture *c);
 int run_ctl(struct capture *out, struct capture *err, int argc, ...);
+void args_from_va(char **argv, int argc, va_list ap);
 
 #endif /* TT_CTL_TESTS_HELPERS_H */

@@ -164,12 +164,10 @@ static void expect_json_or_no_module(int argc, ...)
 	struct capture out, err;
 	char *argv[16];
 	va_list ap;
-	int i, ret;
+	int ret;
 
 	va_start(ap, argc);
-	for (i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
-	argv[argc] = NULL;
+	args_from_va(argv, argc, ap);
 	va_end(ap);
 	capture_open(&out);
 	capture_open(&err);
@@ -199,12 +197,9 @@ static void expect_out(const char *text, int argc, ...)
 	struct capture out, err;
 	char *argv[16];
 	va_list ap;
-	int i;
 
 	va_start(ap, argc);
-	for (i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
-	argv[argc] = NULL;
+	args_from_va(argv, argc, ap);
 	va_end(ap);
 	capture_open(&out);
 	capture_open(&err);

@@ -350,12 +350,9 @@ static enum tt_ctl_action parse(struct tt_ctl *ctl, int *vi,
 	enum tt_ctl_action act;
 	char *argv[16];
 	va_list ap;
-	int i;
 
 	va_start(ap, argc);
-	for (i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
-	argv[argc] = NULL;
+	args_from_va(argv, argc, ap);
 	va_end(ap);
 	parsed_argc = -1;
 	act = tt_ctl_parse_args(argc, argv, ctl, vi, &parsed_argc, out->f,
