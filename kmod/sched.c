@@ -1253,6 +1253,9 @@ static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
  * round (tt_sched_archive_plain()).
  */
 
+/* Loops over a session's ranges reschedule every this many. */
+#define TT_SCHED_RESCHED_EVERY	256U
+
 /*
  * The plain pieces of [@start, @end) (lock held): the pieces outside the
  * saved ranges, and with @with, only where they meet intervals of the
@@ -1264,7 +1267,7 @@ static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
 static long tt_sched_plain_pieces(struct tt_sched *sc, u64 start, u64 end,
 				  unsigned int with, struct tt_hint_iv **out)
 {
-	unsigned long k = 0, n, cap;
+	unsigned long k = 0, n, cap, seen = 0;
 	struct tt_hint_iv *iv;
 	unsigned int i, gaps;
 
@@ -1272,10 +1275,12 @@ static long tt_sched_plain_pieces(struct tt_sched *sc, u64 start, u64 end,
 		struct tt_slayer *sl = sc->tl.st.layers[i].priv;
 		struct tt_srange *r;
 
-		list_for_each_entry(r, &sl->ranges, link)
+		list_for_each_entry(r, &sl->ranges, link) {
 			if (r->end > start && r->start < end)
 				k++;
-		cond_resched();
+			if (!(++seen % TT_SCHED_RESCHED_EVERY))
+				cond_resched();
+		}
 	}
 	/* saved ranges, their gaps, the gaps' meeting with the hint set */
 	cap = k + (k + 1) + (with ? k + 1 + sc->hints.n : 0);
@@ -1293,9 +1298,9 @@ static long tt_sched_plain_pieces(struct tt_sched *sc, u64 start, u64 end,
 			iv[n].start = r->start;
 			iv[n].end = r->end;
 			iv[n].flags = 0;
-			n++;
+			if (!(++n % TT_SCHED_RESCHED_EVERY))
+				cond_resched();
 		}
-		cond_resched();
 	}
 	gaps = tt_hint_gaps(iv, n, start, end, iv + k);
 	if (with)
@@ -1431,9 +1436,6 @@ static bool tt_sched_victim_ok(const struct tt_slayer *sl,
 	return sl != hot && !it->in_use &&
 	       (sl->state == TT_EP_IDLE || sl->state == TT_EP_EVICTED);
 }
-
-/* Loops over a session's ranges reschedule every this many. */
-#define TT_SCHED_RESCHED_EVERY	256U
 
 /*
  * Evict victims worth @need bytes (lock held, dropped while they move):
