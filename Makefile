@@ -26,7 +26,7 @@ help:
 	@echo "make bench      benchmarks (VM), tables and JSON under build/bench/"
 	@echo "make fuzz SECONDS=N [KERNEL=6.1|6.12|debug] [FUZZ_ARGS=...]"
 	@echo "                the ABI fuzzer (selftests/tt_fuzz) in the VM for N seconds"
-	@echo "make lint       sparse and checkpatch on kmod/"
+	@echo "make lint       sparse and checkpatch on kmod/ and core/"
 	@echo "make fuzz-host SECONDS=N  libFuzzer (ASan+UBSan) harnesses of the pure-C cores, N s each (host)"
 	@echo "make install    install module, library, header, tierctl, udev rule, Python package"
 	@echo "make clean      remove build products (the kernels cached by scripts/kernel stay)"
@@ -96,11 +96,11 @@ deps:
 check: deps
 	@scripts/check
 
-# The libFuzzer harnesses of kmod/'s pure-C cores (event, policy, timeline,
+# The libFuzzer harnesses of core/'s pure C (event, policy, timeline,
 # heat, hint), on the host: each runs SECONDS (default 20) seconds;
-# kmod/tests/fuzz/README.
+# core/tests/fuzz/README.
 fuzz-host:
-	kmod/tests/fuzz/run --seconds $(or $(FUZZ_SECS),20)
+	core/tests/fuzz/run --seconds $(or $(FUZZ_SECS),20)
 
 demo: deps all
 	@scripts/demo $(DEMO_ARGS)
@@ -110,7 +110,8 @@ lint: kdir-check build/lint/.stamp
 	@! grep -E 'warning|error' build/lint/sparse.log
 	perl build/lint/scripts/checkpatch.pl --no-tree --strict --show-types \
 		--ignore FILE_PATH_CHANGES \
-		-f $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(filter-out kmod/compat.h,$(wildcard kmod/*.h))
+		-f $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(filter-out kmod/compat.h,$(wildcard kmod/*.h)) \
+		$(wildcard core/*.c core/*.h)
 	# an out-of-tree module's compat header tests LINUX_VERSION_CODE: that
 	# is its purpose (and KERNEL_VERSION() reads best on the right)
 	perl build/lint/scripts/checkpatch.pl --no-tree --strict --show-types \
@@ -137,5 +138,5 @@ install: all
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	-for d in lib lib/python ctl selftests bench kmod/tests/fuzz; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
+	-for d in lib lib/python ctl selftests bench core/tests core/tests/fuzz; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
 	rm -rf build/kselftest build/lint build/bench build/tmp build/vm build/mod build/fuzz-host

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tierctl simulate: replay a training iteration's per-layer trace through
- * the scheduler's policy, the very code the module runs (kmod/policy.c is
+ * the scheduler's policy, the very code the module runs (core/policy.c is
  * compiled into tierctl), and show what it would evict, when it would
  * prefetch, and what that does to the fast tier's footprint.
  *

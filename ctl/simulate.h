@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tierctl simulate: replay a per-layer trace through the scheduler's policy
- * (kmod/policy.c, compiled into tierctl) and print the plan and the
+ * (core/policy.c, compiled into tierctl) and print the plan and the
  * predicted fast-tier footprint.
  */
 #ifndef TT_CTL_SIMULATE_H
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../kmod/policy.h"
+#include "core/policy.h"
 #include "tierctl.h"
 
 /* Columns of a trace, in the order its header must name them. */

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "tiertrain.h"
-#include "../kmod/event.h"
+#include "core/event.h"
 
 #define TT_EXPORT __attribute__((visibility("default")))
 

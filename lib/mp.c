@@ -18,7 +18,7 @@
  *     by move_pages(2) as EFAULT: migrations count them as not present and
  *     leave them in place, residency counts them in not_present_bytes;
  *   - scheduler events drive a scheduler in the library (usched.c) with
- *     the module's decisions (kmod/timeline.c, kmod/policy.c), executed by
+ *     the module's decisions (core/timeline.c, core/policy.c), executed by
  *     helper threads of the session with move_pages(2).
  *
  * How a migration reads move_pages(2). A chunk of pages is first queried

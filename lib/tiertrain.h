@@ -143,7 +143,7 @@ size_t tt_page_size(void);
  * 4096 distinct layer ids, the module parameters' defaults) and handed
  * under a mutex to a scheduler in the library, in the style of TierTrain's
  * daemon. It makes the module's decisions with the module's own code
- * (kmod/timeline.c and kmod/policy.c, compiled into the library): the same
+ * (core/timeline.c and core/policy.c, compiled into the library): the same
  * profile, plan, deviation rules, lead-time feedback and rate averages, the
  * same counters in tt_stats(), the same tt_layers() view and the same
  * tt_sched_set() settings. Memory moves with move_pages(2) in helper threads

@@ -4,9 +4,9 @@
  * scheduler (kmod/sched.c, "Scheduler" in <linux/tiertrain.h>) done in the
  * training process, in the style of the TierTrain paper's daemon.
  *
- * Decisions. The same timeline as the module's: kmod/timeline.c (profile,
+ * Decisions. The same timeline as the module's: core/timeline.c (profile,
  * plan, prefetch schedule, lead-time feedback, rate averages), which plans
- * with kmod/policy.c. Both are compiled into the library from the module's
+ * with core/policy.c. Both are compiled into the library from the module's
  * directory, so there is one implementation of the policy. This file only
  * executes what the timeline decides and reports back, with the module's
  * state machine and counters, so that tt_stats(), tt_layers(),
@@ -77,8 +77,8 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "../kmod/hint.h"
-#include "../kmod/timeline.h"
+#include "core/hint.h"
+#include "core/timeline.h"
 
 /* First size of the layer table; it doubles up to TT_US_MAX_LAYERS. */
 #define TT_US_LAYERS_FIRST	16

@@ -175,7 +175,7 @@ print('%d prefetches in one queue, all back in time' % len(spans))
 EOF
 }
 
-# alap_boundary: the worked example of kmod/tests/test_policy.c
+# alap_boundary: the worked example of core/tests/test_policy.c
 # (test_alap): --alap evicts all of layer 0 where eq. 8-10 cut it, and
 # drops layer 2 whose eviction cannot end in time.
 alap_boundary() {

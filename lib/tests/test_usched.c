@@ -505,7 +505,7 @@ static uint64_t xfer_ns(uint64_t bytes, uint64_t bps)
 /*
  * Late: the prefetch is still running at the backward begin. Late bytes
  * are counted, the lateness reaches the timeline (whose lead-time rule is
- * tested in kmod/tests), and the next plan triggers the lead earlier.
+ * tested in core/tests), and the next plan triggers the lead earlier.
  * Only layer 1 saves anything here.
  */
 static void test_late(void **state)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * fuzz_timeline.c - libFuzzer harness of kmod/timeline.c (with policy.c),
+ * fuzz_timeline.c - libFuzzer harness of core/timeline.c (with policy.c),
  * the per-session scheduler state every TT_IOC_EVENT drives.
  *
  * Each input is a program of the calls kmod/sched.c makes, with its

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit tests of the fast-tier budget's decisions (kmod/heat.c): the heat
+ * Unit tests of the fast-tier budget's decisions (core/heat.c): the heat
  * score, DeepTM's Algorithm 1 weight adjustment, victim order, the
  * max-min fair share and the victim page walk.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * fuzz_hint.c - libFuzzer harness of kmod/hint.c: the hinted-interval set
+ * fuzz_hint.c - libFuzzer harness of core/hint.c: the hinted-interval set
  * (tt_hint_set/clear/next/bytes) and the eviction's chunk cutting as
  * kmod/sched.c drives it (tt_hint_cut with tt_chunk_emit: a counting pass,
  * an array of exactly that many chunks, a filling pass; tt_chunk_merge).

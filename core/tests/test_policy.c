@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit tests of the policy core (kmod/policy.c) with worked numbers.
+ * Unit tests of the policy core (core/policy.c) with worked numbers.
  *
  * Unless a test says otherwise: ER = PR = 1e9 bytes/s (1 byte/ns each way,
  * so MR = 2 ns/byte), ST = 1 ms, pages of 4096 bytes.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * fuzz_policy.c - libFuzzer harness of kmod/policy.c, the plan every
+ * fuzz_policy.c - libFuzzer harness of core/policy.c, the plan every
  * TT_IOC_SET_SCHED and iteration makes from user-influenced rates, stay
  * time and profile.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit tests of the hinted-interval set (kmod/hint.c).
+ * Unit tests of the hinted-interval set (core/hint.c).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit tests of the scheduler's timeline core (kmod/timeline.c).
+ * Unit tests of the scheduler's timeline core (core/timeline.c).
  *
  * The model iteration, unless a test says otherwise (times in ms from the
  * iteration start, x `scale`): four layers 10, 20, 30, 40; layer k runs

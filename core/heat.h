@@ -8,7 +8,7 @@
  * Pure C with no includes but hint.h and heapsort.h, no allocation,
  * integer arithmetic only (no 128-bit division either), like policy.c and
  * hint.c: compiled into the module and into the cmocka unit tests
- * (kmod/tests/test_heat.c).
+ * (core/tests/test_heat.c).
  * The caller (kmod/sched.c) gathers the features, moves memory and keeps
  * the accounts; these functions only decide.
  */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * fuzz_heat.c - libFuzzer harness of kmod/heat.c, the fast-tier budget's
+ * fuzz_heat.c - libFuzzer harness of core/heat.c, the fast-tier budget's
  * decisions: the heat of saved ranges (tt_heat_score/adjust), the victim
  * choice (tt_heat_coldest, called as kmod/sched.c does until no victim is
  * left), the fair shares of a global budget (tt_heat_share) and the cut of
- * a victim's pages (tt_heat_cut, over a hint set built by kmod/hint.c).
+ * a victim's pages (tt_heat_cut, over a hint set built by core/hint.c).
  *
  * Each input is a sequence of calls on one item array and one hint set.
  * Checks after each: every heat within the bounds its weights allow, the

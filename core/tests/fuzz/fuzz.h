@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * fuzz.h - what the libFuzzer harnesses of the module's pure-C cores share:
+ * fuzz.h - what the libFuzzer harnesses of core/'s pure C share:
  * a reader that turns the input bytes into a sequence of API calls and
  * their arguments, and the invariant check that aborts (libFuzzer then
  * writes the input as a crash reproducer).

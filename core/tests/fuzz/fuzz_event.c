@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * fuzz_event.c - libFuzzer harness of kmod/event.c, the stateless checks
+ * fuzz_event.c - libFuzzer harness of core/event.c, the stateless checks
  * every TT_IOC_EVENT(S) and TT_IOC_HINT argument goes through, and the
  * page rounding of a saved tensor.
  *
