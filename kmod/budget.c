@@ -44,7 +44,7 @@ static bool tt_budget_up;
 static void tt_budget_work_fn(struct work_struct *work);
 static DECLARE_WORK(tt_budget_work, tt_budget_work_fn);
 
-static struct tt_budget *tt_budget_of(struct tt_session *s)
+static struct tt_budget *tt_budget_of(struct tt_ksession *s)
 {
 	return &s->sched.bud;
 }
@@ -61,7 +61,7 @@ static u64 tt_budget_global(void)
  *
  * Return: true when it has a budget of its own or the module has one.
  */
-bool tt_budget_active(struct tt_session *s)
+bool tt_budget_active(struct tt_ksession *s)
 {
 	return READ_ONCE(tt_budget_of(s)->own) || tt_budget_global();
 }
@@ -70,7 +70,7 @@ bool tt_budget_active(struct tt_session *s)
  * tt_budget_publish() - let the other sessions see the session's accounts
  * @s: the session; its scheduler lock is held.
  */
-void tt_budget_publish(struct tt_session *s)
+void tt_budget_publish(struct tt_ksession *s)
 {
 	struct tt_budget *b = tt_budget_of(s);
 
@@ -127,7 +127,7 @@ static u64 tt_budget_charge(const struct tt_budget *b, u64 cap)
  *
  * Return: the budget in force in bytes, TT_BUDGET_NONE when there is none.
  */
-u64 tt_budget_limit(struct tt_session *s, u64 *total, u64 *global)
+u64 tt_budget_limit(struct tt_ksession *s, u64 *total, u64 *global)
 {
 	struct tt_budget *me = tt_budget_of(s), *b;
 	u64 own = me->own, g = tt_budget_global(), lim, sum = 0;
@@ -188,7 +188,7 @@ void tt_budget_changed(void)
 
 static void tt_budget_work_fn(struct work_struct *work)
 {
-	struct tt_session **ss;
+	struct tt_ksession **ss;
 	struct tt_budget *b;
 	unsigned int n = 0, i, pass;
 	bool left;
@@ -198,7 +198,7 @@ static void tt_budget_work_fn(struct work_struct *work)
 			    GFP_KERNEL | __GFP_NOWARN);
 	if (ss) {
 		list_for_each_entry(b, &tt_budget_sessions, link) {
-			ss[n] = container_of(b, struct tt_session, sched.bud);
+			ss[n] = container_of(b, struct tt_ksession, sched.bud);
 			tt_session_get(ss[n]);
 			n++;
 		}
@@ -247,7 +247,7 @@ static bool tt_budget_unvisited(struct tt_budget *b)
  * tt_budget_join() - a new session shares the module's budget
  * @s: the session, not yet visible to anyone.
  */
-void tt_budget_join(struct tt_session *s)
+void tt_budget_join(struct tt_ksession *s)
 {
 	struct tt_budget *b = tt_budget_of(s);
 
@@ -268,7 +268,7 @@ void tt_budget_join(struct tt_session *s)
  * Waits only for a visit of @s itself that has begun: it finds the
  * scheduler closing and ends as soon as it has the session's own lock.
  */
-void tt_budget_leave(struct tt_session *s)
+void tt_budget_leave(struct tt_ksession *s)
 {
 	struct tt_budget *b = tt_budget_of(s);
 

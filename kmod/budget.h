@@ -13,7 +13,7 @@
 
 #include "heat.h"
 
-struct tt_session;
+struct tt_ksession;
 
 /* The budget in force when there is none. */
 #define TT_BUDGET_NONE		(~0ULL)
@@ -102,11 +102,11 @@ int tt_budget_init(void);
 void tt_budget_exit(void);
 void tt_budget_changed(void);
 
-void tt_budget_join(struct tt_session *s);
-void tt_budget_leave(struct tt_session *s);
-void tt_budget_publish(struct tt_session *s);
-u64 tt_budget_limit(struct tt_session *s, u64 *total, u64 *global);
-bool tt_budget_active(struct tt_session *s);
+void tt_budget_join(struct tt_ksession *s);
+void tt_budget_leave(struct tt_ksession *s);
+void tt_budget_publish(struct tt_ksession *s);
+u64 tt_budget_limit(struct tt_ksession *s, u64 *total, u64 *global);
+bool tt_budget_active(struct tt_ksession *s);
 void tt_budget_kick(void);
 
 #endif /* TT_BUDGET_H */

@@ -23,7 +23,7 @@
 
 static int tt_chardev_open(struct inode *inode, struct file *file)
 {
-	struct tt_session *s = tt_session_open();
+	struct tt_ksession *s = tt_session_open();
 
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -37,7 +37,7 @@ static int tt_chardev_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static long tt_ioctl_range(struct tt_session *s, unsigned int cmd,
+static long tt_ioctl_range(struct tt_ksession *s, unsigned int cmd,
 			   void __user *argp)
 {
 	struct tt_ioc_range arg;
@@ -49,7 +49,7 @@ static long tt_ioctl_range(struct tt_session *s, unsigned int cmd,
 	return tt_session_unregister(s, &arg);
 }
 
-static long tt_ioctl_migrate(struct tt_session *s, void __user *argp)
+static long tt_ioctl_migrate(struct tt_ksession *s, void __user *argp)
 {
 	struct tt_ioc_migrate arg;
 	int ret;
@@ -63,7 +63,7 @@ static long tt_ioctl_migrate(struct tt_session *s, void __user *argp)
 	return ret;
 }
 
-static long tt_ioctl_residency(struct tt_session *s, void __user *argp)
+static long tt_ioctl_residency(struct tt_ksession *s, void __user *argp)
 {
 	struct tt_ioc_residency arg;
 	int ret;
@@ -78,7 +78,7 @@ static long tt_ioctl_residency(struct tt_session *s, void __user *argp)
 	return 0;
 }
 
-static long tt_ioctl_stats(struct tt_session *s, unsigned int cmd,
+static long tt_ioctl_stats(struct tt_ksession *s, unsigned int cmd,
 			   void __user *argp)
 {
 	struct tt_ioc_stats out;
@@ -90,7 +90,7 @@ static long tt_ioctl_stats(struct tt_session *s, unsigned int cmd,
 	return 0;
 }
 
-static long tt_ioctl_event(struct tt_session *s, void __user *argp)
+static long tt_ioctl_event(struct tt_ksession *s, void __user *argp)
 {
 	struct tt_event ev;
 	unsigned int done;
@@ -100,7 +100,7 @@ static long tt_ioctl_event(struct tt_session *s, void __user *argp)
 	return tt_sched_events(s, &ev, 1, &done);
 }
 
-static long tt_ioctl_hint(struct tt_session *s, void __user *argp)
+static long tt_ioctl_hint(struct tt_ksession *s, void __user *argp)
 {
 	struct tt_ioc_hint arg;
 
@@ -112,7 +112,7 @@ static long tt_ioctl_hint(struct tt_session *s, void __user *argp)
 /* Events copied from user space at a time by TT_IOC_EVENTS. */
 #define TT_EVENTS_CHUNK	32
 
-static long tt_ioctl_events(struct tt_session *s, void __user *argp)
+static long tt_ioctl_events(struct tt_ksession *s, void __user *argp)
 {
 	struct tt_ioc_events __user *uarg = argp;
 	struct tt_event ev[TT_EVENTS_CHUNK];
@@ -144,21 +144,21 @@ static long tt_ioctl_events(struct tt_session *s, void __user *argp)
 	return ret;
 }
 
-static long tt_ioctl_sched(struct tt_session *s, unsigned int cmd,
+static long tt_ioctl_sched(struct tt_ksession *s, unsigned int cmd,
 			   void __user *argp)
 {
 	struct tt_ioc_sched arg;
 
 	if (cmd == TT_IOC_GET_SCHED) {
-		tt_sched_get(s, &arg);
+		tt_sched_cfg_get(s, &arg);
 		return copy_to_user(argp, &arg, sizeof(arg)) ? -EFAULT : 0;
 	}
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	return tt_sched_set(s, &arg);
+	return tt_sched_cfg_set(s, &arg);
 }
 
-static long tt_ioctl_layers(struct tt_session *s, void __user *argp)
+static long tt_ioctl_layers(struct tt_ksession *s, void __user *argp)
 {
 	struct tt_layer_info *info = NULL;
 	struct tt_ioc_layers arg;
@@ -204,7 +204,7 @@ static bool tt_is_stats_cmd(unsigned int cmd)
 static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 			     unsigned long arg)
 {
-	struct tt_session *s = file->private_data;
+	struct tt_ksession *s = file->private_data;
 	void __user *argp = (void __user *)arg;
 	int ret;
 

@@ -75,7 +75,7 @@ static void tt_evlog_alloc(struct tt_evlog *log)
 	kvfree(ring);
 }
 
-static void tt_evlog_tracepoint(struct tt_session *s,
+static void tt_evlog_tracepoint(struct tt_ksession *s,
 				const struct tt_trace_event *ev)
 {
 	switch (ev->type) {
@@ -103,7 +103,7 @@ static void tt_evlog_tracepoint(struct tt_session *s,
  *
  * May sleep (the ring's first allocation, the multicast message).
  */
-void tt_evlog_add(struct tt_session *s, struct tt_trace_event *ev)
+void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
 {
 	struct tt_evlog *log = &s->evlog;
 	u32 idx;
@@ -188,7 +188,7 @@ void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost)
  * Saved tensors are recorded with their whole pages; one without a whole
  * page (ignored by the scheduler) is not recorded.
  */
-void tt_evlog_sched_event(struct tt_session *s, const struct tt_event *ev,
+void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 			  u64 now, u64 iter)
 {
 	struct tt_trace_event te = {
@@ -233,7 +233,7 @@ void tt_evlog_sched_event(struct tt_session *s, const struct tt_event *ev,
  * @node:  the node the bytes moved to.
  * @flags: TT_TRACE_F_* bits.
  */
-void tt_evlog_migration(struct tt_session *s, u32 type, u32 layer, u64 iter,
+void tt_evlog_migration(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 			u64 bytes, u64 start, int node, u32 flags)
 {
 	u64 now = ktime_get_ns();
@@ -261,7 +261,7 @@ void tt_evlog_migration(struct tt_session *s, u32 type, u32 layer, u64 iter,
  * @ts:    when (the backward begin, the forward end), CLOCK_MONOTONIC ns.
  * @flags: TT_TRACE_F_* bits.
  */
-void tt_evlog_layer(struct tt_session *s, u32 type, u32 layer, u64 iter,
+void tt_evlog_layer(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 		    u64 bytes, u64 ts, u32 flags)
 {
 	struct tt_trace_event te = {

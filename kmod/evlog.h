@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #include <linux/tiertrain.h>
 
-struct tt_session;
+struct tt_ksession;
 
 /**
  * struct tt_evlog - the trace events of one session (embedded in struct
@@ -35,17 +35,17 @@ struct tt_evlog {
 
 void tt_evlog_init(struct tt_evlog *log);
 void tt_evlog_free(struct tt_evlog *log);
-void tt_evlog_add(struct tt_session *s, struct tt_trace_event *ev);
+void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev);
 unsigned int tt_evlog_read(struct tt_evlog *log, u64 since,
 			   struct tt_trace_event *out, unsigned int max,
 			   u64 *missed);
 void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost);
 
-void tt_evlog_sched_event(struct tt_session *s, const struct tt_event *ev,
+void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 			  u64 now, u64 iter);
-void tt_evlog_migration(struct tt_session *s, u32 type, u32 layer, u64 iter,
+void tt_evlog_migration(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 			u64 bytes, u64 start, int node, u32 flags);
-void tt_evlog_layer(struct tt_session *s, u32 type, u32 layer, u64 iter,
+void tt_evlog_layer(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 		    u64 bytes, u64 ts, u32 flags);
 
 #endif /* TT_EVLOG_H */

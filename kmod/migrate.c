@@ -779,7 +779,7 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
 }
 
 /**
- * struct tt_chunk_set - the workers of one synchronous migration
+ * struct tt_mig_workers - the workers of one synchronous migration
  * @slots:   the range, in batches, shared by the workers (and the caller
  *           when the pool is busy).
  * @nid:     target node.
@@ -790,7 +790,7 @@ int tt_migrate_range(struct mm_struct *mm, unsigned long start,
  * @done:    completed when @pending reaches zero.
  * @stop:    set when the caller got a fatal signal.
  */
-struct tt_chunk_set {
+struct tt_mig_workers {
 	struct tt_slots slots;
 	int nid;
 	unsigned int flags;
@@ -802,7 +802,7 @@ struct tt_chunk_set {
 };
 
 /**
- * struct tt_chunk - one worker of a synchronous migration
+ * struct tt_mig_worker - one worker of a synchronous migration
  * @work:  the work item.
  * @set:   the migration it belongs to.
  * @ran:   the work function ran (false: cancelled before it started).
@@ -810,9 +810,9 @@ struct tt_chunk_set {
  * @res:   what it did.
  * @ec:    what it did beyond @res.
  */
-struct tt_chunk {
+struct tt_mig_worker {
 	struct work_struct work;
-	struct tt_chunk_set *set;
+	struct tt_mig_workers *set;
 	bool ran;
 	int ret;
 	struct tt_migrate_result res;
@@ -824,10 +824,10 @@ struct tt_chunk {
 /* No work item started after this long: the caller migrates itself. */
 #define TT_SYNC_STARVED_MS	100
 
-static void tt_chunk_work(struct work_struct *work)
+static void tt_mig_worker_fn(struct work_struct *work)
 {
-	struct tt_chunk *c = container_of(work, struct tt_chunk, work);
-	struct tt_chunk_set *set = c->set;
+	struct tt_mig_worker *c = container_of(work, struct tt_mig_worker, work);
+	struct tt_mig_workers *set = c->set;
 
 	c->ran = true;
 	atomic_inc(&set->started);
@@ -839,8 +839,8 @@ static void tt_chunk_work(struct work_struct *work)
 }
 
 /* Every slot is taken: the work items that have not started never will. */
-static void tt_chunks_cancel_idle(struct tt_chunk_set *set,
-				  struct tt_chunk *chunks, unsigned long n)
+static void tt_mig_workers_cancel_idle(struct tt_mig_workers *set,
+				  struct tt_mig_worker *chunks, unsigned long n)
 {
 	unsigned long i;
 
@@ -887,8 +887,8 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	unsigned long nbatches = DIV_ROUND_UP(npages, batch);
 	unsigned long n = min_t(unsigned long, tt_migrate_workers(), nbatches);
 	unsigned long slot, waited = 0;
-	struct tt_chunk_set set;
-	struct tt_chunk *chunks;
+	struct tt_mig_workers set;
+	struct tt_mig_worker *chunks;
 	u64 t0 = ktime_get_ns();
 	bool caller_ran = false;
 	unsigned long i;
@@ -931,7 +931,7 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 	preempt_disable();
 	for (i = 0; i < n; i++) {
 		chunks[i].set = &set;
-		INIT_WORK(&chunks[i].work, tt_chunk_work);
+		INIT_WORK(&chunks[i].work, tt_mig_worker_fn);
 		tt_migrate_queue(&chunks[i].work);
 	}
 	preempt_enable();
@@ -960,7 +960,7 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 			if (ret)
 				atomic_set(&set.stop, 1);
 		}
-		tt_chunks_cancel_idle(&set, chunks, n);
+		tt_mig_workers_cancel_idle(&set, chunks, n);
 	}
 
 	for (i = 0; i < n; i++) {

@@ -155,7 +155,7 @@ struct tt_mover_order {
  * @counts:     what goes to the mover counters at the end.
  */
 struct tt_mover_run {
-	struct tt_session *s;
+	struct tt_ksession *s;
 	struct tt_mover *mv;
 	int nids[TT_MIG_TARGETS];
 	unsigned int nr_nids;
@@ -642,7 +642,7 @@ static struct tt_mover_order *tt_mover_taken(struct tt_mover *mv,
  * (its deadline holds: the copy may fault for as long as user space
  * likes), and the order is looked up again afterwards.
  */
-static int tt_mover_done(struct tt_session *s, struct tt_mover_thread *th,
+static int tt_mover_done(struct tt_ksession *s, struct tt_mover_thread *th,
 			 const struct tt_ioc_mover *arg)
 {
 	struct tt_mover *mv = &s->mover;
@@ -761,7 +761,7 @@ static void tt_mover_send_back(struct tt_mover *mv, u64 id)
  *
  * Return: 0 or a negative errno (see TT_IOC_MOVER).
  */
-long tt_mover_ioctl(struct tt_session *s, void __user *argp)
+long tt_mover_ioctl(struct tt_ksession *s, void __user *argp)
 {
 	struct tt_mover *mv = &s->mover;
 	struct tt_mover_thread *th, *new = NULL;
@@ -831,7 +831,7 @@ long tt_mover_ioctl(struct tt_session *s, void __user *argp)
  *
  * Return: the events.
  */
-__poll_t tt_mover_poll(struct tt_session *s, struct file *file,
+__poll_t tt_mover_poll(struct tt_ksession *s, struct file *file,
 		       poll_table *wait)
 {
 	struct tt_mover *mv = &s->mover;
@@ -1096,7 +1096,7 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	}
 }
 
-static void tt_mover_run_init(struct tt_mover_run *r, struct tt_session *s,
+static void tt_mover_run_init(struct tt_mover_run *r, struct tt_ksession *s,
 			      const int *nids, unsigned int nr_nids,
 			      unsigned int flags, const atomic_t *stop,
 			      struct tt_migrate_result *res)
@@ -1157,7 +1157,7 @@ static void tt_mover_run_end(struct tt_mover_run *r)
  *
  * Return: as tt_migrate_range_to().
  */
-int tt_mover_migrate(struct tt_session *s, unsigned long start,
+int tt_mover_migrate(struct tt_ksession *s, unsigned long start,
 		     unsigned long end, const int *nids, unsigned int nr_nids,
 		     unsigned int flags, const atomic_t *stop,
 		     struct tt_migrate_result *res)
@@ -1211,7 +1211,7 @@ static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
  * has movers, else tt_migrate_sync() (the engine spread over the worker
  * pool), the huge pages it splits counted.
  */
-static int tt_mover_sync_pass(struct tt_session *s, unsigned long start,
+static int tt_mover_sync_pass(struct tt_ksession *s, unsigned long start,
 			      unsigned long end, int nid, unsigned int flags,
 			      struct tt_migrate_result *res)
 {
@@ -1279,7 +1279,7 @@ static void tt_mover_sync_merge(struct tt_migrate_result *res, u64 moved)
  * signal: @res is the last whole pass's result, corrected with what the
  * interrupted one moved), -ENOMEM.
  */
-int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
+int tt_mover_migrate_sync(struct tt_ksession *s, unsigned long start,
 			  unsigned long end, int nid, unsigned int flags,
 			  struct tt_migrate_result *res)
 {

@@ -18,11 +18,11 @@
 #include "stats.h"
 
 struct file;
-struct tt_session;
+struct tt_ksession;
 
 /**
  * struct tt_mover - a session's mover threads and their orders (embedded
- * in struct tt_session)
+ * in struct tt_ksession)
  * @lock:         protects everything below.
  * @wq:           movers wait here for orders (TT_MOVER_WAIT, poll()).
  * @done_wq:      issuers wait here for their orders' completion.
@@ -53,15 +53,15 @@ void tt_mover_close(struct tt_mover *mv);
 void tt_mover_free(struct tt_mover *mv);
 void tt_mover_get_counts(struct tt_mover *mv, struct tt_mover_counts *out);
 
-long tt_mover_ioctl(struct tt_session *s, void __user *argp);
-__poll_t tt_mover_poll(struct tt_session *s, struct file *file,
+long tt_mover_ioctl(struct tt_ksession *s, void __user *argp);
+__poll_t tt_mover_poll(struct tt_ksession *s, struct file *file,
 		       poll_table *wait);
 
-int tt_mover_migrate(struct tt_session *s, unsigned long start,
+int tt_mover_migrate(struct tt_ksession *s, unsigned long start,
 		     unsigned long end, const int *nids, unsigned int nr_nids,
 		     unsigned int flags, const atomic_t *stop,
 		     struct tt_migrate_result *res);
-int tt_mover_migrate_sync(struct tt_session *s, unsigned long start,
+int tt_mover_migrate_sync(struct tt_ksession *s, unsigned long start,
 			  unsigned long end, int nid, unsigned int flags,
 			  struct tt_migrate_result *res);
 

@@ -143,7 +143,7 @@ static struct net *tt_nl_net(const struct sk_buff *skb)
 
 /* May the sender of @skb (of uid @uid) see @s? */
 static bool tt_nl_visible(const struct sk_buff *skb, kuid_t uid,
-			  const struct tt_session *s)
+			  const struct tt_ksession *s)
 {
 	const struct file *file = tt_nl_file(skb);
 
@@ -625,7 +625,7 @@ static int tt_nl_dump_start(struct netlink_callback *cb)
 }
 
 static bool tt_nl_dump_match(struct netlink_callback *cb,
-			     const struct tt_session *s)
+			     const struct tt_ksession *s)
 {
 	const struct tt_nl_dump *d = tt_nl_dump_of(cb);
 
@@ -636,7 +636,7 @@ static bool tt_nl_dump_match(struct netlink_callback *cb,
 	return tt_nl_visible(cb->skb, d->uid, s);
 }
 
-static int tt_nl_dump_found(struct tt_session *s, void *arg)
+static int tt_nl_dump_found(struct tt_ksession *s, void *arg)
 {
 	return tt_nl_dump_match(arg, s);
 }
@@ -706,7 +706,7 @@ static unsigned int tt_nl_dump_seq(u64 a, u64 b)
 
 /* A dump message's header, with the session's id and pid. */
 static void *tt_nl_dump_msg(struct tt_nl_walk *w, u8 cmd,
-			    const struct tt_session *s)
+			    const struct tt_ksession *s)
 {
 	struct netlink_callback *cb = w->cb;
 	void *hdr;
@@ -726,7 +726,7 @@ static void *tt_nl_dump_msg(struct tt_nl_walk *w, u8 cmd,
 	return hdr;
 }
 
-static int tt_nl_session_fill(struct tt_session *s, void *arg)
+static int tt_nl_session_fill(struct tt_ksession *s, void *arg)
 {
 	struct tt_nl_walk *w = arg;
 	struct tt_nl_dump *d = tt_nl_dump_of(w->cb);
@@ -763,7 +763,7 @@ static int tt_nl_session_fill(struct tt_session *s, void *arg)
 }
 
 /* Count the sessions the dump selects (before a sessions dump's part). */
-static void tt_nl_session_count(struct tt_session *s, void *arg)
+static void tt_nl_session_count(struct tt_ksession *s, void *arg)
 {
 	struct tt_nl_walk *w = arg;
 
@@ -775,7 +775,7 @@ static void tt_nl_session_count(struct tt_session *s, void *arg)
 
 /* Run @fill over the sessions after the dump's position. */
 static int tt_nl_dump_walk(struct sk_buff *skb, struct netlink_callback *cb,
-			   int (*fill)(struct tt_session *s, void *arg),
+			   int (*fill)(struct tt_ksession *s, void *arg),
 			   size_t bufsize, bool resume_cur)
 {
 	struct tt_nl_dump *d = tt_nl_dump_of(cb);
@@ -807,7 +807,7 @@ static int tt_nl_get_sessions(struct sk_buff *skb, struct netlink_callback *cb)
 			       sizeof(struct tt_ioc_stats), false);
 }
 
-static int tt_nl_layers_fill(struct tt_session *s, void *arg)
+static int tt_nl_layers_fill(struct tt_ksession *s, void *arg)
 {
 	struct tt_nl_walk *w = arg;
 	struct tt_nl_dump *d = tt_nl_dump_of(w->cb);
@@ -856,7 +856,7 @@ static int tt_nl_get_layers(struct sk_buff *skb, struct netlink_callback *cb)
 			       true);
 }
 
-static int tt_nl_events_fill(struct tt_session *s, void *arg)
+static int tt_nl_events_fill(struct tt_ksession *s, void *arg)
 {
 	struct tt_nl_walk *w = arg;
 	struct tt_nl_dump *d = tt_nl_dump_of(w->cb);
@@ -938,7 +938,7 @@ static const struct genl_multicast_group tt_genl_mcgrps[] = {
  * first costs the event path nothing. Nothing is allocated when nobody
  * listens. May sleep.
  */
-void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev)
+void tt_netlink_event(struct tt_ksession *s, const struct tt_trace_event *ev)
 {
 	unsigned int grp = TT_NL_MCGRP_EVENTS;
 	struct sk_buff *msg;

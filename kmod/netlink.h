@@ -7,10 +7,10 @@
 
 #include <linux/tiertrain.h>
 
-struct tt_session;
+struct tt_ksession;
 
 int tt_netlink_init(void);
 void tt_netlink_exit(void);
-void tt_netlink_event(struct tt_session *s, const struct tt_trace_event *ev);
+void tt_netlink_event(struct tt_ksession *s, const struct tt_trace_event *ev);
 
 #endif /* TT_NETLINK_H */

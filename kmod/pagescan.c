@@ -23,7 +23,7 @@
  *    mapping can map that is not an anonymous page.
  *  - a vma without VM_READ (PROT_NONE set by the program), VM_IO or
  *    VM_PFNMAP, or a special pte without a struct page: HMM_PFN_ERROR, the
- *    page tables of such a vma are not read. tt_residency() reads a vma
+ *    page tables of such a vma are not read. tt_pagescan_residency() reads a vma
  *    without VM_READ with get_user_pages_remote(FOLL_FORCE | FOLL_NOFAULT)
  *    instead; VM_IO and VM_PFNMAP pages (device memory) count as absent.
  */
@@ -39,7 +39,7 @@
 #include "compat.h"
 #include "pagescan.h"
 
-/* Pages scanned per hmm_range_fault() call by tt_residency(). */
+/* Pages scanned per hmm_range_fault() call by tt_pagescan_residency(). */
 #define TT_SCAN_CHUNK	512
 
 static bool tt_pagescan_invalidate(struct mmu_interval_notifier *mni,
@@ -181,7 +181,7 @@ bool tt_pagescan_pte_mapped_thp(struct page *page, unsigned long hmm_pfn)
 	       hmm_pfn_to_map_order(hmm_pfn) == 0;
 }
 
-static int tt_residency_check_holes(struct mm_struct *mm, unsigned long start,
+static int tt_pagescan_residency_check_holes(struct mm_struct *mm, unsigned long start,
 				    unsigned long end)
 {
 	struct vm_area_struct *vma;
@@ -203,20 +203,20 @@ static int tt_residency_check_holes(struct mm_struct *mm, unsigned long start,
 }
 
 /**
- * struct tt_residency_acc - what tt_residency() adds up
+ * struct tt_pagescan_residency_acc - what tt_pagescan_residency() adds up
  * @bytes:       per-node bytes, @nr_nodes elements.
  * @nr_nodes:    elements of @bytes.
  * @not_present: bytes not resident.
  * @other:       bytes on nodes >= @nr_nodes.
  */
-struct tt_residency_acc {
+struct tt_pagescan_residency_acc {
 	u64 *bytes;
 	u32 nr_nodes;
 	u64 *not_present;
 	u64 *other;
 };
 
-static void tt_residency_count(struct tt_residency_acc *acc,
+static void tt_pagescan_residency_count(struct tt_pagescan_residency_acc *acc,
 			       struct page *page)
 {
 	int nid;
@@ -238,7 +238,7 @@ static void tt_residency_count(struct tt_residency_acc *acc,
  * FOLL_FORCE, and with FOLL_NOFAULT it never faults: it stops before the
  * first page that is not present. Called with mmap_read_lock held.
  */
-static void tt_residency_gup(struct tt_residency_acc *acc,
+static void tt_pagescan_residency_gup(struct tt_pagescan_residency_acc *acc,
 			     struct vm_area_struct *vma, unsigned long addr,
 			     unsigned long end, struct page **pages)
 {
@@ -250,7 +250,7 @@ static void tt_residency_gup(struct tt_residency_acc *acc,
 					(end - addr) >> PAGE_SHIFT),
 				  FOLL_FORCE | FOLL_NOFAULT, pages);
 		if (n <= 0) {
-			tt_residency_count(acc, NULL);
+			tt_pagescan_residency_count(acc, NULL);
 			addr += PAGE_SIZE;
 			continue;
 		}
@@ -259,17 +259,17 @@ static void tt_residency_gup(struct tt_residency_acc *acc,
 
 			if (is_zero_pfn(page_to_pfn(page)) ||
 			    (vma_is_anonymous(vma) && !PageAnon(page)))
-				tt_residency_count(acc, NULL);
+				tt_pagescan_residency_count(acc, NULL);
 			else
-				tt_residency_count(acc, page);
+				tt_pagescan_residency_count(acc, page);
 			put_page(page);
 		}
 		addr += n << PAGE_SHIFT;
 	}
 }
 
-/* One piece of tt_residency(), inside @vma, with mmap_read_lock held. */
-static int tt_residency_piece(struct tt_residency_acc *acc,
+/* One piece of tt_pagescan_residency(), inside @vma, with mmap_read_lock held. */
+static int tt_pagescan_residency_piece(struct tt_pagescan_residency_acc *acc,
 			      struct tt_pagescan *ps, unsigned long seq,
 			      struct vm_area_struct *vma, unsigned long addr,
 			      unsigned long end, unsigned long *buf)
@@ -278,7 +278,7 @@ static int tt_residency_piece(struct tt_residency_acc *acc,
 	int ret;
 
 	if (!(vma->vm_flags & (VM_READ | VM_IO | VM_PFNMAP))) {
-		tt_residency_gup(acc, vma, addr, end, (struct page **)buf);
+		tt_pagescan_residency_gup(acc, vma, addr, end, (struct page **)buf);
 		return 0;
 	}
 	ret = tt_pagescan_fill(ps, seq, addr, end, buf);
@@ -287,13 +287,13 @@ static int tt_residency_piece(struct tt_residency_acc *acc,
 	for (i = 0; i < (end - addr) >> PAGE_SHIFT; i++) {
 		enum tt_page_kind kind;
 
-		tt_residency_count(acc, tt_pagescan_page(vma, buf[i], &kind));
+		tt_pagescan_residency_count(acc, tt_pagescan_page(vma, buf[i], &kind));
 	}
 	return 0;
 }
 
 /**
- * tt_residency() - bytes of [start, end) resident on each node
+ * tt_pagescan_residency() - bytes of [start, end) resident on each node
  * @mm:          the caller's mm.
  * @start:       page-aligned start.
  * @end:         page-aligned end, > @start.
@@ -309,10 +309,10 @@ static int tt_residency_piece(struct tt_residency_acc *acc,
  * Return: 0, -EFAULT when part of the range is not mapped, -EINTR on a
  * fatal signal, -ENOMEM.
  */
-int tt_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
+int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
 		 u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other)
 {
-	struct tt_residency_acc acc = {
+	struct tt_pagescan_residency_acc acc = {
 		.bytes = bytes,
 		.nr_nodes = nr_nodes,
 		.not_present = not_present,
@@ -324,10 +324,10 @@ int tt_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
 	int ret;
 
 	BUILD_BUG_ON(sizeof(*buf) != sizeof(struct page *));
-	ret = tt_residency_check_holes(mm, start, end);
+	ret = tt_pagescan_residency_check_holes(mm, start, end);
 	if (ret)
 		return ret;
-	/* hmm pfns, or struct page pointers for tt_residency_gup() */
+	/* hmm pfns, or struct page pointers for tt_pagescan_residency_gup() */
 	buf = kmalloc_array(TT_SCAN_CHUNK, sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -354,7 +354,7 @@ int tt_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
 		} else {
 			next = min3(end, vma->vm_end,
 				    addr + TT_SCAN_CHUNK * PAGE_SIZE);
-			ret = tt_residency_piece(&acc, &ps, seq, vma, addr,
+			ret = tt_pagescan_residency_piece(&acc, &ps, seq, vma, addr,
 						 next, buf);
 		}
 		mmap_read_unlock(mm);

@@ -230,7 +230,7 @@ enum tt_ep_state {
  */
 struct tt_slayer {
 	u32 id;
-	struct tt_session *s;
+	struct tt_ksession *s;
 	struct list_head ranges;
 	unsigned int nr_oneshot;
 	enum tt_ep_state state;
@@ -276,7 +276,7 @@ struct tt_slayer {
 	struct work_struct prefetch_work;
 };
 
-static struct tt_sched *tt_sched_of(struct tt_session *s)
+static struct tt_sched *tt_sched_of(struct tt_ksession *s)
 {
 	return &s->sched;
 }
@@ -334,7 +334,7 @@ static void tt_sched_evict_work(struct work_struct *work);
 static void tt_sched_prefetch_work(struct work_struct *work);
 
 /* Layer @id, created when new (lock held): the object or an ERR_PTR. */
-static struct tt_slayer *tt_sched_layer(struct tt_session *s, u32 id,
+static struct tt_slayer *tt_sched_layer(struct tt_ksession *s, u32 id,
 					int *idx)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -387,7 +387,7 @@ static struct tt_slayer *tt_sched_layer(struct tt_session *s, u32 id,
  * closing (tested under the same lock hold), so tt_sched_close() finds it
  * pending and cancels it, or running and waits for it.
  */
-static void tt_sched_queue(struct tt_session *s, struct workqueue_struct *wq,
+static void tt_sched_queue(struct tt_ksession *s, struct workqueue_struct *wq,
 			   struct work_struct *work)
 {
 	tt_session_get(s);
@@ -420,7 +420,7 @@ static bool tt_sched_prefetch_wait_turn(const struct tt_sched *sc,
 	       !t->sync;
 }
 
-static void tt_sched_queue_prefetch(struct tt_session *s, struct tt_slayer *sl)
+static void tt_sched_queue_prefetch(struct tt_ksession *s, struct tt_slayer *sl)
 {
 	atomic_set(&sl->abort, 0);	/* any eviction is over; see tt_sched_settle() */
 	sl->state = TT_EP_PREFETCH_QUEUED;
@@ -445,7 +445,7 @@ static u64 tt_sched_outstanding(const struct tt_slayer *sl)
  * current chunk; the backward end (or, if the stopped prefetch returns
  * after it, tt_sched_fetched()) brings the rest back.
  */
-static void tt_sched_settle(struct tt_session *s, struct tt_slayer *sl,
+static void tt_sched_settle(struct tt_ksession *s, struct tt_slayer *sl,
 			    bool defer)
 {
 	switch (sl->state) {
@@ -474,7 +474,7 @@ static void tt_sched_settle(struct tt_session *s, struct tt_slayer *sl,
 	}
 }
 
-static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
+static void tt_sched_rescue(struct tt_ksession *s, struct tt_slayer *sl)
 {
 	tt_sched_settle(s, sl, false);
 }
@@ -482,7 +482,7 @@ static void tt_sched_rescue(struct tt_session *s, struct tt_slayer *sl)
 static void tt_sched_range_free(struct tt_sched *sc, struct tt_srange *r)
 {
 	sc->bud.held -= min_t(u64, r->end - r->start, sc->bud.held);
-	tt_budget_publish(container_of(sc, struct tt_session, sched));
+	tt_budget_publish(container_of(sc, struct tt_ksession, sched));
 	list_move(&r->link, &sc->free);
 	sc->nr_ranges--;
 }
@@ -535,7 +535,7 @@ static void tt_sched_detach(struct tt_sched *sc, struct tt_slayer *sl,
 		sl->counted[i] -= d;
 		sc->bud.slow -= min(d, sc->bud.slow);
 	}
-	tt_budget_publish(container_of(sc, struct tt_session, sched));
+	tt_budget_publish(container_of(sc, struct tt_ksession, sched));
 }
 
 /* Forget the one-shot ranges of a layer (lock held). */
@@ -597,7 +597,7 @@ static void tt_sched_episode_end(struct tt_slayer *sl)
 }
 
 /* Hand the due prefetches to the workers and arm the timer (lock held). */
-static void tt_sched_dispatch(struct tt_session *s)
+static void tt_sched_dispatch(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 next = ~0ULL;
@@ -636,7 +636,7 @@ static enum hrtimer_restart tt_sched_timer_fn(struct hrtimer *timer)
 static void tt_sched_timer_work(struct work_struct *work)
 {
 	struct tt_sched *sc = container_of(work, struct tt_sched, timer_work);
-	struct tt_session *s = container_of(sc, struct tt_session, sched);
+	struct tt_ksession *s = container_of(sc, struct tt_ksession, sched);
 
 	mutex_lock(&sc->lock);
 	if (!sc->closing)
@@ -828,7 +828,7 @@ static void tt_sched_forget_range(struct tt_sched *sc, struct tt_slayer *sl,
 }
 
 /* Add a migration's result to the session totals. */
-static void tt_sched_account(struct tt_session *s,
+static void tt_sched_account(struct tt_ksession *s,
 			     const struct tt_migrate_result *res, int nid)
 {
 	spin_lock(&s->lock);
@@ -848,7 +848,7 @@ static void tt_sched_residency(struct mm_struct *mm, unsigned long start,
 	int nid;
 
 	memset(scratch, 0, nr_node_ids * sizeof(*scratch));
-	if (tt_residency(mm, start, end, scratch, nr_node_ids, &np, &other))
+	if (tt_pagescan_residency(mm, start, end, scratch, nr_node_ids, &np, &other))
 		return;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		bytes[nid] += scratch[nid];
@@ -872,7 +872,7 @@ static int tt_sched_majority_fast(const u64 *bytes, int fallback)
  * Check and move one chunk to @nid; counts a chunk whose range fails the
  * checks as not present / unsupported, and returns that error.
  */
-static int tt_sched_evict_chunk(struct tt_session *s, struct tt_slayer *sl,
+static int tt_sched_evict_chunk(struct tt_ksession *s, struct tt_slayer *sl,
 				struct tt_chunk *c, const int *nids, int nr,
 				struct tt_migrate_result *res)
 {
@@ -1014,7 +1014,7 @@ static u64 tt_sched_bud_kmem(unsigned long cap)
 static int tt_sched_bud_scratch(struct tt_budget *b, unsigned long n)
 {
 	struct tt_sched *sc = container_of(b, struct tt_sched, bud);
-	struct tt_session *s = container_of(sc, struct tt_session, sched);
+	struct tt_ksession *s = container_of(sc, struct tt_ksession, sched);
 	unsigned long lim = max_t(unsigned long, n,
 				  tt_config_get(TT_CFG_MAX_RANGES));
 	struct mem_cgroup *memcg, *old;
@@ -1146,7 +1146,7 @@ static bool tt_sched_archived(const struct tt_sched *sc,
  * tier (lock held, dropped while memory moves; @remote: from a worker,
  * else from the session's process).
  */
-static void tt_sched_victims_move(struct tt_session *s, struct list_head *round,
+static void tt_sched_victims_move(struct tt_ksession *s, struct list_head *round,
 				  bool remote)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -1321,7 +1321,7 @@ static long tt_sched_plain_pieces(struct tt_sched *sc, u64 start, u64 end,
  * added to the session's migration counters (stats) and to @res. Return:
  * 0, -EINTR, -ESRCH (the mm is gone) or -ENOMEM.
  */
-static int tt_sched_plain_move(struct tt_session *s,
+static int tt_sched_plain_move(struct tt_ksession *s,
 			       const struct tt_hint_iv *p, long n,
 			       const int *nids, int nr, bool sync,
 			       struct tt_migrate_result *res)
@@ -1392,7 +1392,7 @@ static int tt_sched_plain_move(struct tt_session *s,
  * large as the caller mapped, is the caller's own time, never a shared
  * worker's.
  */
-static void tt_sched_archive_plain(struct tt_session *s, bool remote)
+static void tt_sched_archive_plain(struct tt_ksession *s, bool remote)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	struct tt_migrate_result res = {};
@@ -1446,7 +1446,7 @@ static bool tt_sched_victim_ok(const struct tt_slayer *sl,
  * worker. Return: by how much the registered bytes on the fast tier went
  * down (victims moved, or ranges forgotten because their memory was gone).
  */
-static u64 tt_sched_make_room(struct tt_session *s, u64 need,
+static u64 tt_sched_make_room(struct tt_ksession *s, u64 need,
 			      struct tt_slayer *hot, u64 budget, bool remote)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -1552,7 +1552,7 @@ static u64 tt_sched_make_room(struct tt_session *s, u64 need,
  * module's; else colder victims make room; else it waits. Return: 0, or
  * -EAGAIN: no room and no victim, the prefetch stops here (@bud_wait).
  */
-static int tt_sched_admit(struct tt_session *s, struct tt_slayer *sl,
+static int tt_sched_admit(struct tt_ksession *s, struct tt_slayer *sl,
 			  unsigned int i, bool remote)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -1617,7 +1617,7 @@ static int tt_sched_cand_cmp(const void *a, const void *b)
  * ones are not (they would only queue up before nearer ones). Without a
  * budget only prefetches that waited for room are retried.
  */
-static void tt_sched_budget_retry(struct tt_session *s)
+static void tt_sched_budget_retry(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 now = ktime_get_ns(), rel = tt_tl_rel(&sc->tl, now);
@@ -1694,7 +1694,7 @@ static void tt_sched_budget_retry(struct tt_session *s)
  * Registered memory was released (lock held): retry this session's
  * waiting prefetches, and the other sessions' when they share a budget.
  */
-static void tt_sched_budget_released(struct tt_session *s)
+static void tt_sched_budget_released(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 
@@ -1708,7 +1708,7 @@ static void tt_sched_budget_released(struct tt_session *s)
 }
 
 /* Is the session over its budget, or the sessions over the module's? */
-static bool tt_sched_over(struct tt_session *s)
+static bool tt_sched_over(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 total, g, lim;
@@ -1728,7 +1728,7 @@ static bool tt_sched_over(struct tt_session *s)
  * not take the other sessions' shares (Documentation/scheduler.md, "Many
  * processes").
  */
-static void tt_sched_budget_stuck(struct tt_session *s)
+static void tt_sched_budget_stuck(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 total, g, lim;
@@ -1748,7 +1748,7 @@ static void tt_sched_budget_stuck(struct tt_session *s)
  * queued or running when they free enough, else evict victims; give up
  * (budget_overruns) when neither is left (lock not held).
  */
-static void tt_sched_budget_room(struct tt_session *s)
+static void tt_sched_budget_room(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	struct tt_budget *b = &sc->bud;
@@ -1805,7 +1805,7 @@ static void tt_sched_budget_room(struct tt_session *s)
  *          (its share may have shrunk); false: retry the prefetches
  *          waiting for room.
  */
-void tt_sched_budget_visit(struct tt_session *s, bool shrink)
+void tt_sched_budget_visit(struct tt_ksession *s, bool shrink)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 total, g, lim, fast;
@@ -1841,7 +1841,7 @@ void tt_sched_budget_visit(struct tt_session *s, bool shrink)
 static void tt_sched_evict_work(struct work_struct *work)
 {
 	struct tt_slayer *sl = container_of(work, struct tt_slayer, evict_work);
-	struct tt_session *s = sl->s;
+	struct tt_ksession *s = sl->s;
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 *bytes, slice = 0, iter;
 	unsigned int i, done;
@@ -1982,7 +1982,7 @@ static u64 tt_sched_res_left(const struct tt_migrate_result *res)
  * flag). @res gets the sum of the passes; *@left the bytes of the last
  * pass that are still not on the node. Return: as tt_mover_migrate().
  */
-static int tt_sched_fetch_chunk(struct tt_session *s, struct tt_slayer *sl,
+static int tt_sched_fetch_chunk(struct tt_ksession *s, struct tt_slayer *sl,
 				const struct tt_chunk *c, bool remote,
 				struct tt_migrate_result *res, u64 *left)
 {
@@ -2023,7 +2023,7 @@ static int tt_sched_fetch_chunk(struct tt_session *s, struct tt_slayer *sl,
  * (TT_SCHED_SLICE_BYTES): *@more is set when chunks are left only for
  * that reason.
  */
-static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
+static u64 tt_sched_fetch(struct tt_ksession *s, struct tt_slayer *sl,
 			  bool remote, u64 *elapsed, bool *more)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -2080,7 +2080,7 @@ static u64 tt_sched_fetch(struct tt_session *s, struct tt_slayer *sl,
 static void tt_sched_fetched(struct tt_sched *sc, struct tt_slayer *sl,
 			     u64 moved, u64 elapsed)
 {
-	struct tt_session *s = container_of(sc, struct tt_session, sched);
+	struct tt_ksession *s = container_of(sc, struct tt_ksession, sched);
 	int idx;
 
 	tt_evlog_migration(s, TT_TRACE_PREFETCH, sl->id, sl->iter, moved,
@@ -2129,7 +2129,7 @@ static void tt_sched_prefetch_work(struct work_struct *work)
 {
 	struct tt_slayer *sl = container_of(work, struct tt_slayer,
 					    prefetch_work);
-	struct tt_session *s = sl->s;
+	struct tt_ksession *s = sl->s;
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 moved = 0, elapsed = 0;
 	bool more = false;
@@ -2212,7 +2212,7 @@ static void tt_sched_count_sync(struct tt_sched *sc, struct tt_slayer *sl,
  * (waiting for a running eviction, which is told to stop, or a running
  * prefetch) and move what is still evicted back in the caller.
  */
-static void tt_sched_sync_fetch(struct tt_session *s, struct tt_slayer *sl)
+static void tt_sched_sync_fetch(struct tt_ksession *s, struct tt_slayer *sl)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 moved, elapsed, iter;
@@ -2299,7 +2299,7 @@ static void tt_sched_min_size(struct tt_sched *sc)
 }
 
 /* TT_EV_ITER_BEGIN (lock held). */
-static void tt_sched_iter_begin(struct tt_session *s, u64 now)
+static void tt_sched_iter_begin(struct tt_ksession *s, u64 now)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	unsigned int i;
@@ -2321,7 +2321,7 @@ static void tt_sched_iter_begin(struct tt_session *s, u64 now)
  * when the caller must run tt_sched_sync_fetch() once the lock is dropped.
  */
 /* Queue the eviction of @bytes of layer @sl's ranges (lock held). */
-static void tt_sched_order_evict(struct tt_session *s, struct tt_slayer *sl,
+static void tt_sched_order_evict(struct tt_ksession *s, struct tt_slayer *sl,
 				 u64 bytes)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -2340,7 +2340,7 @@ static void tt_sched_order_evict(struct tt_session *s, struct tt_slayer *sl,
  * ordered k forward positions late; a layer whose previous episode is
  * still out is skipped (lock held).
  */
-static void tt_sched_delayed_evictions(struct tt_session *s)
+static void tt_sched_delayed_evictions(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	unsigned int idx;
@@ -2355,7 +2355,7 @@ static void tt_sched_delayed_evictions(struct tt_session *s)
 }
 
 /* The miss log entries written since the last call, as trace events. */
-static void tt_sched_misses(struct tt_session *s, u64 now)
+static void tt_sched_misses(struct tt_ksession *s, u64 now)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	unsigned int n = sc->tl.miss_head - sc->misses_seen, i;
@@ -2368,7 +2368,7 @@ static void tt_sched_misses(struct tt_session *s, u64 now)
 	sc->misses_seen = sc->tl.miss_head;
 }
 
-static int tt_sched_layer_event(struct tt_session *s, const struct tt_event *ev,
+static int tt_sched_layer_event(struct tt_ksession *s, const struct tt_event *ev,
 				u64 now, struct tt_slayer **sync)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -2455,7 +2455,7 @@ static int tt_sched_mapped(struct mm_struct *mm, unsigned long start,
  * TT_EV_TENSOR_SAVED (lock held): the range is checked here, before
  * anything changes (Documentation/scheduler.md, "Saved tensors").
  */
-static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
+static int tt_sched_saved(struct tt_ksession *s, const struct tt_event *ev)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	bool persistent = ev->flags & TT_EV_PERSISTENT;
@@ -2530,7 +2530,7 @@ static int tt_sched_saved(struct tt_session *s, const struct tt_event *ev)
 }
 
 /* One event (lock held). */
-static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
+static int tt_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 			  struct tt_slayer **sync)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -2585,7 +2585,7 @@ static int tt_sched_event(struct tt_session *s, const struct tt_event *ev,
  *
  * Return: 0 or the error of the first event rejected (see TT_IOC_EVENT).
  */
-int tt_sched_events(struct tt_session *s, const struct tt_event *ev,
+int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 		    unsigned int n, unsigned int *done)
 {
 	struct tt_sched *sc = tt_sched_of(s);
@@ -2619,13 +2619,13 @@ int tt_sched_events(struct tt_session *s, const struct tt_event *ev,
 }
 
 /**
- * tt_sched_set() - TT_IOC_SET_SCHED
+ * tt_sched_cfg_set() - TT_IOC_SET_SCHED
  * @s:   the session.
  * @req: the request.
  *
  * Return: 0, -EOPNOTSUPP, -EINVAL or -ENODEV (nothing changed then).
  */
-int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
+int tt_sched_cfg_set(struct tt_ksession *s, const struct tt_ioc_sched *req)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	int ret;
@@ -2692,11 +2692,11 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req)
 }
 
 /**
- * tt_sched_get() - TT_IOC_GET_SCHED
+ * tt_sched_cfg_get() - TT_IOC_GET_SCHED
  * @s:   the session.
  * @out: the settings, with every TT_SCHED_SET_* bit in @out->valid.
  */
-void tt_sched_get(struct tt_session *s, struct tt_ioc_sched *out)
+void tt_sched_cfg_get(struct tt_ksession *s, struct tt_ioc_sched *out)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 
@@ -2720,7 +2720,7 @@ void tt_sched_get(struct tt_session *s, struct tt_ioc_sched *out)
  *
  * Return: the number of layer ids seen.
  */
-unsigned int tt_sched_nr_layers(struct tt_session *s)
+unsigned int tt_sched_nr_layers(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	unsigned int n;
@@ -2755,7 +2755,7 @@ static u32 tt_sched_status(const struct tt_tl_layer *l)
  *
  * Return: the number of elements of @info filled.
  */
-unsigned int tt_sched_layers_from(struct tt_session *s, unsigned int from,
+unsigned int tt_sched_layers_from(struct tt_ksession *s, unsigned int from,
 				  struct tt_layer_info *info, unsigned int max,
 				  unsigned int *known)
 {
@@ -2800,7 +2800,7 @@ unsigned int tt_sched_layers_from(struct tt_session *s, unsigned int from,
  *
  * Return: the number of elements of @info filled.
  */
-unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
+unsigned int tt_sched_layers(struct tt_ksession *s, struct tt_layer_info *info,
 			     unsigned int max, unsigned int *known)
 {
 	return tt_sched_layers_from(s, 0, info, max, known);
@@ -2812,7 +2812,7 @@ unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
  * @held: out: bytes of every saved range held (one-shot and persistent).
  * @slow: out: bytes of them evicted and not yet brought back.
  */
-void tt_sched_resident(struct tt_session *s, u64 *held, u64 *slow)
+void tt_sched_resident(struct tt_ksession *s, u64 *held, u64 *slow)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	const struct tt_srange *r;
@@ -2838,7 +2838,7 @@ void tt_sched_resident(struct tt_session *s, u64 *held, u64 *slow)
  * @s:   the session.
  * @out: out.
  */
-void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out)
+void tt_sched_stats(struct tt_ksession *s, struct tt_sched_stats *out)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	const struct tt_tl_counts *tc = &sc->tl.counts;
@@ -2969,7 +2969,7 @@ static void tt_sched_hint_back(struct tt_sched *sc, u64 start, u64 end)
  * error but -EINTR and -ENOSPC, which come after the hint was recorded
  * (from moving the plain pages).
  */
-int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req)
+int tt_sched_hint(struct tt_ksession *s, const struct tt_ioc_hint *req)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	struct tt_migrate_result res = {};
@@ -3045,7 +3045,7 @@ out:
  * parameters; allocates nothing (the layer table grows on first use)
  * @s: the session.
  */
-void tt_sched_init(struct tt_session *s)
+void tt_sched_init(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 
@@ -3103,7 +3103,7 @@ static void tt_sched_free_ranges(struct list_head *list)
  * ones (their migrations stop at the next batch) and frees everything. The
  * mm may be gone already: nothing here touches it.
  */
-void tt_sched_close(struct tt_session *s)
+void tt_sched_close(struct tt_ksession *s)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	unsigned int i;

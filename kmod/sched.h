@@ -21,7 +21,7 @@
 /* Events one TT_IOC_EVENTS call may carry. */
 #define TT_SCHED_EVENTS_MAX	4096
 
-struct tt_session;
+struct tt_ksession;
 
 /**
  * struct tt_sched_cfg - a session's scheduler settings (TT_IOC_SET_SCHED)
@@ -67,7 +67,7 @@ struct tt_sched_counts {
 struct tt_slayer;
 
 /**
- * struct tt_sched - one session's scheduler (embedded in struct tt_session)
+ * struct tt_sched - one session's scheduler (embedded in struct tt_ksession)
  * @lock:       serialises the event path, the workers' bookkeeping, the
  *              timer work and the settings; never held while memory moves.
  * @tl:         the timeline: profile, plan, feedback, rates.
@@ -118,22 +118,22 @@ int tt_sched_module_init(void);
 void tt_sched_module_exit(void);
 void tt_sched_pools_resize(void);
 
-void tt_sched_init(struct tt_session *s);
-void tt_sched_close(struct tt_session *s);
-void tt_sched_budget_visit(struct tt_session *s, bool shrink);
+void tt_sched_init(struct tt_ksession *s);
+void tt_sched_close(struct tt_ksession *s);
+void tt_sched_budget_visit(struct tt_ksession *s, bool shrink);
 
-int tt_sched_events(struct tt_session *s, const struct tt_event *ev,
+int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 		    unsigned int n, unsigned int *done);
-int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *req);
-void tt_sched_get(struct tt_session *s, struct tt_ioc_sched *out);
-unsigned int tt_sched_nr_layers(struct tt_session *s);
-unsigned int tt_sched_layers(struct tt_session *s, struct tt_layer_info *info,
+int tt_sched_cfg_set(struct tt_ksession *s, const struct tt_ioc_sched *req);
+void tt_sched_cfg_get(struct tt_ksession *s, struct tt_ioc_sched *out);
+unsigned int tt_sched_nr_layers(struct tt_ksession *s);
+unsigned int tt_sched_layers(struct tt_ksession *s, struct tt_layer_info *info,
 			     unsigned int max, unsigned int *known);
-unsigned int tt_sched_layers_from(struct tt_session *s, unsigned int from,
+unsigned int tt_sched_layers_from(struct tt_ksession *s, unsigned int from,
 				  struct tt_layer_info *info, unsigned int max,
 				  unsigned int *known);
-void tt_sched_resident(struct tt_session *s, u64 *held, u64 *slow);
-void tt_sched_stats(struct tt_session *s, struct tt_sched_stats *out);
-int tt_sched_hint(struct tt_session *s, const struct tt_ioc_hint *req);
+void tt_sched_resident(struct tt_ksession *s, u64 *held, u64 *slow);
+void tt_sched_stats(struct tt_ksession *s, struct tt_sched_stats *out);
+int tt_sched_hint(struct tt_ksession *s, const struct tt_ioc_hint *req);
 
 #endif /* TT_SCHED_H */

@@ -77,7 +77,7 @@ enum tt_async_state {
  */
 struct tt_async {
 	struct work_struct work;
-	struct tt_session *s;
+	struct tt_ksession *s;
 	struct list_head link;
 	u64 seq;
 	unsigned long pos;
@@ -107,7 +107,7 @@ static u64 tt_sessions_last_id;
 
 static void tt_session_free(struct kref *ref)
 {
-	struct tt_session *s = container_of(ref, struct tt_session, ref);
+	struct tt_ksession *s = container_of(ref, struct tt_ksession, ref);
 
 	WARN_ON_ONCE(!list_empty(&s->async));
 	tt_evlog_free(&s->evlog);
@@ -123,7 +123,7 @@ static void tt_session_free(struct kref *ref)
  * tt_session_get() - take a reference (a work item about to be queued)
  * @s: the session; the caller holds a reference already.
  */
-void tt_session_get(struct tt_session *s)
+void tt_session_get(struct tt_ksession *s)
 {
 	kref_get(&s->ref);
 }
@@ -132,7 +132,7 @@ void tt_session_get(struct tt_session *s)
  * tt_session_put() - drop a reference; the last one frees the session
  * @s: the session.
  */
-void tt_session_put(struct tt_session *s)
+void tt_session_put(struct tt_ksession *s)
 {
 	kref_put(&s->ref, tt_session_free);
 }
@@ -153,9 +153,9 @@ unsigned int tt_session_count(void)
  * Return: the session, or ERR_PTR(-ENOMEM), or ERR_PTR(-EPERM) for a
  * caller without an mm (a kernel thread).
  */
-struct tt_session *tt_session_open(void)
+struct tt_ksession *tt_session_open(void)
 {
-	struct tt_session *s;
+	struct tt_ksession *s;
 
 	if (!current->mm)
 		return ERR_PTR(-EPERM);
@@ -194,10 +194,10 @@ struct tt_session *tt_session_open(void)
  * The first session of the list from @pos on (NULL: from the start) with
  * an id larger than @after that close has not unlisted (list lock held).
  */
-static struct tt_session *tt_session_next(struct tt_session *pos, u64 after)
+static struct tt_ksession *tt_session_next(struct tt_ksession *pos, u64 after)
 {
-	struct tt_session *s = pos ? pos :
-			       list_first_entry(&tt_sessions, struct tt_session,
+	struct tt_ksession *s = pos ? pos :
+			       list_first_entry(&tt_sessions, struct tt_ksession,
 						link);
 
 	list_for_each_entry_from(s, &tt_sessions, link)
@@ -207,7 +207,7 @@ static struct tt_session *tt_session_next(struct tt_session *pos, u64 after)
 }
 
 /* The visit of @s is over (list lock held). */
-static void tt_session_unvisit(struct tt_session *s)
+static void tt_session_unvisit(struct tt_ksession *s)
 {
 	if (!--s->visitors && s->unlisted) {
 		/* pairs with the waiter's check in wait_var_event() */
@@ -237,10 +237,10 @@ static void tt_session_unvisit(struct tt_session *s)
  * Return: what @fn returned last, 0 when every session was visited.
  */
 int tt_session_for_each(u64 after,
-			void (*pre)(struct tt_session *s, void *arg),
-			int (*fn)(struct tt_session *s, void *arg), void *arg)
+			void (*pre)(struct tt_ksession *s, void *arg),
+			int (*fn)(struct tt_ksession *s, void *arg), void *arg)
 {
-	struct tt_session *s, *next;
+	struct tt_ksession *s, *next;
 	u64 last;
 	int ret = 0;
 
@@ -274,7 +274,7 @@ int tt_session_for_each(u64 after,
  * and the visits running end first (a visit waits at most for this
  * session's own locks, which the close takes next anyway).
  */
-static void tt_session_unlist(struct tt_session *s)
+static void tt_session_unlist(struct tt_ksession *s)
 {
 	mutex_lock(&tt_sessions_lock);
 	s->unlisted = true;
@@ -289,7 +289,7 @@ static void tt_session_unlist(struct tt_session *s)
  * tt_session_close() - the file was released: wind the session down
  * @s: the session; the caller's reference is dropped.
  */
-void tt_session_close(struct tt_session *s)
+void tt_session_close(struct tt_ksession *s)
 {
 	struct tt_async *a, *tmp;
 	LIST_HEAD(cancel);
@@ -338,7 +338,7 @@ void tt_session_close(struct tt_session *s)
  *
  * Return: 0, or -EPERM when the caller's mm is not the session's.
  */
-int tt_session_check_caller(struct tt_session *s)
+int tt_session_check_caller(struct tt_ksession *s)
 {
 	return current->mm == s->mm ? 0 : -EPERM;
 }
@@ -350,7 +350,7 @@ int tt_session_check_caller(struct tt_session *s)
  *
  * Return: 0 or a negative errno (see TT_IOC_REGISTER).
  */
-int tt_session_register(struct tt_session *s, const struct tt_ioc_range *arg)
+int tt_session_register(struct tt_ksession *s, const struct tt_ioc_range *arg)
 {
 	unsigned long start, end;
 	int ret;
@@ -370,7 +370,7 @@ int tt_session_register(struct tt_session *s, const struct tt_ioc_range *arg)
  *
  * Return: 0 or a negative errno (see TT_IOC_UNREGISTER).
  */
-int tt_session_unregister(struct tt_session *s,
+int tt_session_unregister(struct tt_ksession *s,
 			  const struct tt_ioc_range *arg)
 {
 	unsigned long start, end;
@@ -388,7 +388,7 @@ int tt_session_unregister(struct tt_session *s,
  * The end of an asynchronous migration that is not cancelled (lock held):
  * counted, off the list, the next one of the session put on the pool.
  */
-static void tt_async_finish(struct tt_session *s, struct tt_async *a,
+static void tt_async_finish(struct tt_ksession *s, struct tt_async *a,
 			    int ret)
 {
 	struct tt_async *next;
@@ -417,7 +417,7 @@ static void tt_async_finish(struct tt_session *s, struct tt_async *a,
 static void tt_async_work(struct work_struct *work)
 {
 	struct tt_async *a = container_of(work, struct tt_async, work);
-	struct tt_session *s = a->s;
+	struct tt_ksession *s = a->s;
 	struct mem_cgroup *memcg, *old;
 	unsigned long end;
 	int ret;
@@ -462,7 +462,7 @@ static void tt_async_work(struct work_struct *work)
 	tt_session_put(s);
 }
 
-static int tt_session_queue(struct tt_session *s, unsigned long start,
+static int tt_session_queue(struct tt_ksession *s, unsigned long start,
 			    unsigned long end, int nid, unsigned int flags)
 {
 	struct tt_async *a;
@@ -509,7 +509,7 @@ static int tt_session_queue(struct tt_session *s, unsigned long start,
  * Return: 0 or a negative errno (see TT_IOC_MIGRATE); @arg->result is
  * meaningful also with -ENOSPC and -EINTR.
  */
-int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg)
+int tt_session_migrate(struct tt_ksession *s, struct tt_ioc_migrate *arg)
 {
 	unsigned long start, end;
 	unsigned int flags;
@@ -552,7 +552,7 @@ int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg)
  *
  * Return: 0 or a negative errno (see TT_IOC_RESIDENCY).
  */
-int tt_session_residency(struct tt_session *s, struct tt_ioc_residency *arg)
+int tt_session_residency(struct tt_ksession *s, struct tt_ioc_residency *arg)
 {
 	unsigned long start, end;
 	u64 *bytes;
@@ -572,7 +572,7 @@ int tt_session_residency(struct tt_session *s, struct tt_ioc_residency *arg)
 	bytes = kcalloc(arg->nr_nodes, sizeof(*bytes), GFP_KERNEL);
 	if (!bytes)
 		return -ENOMEM;
-	ret = tt_residency(s->mm, start, end, bytes, arg->nr_nodes,
+	ret = tt_pagescan_residency(s->mm, start, end, bytes, arg->nr_nodes,
 			   &arg->not_present_bytes, &arg->other_bytes);
 	if (!ret && copy_to_user(u64_to_user_ptr(arg->bytes_ptr), bytes,
 				 arg->nr_nodes * sizeof(*bytes)))
@@ -589,7 +589,7 @@ int tt_session_residency(struct tt_session *s, struct tt_ioc_residency *arg)
  *
  * Return: bytes of @out to copy to user space.
  */
-size_t tt_session_stats(struct tt_session *s, struct tt_ioc_stats *out,
+size_t tt_session_stats(struct tt_ksession *s, struct tt_ioc_stats *out,
 			size_t size)
 {
 	struct tt_registry_counts rc;
@@ -606,7 +606,7 @@ size_t tt_session_stats(struct tt_session *s, struct tt_ioc_stats *out,
 	return tt_stats_fill(out, size, &st, &rc, &sc, &mc);
 }
 
-static bool tt_session_flushed(struct tt_session *s, u64 upto)
+static bool tt_session_flushed(struct tt_ksession *s, u64 upto)
 {
 	struct tt_async *a;
 	bool done;
@@ -627,7 +627,7 @@ static bool tt_session_flushed(struct tt_session *s, u64 upto)
  * flush (-EINTR: stopped; -ENOMEM: out of kernel memory), which is
  * cleared; -EINTR on a fatal signal of the caller.
  */
-int tt_session_flush(struct tt_session *s)
+int tt_session_flush(struct tt_ksession *s)
 {
 	u64 upto;
 	int ret;

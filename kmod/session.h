@@ -24,7 +24,7 @@
 #include "stats.h"
 
 /**
- * struct tt_session - the state behind one open file of /dev/tiertrain
+ * struct tt_ksession - the state behind one open file of /dev/tiertrain
  * @ref:       references: the open file, each asynchronous migration
  *             queued or running, and each scheduler work item queued.
  * @mm:        the opener's mm (mmgrab), the only one its ioctls accept.
@@ -62,7 +62,7 @@
  * @evlog:     its trace events.
  * @mover:     its mover threads and their orders (mover.c).
  */
-struct tt_session {
+struct tt_ksession {
 	struct kref ref;
 	struct mm_struct *mm;
 	struct tt_registry reg;
@@ -95,23 +95,23 @@ struct tt_session {
 int tt_session_init(void);
 void tt_session_exit(void);
 
-struct tt_session *tt_session_open(void);
-void tt_session_close(struct tt_session *s);
-void tt_session_get(struct tt_session *s);
-void tt_session_put(struct tt_session *s);
+struct tt_ksession *tt_session_open(void);
+void tt_session_close(struct tt_ksession *s);
+void tt_session_get(struct tt_ksession *s);
+void tt_session_put(struct tt_ksession *s);
 unsigned int tt_session_count(void);
 int tt_session_for_each(u64 after,
-			void (*pre)(struct tt_session *s, void *arg),
-			int (*fn)(struct tt_session *s, void *arg), void *arg);
+			void (*pre)(struct tt_ksession *s, void *arg),
+			int (*fn)(struct tt_ksession *s, void *arg), void *arg);
 
-int tt_session_check_caller(struct tt_session *s);
-int tt_session_register(struct tt_session *s, const struct tt_ioc_range *arg);
-int tt_session_unregister(struct tt_session *s,
+int tt_session_check_caller(struct tt_ksession *s);
+int tt_session_register(struct tt_ksession *s, const struct tt_ioc_range *arg);
+int tt_session_unregister(struct tt_ksession *s,
 			  const struct tt_ioc_range *arg);
-int tt_session_migrate(struct tt_session *s, struct tt_ioc_migrate *arg);
-int tt_session_residency(struct tt_session *s, struct tt_ioc_residency *arg);
-size_t tt_session_stats(struct tt_session *s, struct tt_ioc_stats *out,
+int tt_session_migrate(struct tt_ksession *s, struct tt_ioc_migrate *arg);
+int tt_session_residency(struct tt_ksession *s, struct tt_ioc_residency *arg);
+size_t tt_session_stats(struct tt_ksession *s, struct tt_ioc_stats *out,
 			size_t size);
-int tt_session_flush(struct tt_session *s);
+int tt_session_flush(struct tt_ksession *s);
 
 #endif /* TT_SESSION_H */

@@ -9,13 +9,31 @@
  * (1 << 47) - PAGE_SIZE with 4-level page tables and (1 << 56) - PAGE_SIZE
  * with 5-level ones, which the kernel enables exactly when it reports the
  * "la57" CPU flag in /proc/cpuinfo.
+ *
+ * tt_page_size() and tt_user_addr_limit() cache values fixed for the life of
+ * the process; every file of the library takes them from here.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
+
+TT_EXPORT size_t tt_page_size(void)
+{
+	static size_t page_size;
+	size_t ps = __atomic_load_n(&page_size, __ATOMIC_RELAXED);
+
+	if (!ps) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		ps = v > 0 ? (size_t)v : 4096;
+		__atomic_store_n(&page_size, ps, __ATOMIC_RELAXED);
+	}
+	return ps;
+}
 
 static uint64_t tt_addr_limit;
 static pthread_once_t tt_addr_limit_once = PTHREAD_ONCE_INIT;

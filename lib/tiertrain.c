@@ -4,9 +4,8 @@
  * calls, which turn C arguments into the ioctl argument structures of
  * <linux/tiertrain.h> and hand them to the session's backend.
  *
- * Global state: none that changes after start-up. tt_page_size() and
- * tt_user_addr_limit() (range.c) cache values that are fixed for the life of
- * the process.
+ * Global state: none. tt_page_size() and tt_user_addr_limit() (range.c)
+ * cache values that are fixed for the life of the process.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,20 +55,6 @@ static enum tt_choice tt_choice(void)
 TT_EXPORT const char *tt_version(void)
 {
 	return TT_LIB_VERSION;
-}
-
-TT_EXPORT size_t tt_page_size(void)
-{
-	static size_t page_size;
-	size_t ps = __atomic_load_n(&page_size, __ATOMIC_RELAXED);
-
-	if (!ps) {
-		long v = sysconf(_SC_PAGESIZE);
-
-		ps = v > 0 ? (size_t)v : 4096;
-		__atomic_store_n(&page_size, ps, __ATOMIC_RELAXED);
-	}
-	return ps;
 }
 
 TT_EXPORT const char *tt_backend(const struct tt_session *s)
