@@ -82,9 +82,6 @@
 /* Heat items the budget's scratch may hold: twice max_ranges' maximum. */
 #define TT_EXEC_SCRATCH_MAX	(2UL << 20)
 
-/* Passes a prefetch makes over a chunk whose pages stayed busy. */
-#define TT_EXEC_FETCH_PASSES	4
-
 /* The budget in force when there is none (as kmod/budget.h). */
 #define TT_EXEC_BUDGET_NONE	(~0ULL)
 
@@ -201,9 +198,10 @@ enum tt_exec_state {
  * @ev_cont:       the evict item is queued again for the next slice.
  * @pf_cont:       the prefetch item is queued again for the next slice.
  * @abort:         the running eviction (or a deferred prefetch) stops at
- *                 its next chunk. Written with the lock held; read
- *                 without it by the side's mover through ops->stopped
- *                 (the side reads it with its own once-only access).
+ *                 its next chunk. Written with the lock held (a once-only
+ *                 store); read without it by the side's mover and
+ *                 ops->stopped with a once-only load (the kernel's mover
+ *                 reads it as an atomic_t, which is one int).
  *
  * Allocated by ops->layer_new (the side embeds it in its own per-layer
  * object with its work items), zeroed and initialised by the executor.
@@ -252,7 +250,7 @@ struct tt_exec_layer {
 	unsigned char in_round;
 	unsigned char ev_cont;
 	unsigned char pf_cont;
-	volatile int abort;
+	int abort;
 };
 
 /**
@@ -516,6 +514,8 @@ struct tt_exec;
  * @budget_stuck: the session's last attempt to get within its budget left
  *                it over (@stuck), or it no longer does.
  * @resched:      (lock held or not) a rescheduling point in a long loop.
+ * @pause:        (unlocked) sleep about @us microseconds (between the
+ *                passes over a chunk whose pages stayed busy).
  */
 struct tt_exec_ops {
 	unsigned long long (*now)(struct tt_exec *x);
@@ -570,6 +570,7 @@ struct tt_exec_ops {
 	void (*budget_kick)(struct tt_exec *x);
 	void (*budget_stuck)(struct tt_exec *x, int stuck);
 	void (*resched)(struct tt_exec *x);
+	void (*pause)(struct tt_exec *x, unsigned int us);
 };
 
 /**
