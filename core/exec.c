@@ -2617,6 +2617,48 @@ void tt_exec_close(struct tt_exec *x)
 	tt_x_unlock(x);
 }
 
+void tt_exec_fetch_all(struct tt_exec *x)
+{
+	struct tt_exec_layer *l;
+	unsigned long long moved;
+	unsigned int i, c;
+
+	for (i = 0;; i++) {
+		tt_x_lock(x);
+		l = i < x->tl.n ? tt_x_at(x, i) : (struct tt_exec_layer *)0;
+		if (!l || l->state == TT_EXEC_IDLE) {
+			tt_x_unlock(x);
+			if (!l)
+				return;
+			continue;
+		}
+		l->state = TT_EXEC_PREFETCHING;
+		l->sync = 1;
+		tt_x_unlock(x);
+		for (c = l->next_chunk; c < l->nr_chunks; c++) {
+			struct tt_chunk *ch = &l->chunks[c];
+			struct tt_exec_move m = {
+				.start = ch->start, .end = ch->end,
+				.nids = &l->fast_nid, .nr = 1, .flags = 0,
+			};
+			struct tt_migrate_result res = { 0 };
+
+			if (ch->moved && l->fast_nid >= 0)
+				x->ops->move(x, l, &m, &res);
+			moved = res.moved * x->page_size;
+			tt_x_lock(x);
+			x->counts.bytes_prefetched += moved;
+			l->returned += ch->moved;
+			l->next_chunk = c + 1;
+			tt_x_unlock(x);
+			tt_x_resched(x);
+		}
+		tt_x_lock(x);
+		tt_x_episode_end(x, l);
+		tt_x_unlock(x);
+	}
+}
+
 struct tt_exec_layer *tt_exec_layer_at(struct tt_exec *x, unsigned int i)
 {
 	return i < x->tl.n ? tt_x_at(x, i) : (struct tt_exec_layer *)0;

@@ -712,6 +712,14 @@ void tt_exec_budget_room(struct tt_exec *x);
  * (index below tt_exec_nr_layers(), lock held or no step running).
  */
 void tt_exec_close(struct tt_exec *x);
+/*
+ * tt_exec_fetch_all() - optional, between the side's stop and
+ * tt_exec_free(): move back in the caller every chunk still out (each
+ * tried once, whatever the budget or a failure), ending every episode.
+ * The kernel leaves evicted data on the slow node at close; libtiertrain's
+ * move_pages backend brings it back (its tt_close() contract).
+ */
+void tt_exec_fetch_all(struct tt_exec *x);
 struct tt_exec_layer *tt_exec_layer_at(struct tt_exec *x, unsigned int i);
 void tt_exec_free(struct tt_exec *x);
 

@@ -880,6 +880,35 @@ static void test_hint_will_use(void **state)
 	assert_int_equal(on_node(taddr(0), TSIZE, 0), TSIZE);
 }
 
+/* Closing with tt_exec_fetch_all(): nothing stays on the slow node. */
+static void test_fetch_all(void **state)
+{
+	struct tt_sched_stats st;
+	unsigned int k;
+
+	(void)state;
+	iteration(&all_run);
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10 * (k + 1),
+				       0, 0), 0);
+		assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10 * (k + 1),
+				       taddr(k), TSIZE), 0);
+		advance(10 * MS, 0);
+		assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10 * (k + 1),
+				       0, 0), 0);
+		run_work(TT_EXEC_WORK_EVICT);
+	}
+	assert_int_equal(on_node(BASE, 2 * TSIZE, 1), 2 * TSIZE);
+	tt_exec_close(&X);
+	qn = 0;			/* the side stopped its work items */
+	tt_exec_fetch_all(&X);
+	assert_int_equal(on_node(BASE, 2 * TSIZE, 0), 2 * TSIZE);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.bytes_prefetched, st.bytes_evicted);
+	assert_int_equal(tt_exec_layer_at(&X, 0)->state, TT_EXEC_IDLE);
+}
+
 /* Counters and refusals of the event path. */
 static void test_stats_and_errors(void **state)
 {
@@ -922,6 +951,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hint_pin_fast, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hint_archive_retire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hint_will_use, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_and_errors, setup, teardown),
 	};
 
