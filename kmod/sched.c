@@ -596,14 +596,31 @@ static void tt_sched_episode_end(struct tt_slayer *sl)
 	sl->state = TT_EP_IDLE;
 }
 
-/* Hand the due prefetches to the workers and arm the timer (lock held). */
-static void tt_sched_dispatch(struct tt_ksession *s)
+/*
+ * The kernel's clock for the events of one tt_sched_events() call (lock
+ * held): *@clk is read at its first use and kept; 0 means not read yet.
+ * Whatever may block or take long (an iteration's plan, a saved tensor's
+ * mapping check, dropping the lock) sets it to 0 again, so it is re-read
+ * (Documentation/scheduler.md, "Events").
+ */
+static u64 tt_sched_clock(u64 *clk)
+{
+	if (!*clk)
+		*clk = ktime_get_ns();
+	return *clk;
+}
+
+/*
+ * Hand the prefetches due at *@clk (tt_sched_clock()) to the workers and
+ * arm the timer for the next (lock held).
+ */
+static void tt_sched_dispatch(struct tt_ksession *s, u64 *clk)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	u64 next = ~0ULL;
 	u32 id;
 
-	while (tt_tl_next_due(&sc->tl, ktime_get_ns(), &id, &next)) {
+	while (tt_tl_next_due(&sc->tl, tt_sched_clock(clk), &id, &next)) {
 		int idx;
 		struct tt_slayer *sl = tt_sched_find(sc, id, &idx);
 
@@ -637,10 +654,11 @@ static void tt_sched_timer_work(struct work_struct *work)
 {
 	struct tt_sched *sc = container_of(work, struct tt_sched, timer_work);
 	struct tt_ksession *s = container_of(sc, struct tt_ksession, sched);
+	u64 clk = 0;
 
 	mutex_lock(&sc->lock);
 	if (!sc->closing)
-		tt_sched_dispatch(s);
+		tt_sched_dispatch(s, &clk);
 	mutex_unlock(&sc->lock);
 }
 
@@ -2298,8 +2316,8 @@ static void tt_sched_min_size(struct tt_sched *sc)
 	}
 }
 
-/* TT_EV_ITER_BEGIN (lock held). */
-static void tt_sched_iter_begin(struct tt_ksession *s, u64 now)
+/* TT_EV_ITER_BEGIN (lock held); the plan may take long: *@clk is re-read. */
+static void tt_sched_iter_begin(struct tt_ksession *s, u64 now, u64 *clk)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	unsigned int i;
@@ -2313,7 +2331,8 @@ static void tt_sched_iter_begin(struct tt_ksession *s, u64 now)
 	}
 	tt_tl_iter_begin(&sc->tl, now);
 	tt_sched_min_size(sc);
-	tt_sched_dispatch(s);
+	*clk = 0;
+	tt_sched_dispatch(s, clk);
 }
 
 /*
@@ -2455,7 +2474,8 @@ static int tt_sched_mapped(struct mm_struct *mm, unsigned long start,
  * TT_EV_TENSOR_SAVED (lock held): the range is checked here, before
  * anything changes (Documentation/scheduler.md, "Saved tensors").
  */
-static int tt_sched_saved(struct tt_ksession *s, const struct tt_event *ev)
+static int tt_sched_saved(struct tt_ksession *s, const struct tt_event *ev,
+			  u64 *clk)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	bool persistent = ev->flags & TT_EV_PERSISTENT;
@@ -2481,6 +2501,7 @@ static int tt_sched_saved(struct tt_ksession *s, const struct tt_event *ev)
 		return -ENOSPC;
 	/* every byte mapped: its length is bounded by the caller's mappings */
 	ret = tt_sched_mapped(s->mm, start, end);
+	*clk = 0;	/* it may have waited for mmap_lock */
 	if (ret)
 		return ret;
 	/* overlapping tensors saved again and again: the sum must not wrap */
@@ -2513,7 +2534,7 @@ static int tt_sched_saved(struct tt_ksession *s, const struct tt_event *ev)
 	r->persistent = persistent;
 	r->taken = 0;
 	r->arch_taken = 0;
-	r->saved_ns = ktime_get_ns();
+	r->saved_ns = tt_sched_clock(clk);
 	r->uses = 1;
 	list_add_tail(&r->link, &sl->ranges);
 	sc->nr_ranges++;
@@ -2529,9 +2550,9 @@ static int tt_sched_saved(struct tt_ksession *s, const struct tt_event *ev)
 	return 0;
 }
 
-/* One event (lock held). */
+/* One event (lock held); *@clk: see tt_sched_clock(). */
 static int tt_sched_event(struct tt_ksession *s, const struct tt_event *ev,
-			  struct tt_slayer **sync)
+			  struct tt_slayer **sync, u64 *clk)
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	bool stamped = ev->flags & TT_EV_TIMESTAMP;
@@ -2541,7 +2562,7 @@ static int tt_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 	ret = tt_event_check(ev);
 	if (ret)
 		return ret;
-	now = stamped ? ev->ts_ns : ktime_get_ns();
+	now = stamped ? ev->ts_ns : tt_sched_clock(clk);
 	if (now < sc->last_ts) {
 		if (stamped)
 			return -EINVAL;
@@ -2550,10 +2571,10 @@ static int tt_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 
 	switch (ev->type) {
 	case TT_EV_ITER_BEGIN:
-		tt_sched_iter_begin(s, now);
+		tt_sched_iter_begin(s, now, clk);
 		break;
 	case TT_EV_TENSOR_SAVED:
-		ret = tt_sched_saved(s, ev);
+		ret = tt_sched_saved(s, ev, clk);
 		break;
 	default:
 		ret = tt_sched_layer_event(s, ev, now, sync);
@@ -2563,7 +2584,7 @@ static int tt_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 		 * released some. Look again.
 		 */
 		if (!ret && (sc->tl.anchor || sc->tl.count || sc->tl.fallback))
-			tt_sched_dispatch(s);
+			tt_sched_dispatch(s, clk);
 		break;
 	}
 	if (sc->tl.miss_head != sc->misses_seen)
@@ -2590,13 +2611,14 @@ int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 {
 	struct tt_sched *sc = tt_sched_of(s);
 	struct tt_slayer *sync;
+	u64 clk = 0;
 	int ret = 0;
 
 	*done = 0;
 	mutex_lock(&sc->lock);
 	while (*done < n) {
 		sync = NULL;
-		ret = tt_sched_event(s, &ev[*done], &sync);
+		ret = tt_sched_event(s, &ev[*done], &sync, &clk);
 		tt_sched_budget_released(s);
 		if (ret)
 			break;
@@ -2605,12 +2627,14 @@ int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 			mutex_unlock(&sc->lock);
 			tt_sched_sync_fetch(s, sync);
 			mutex_lock(&sc->lock);
+			clk = 0;
 		}
 		if (sc->bud.room) {
 			sc->bud.room = false;
 			mutex_unlock(&sc->lock);
 			tt_sched_budget_room(s);
 			mutex_lock(&sc->lock);
+			clk = 0;
 		}
 	}
 	tt_sched_peak(sc, tt_sched_fast(sc));
