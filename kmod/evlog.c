@@ -106,15 +106,16 @@ static void tt_evlog_tracepoint(struct tt_ksession *s,
 void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
 {
 	struct tt_evlog *log = &s->evlog;
-	u32 idx;
 
 	if (!READ_ONCE(log->tried))
 		tt_evlog_alloc(log);
 	spin_lock(&log->lock);
 	ev->seq = ++log->seq;
 	if (log->ring) {
-		div_u64_rem(ev->seq - 1, log->size, &idx);
-		log->ring[idx] = *ev;
+		/* (seq - 1) % size without a division */
+		log->ring[log->head] = *ev;
+		if (++log->head == log->size)
+			log->head = 0;
 	}
 	spin_unlock(&log->lock);
 	tt_evlog_tracepoint(s, ev);

@@ -20,6 +20,8 @@ struct tt_ksession;
  * @ring: @size events, the one with seq n at index (n - 1) % @size; NULL
  *        until the first event (and when event_ring was 0 then).
  * @size: events @ring holds.
+ * @head: index in @ring of the next event, seq % @size (the ring exists
+ *        from seq 0 on or never).
  * @seq:  seq of the last event recorded (0: none yet).
  * @lost: events not kept because the ring could not be allocated.
  * @tried: the ring's allocation was attempted (it is never retried).
@@ -28,6 +30,7 @@ struct tt_evlog {
 	spinlock_t lock;	/* see @lock above */
 	struct tt_trace_event *ring;
 	u32 size;
+	u32 head;
 	u64 seq;
 	u64 lost;
 	bool tried;
