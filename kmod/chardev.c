@@ -208,6 +208,11 @@ static long tt_chardev_ioctl(struct file *file, unsigned int cmd,
 	void __user *argp = (void __user *)arg;
 	int ret;
 
+	/* the event path first: one compare, then the same check as below */
+	if (likely(cmd == TT_IOC_EVENT)) {
+		ret = tt_session_check_caller(s);
+		return ret ? ret : tt_ioctl_event(s, argp);
+	}
 	if (_IOC_TYPE(cmd) != TT_IOC_MAGIC)
 		return -ENOTTY;
 	if (cmd != TT_IOC_REGISTER && cmd != TT_IOC_UNREGISTER &&
