@@ -637,7 +637,10 @@ static void tt_sched_dispatch(struct tt_ksession *s, u64 *clk)
 			 sl->state == TT_EP_EVICTING)
 			sl->pf_due = true;
 	}
-	if (next != ~0ULL)
+	/* armed for that time already: re-arming would only reprogram it */
+	if (next != ~0ULL &&
+	    !(hrtimer_is_queued(&sc->timer) &&
+	      ktime_to_ns(hrtimer_get_expires(&sc->timer)) == next))
 		hrtimer_start(&sc->timer, ns_to_ktime(next), HRTIMER_MODE_ABS);
 }
 
