@@ -2619,6 +2619,7 @@ int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 
 	*done = 0;
 	mutex_lock(&sc->lock);
+	tt_evlog_call_begin(&s->evlog);
 	while (*done < n) {
 		sync = NULL;
 		ret = tt_sched_event(s, &ev[*done], &sync, &clk);
@@ -2631,6 +2632,7 @@ int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 			tt_sched_sync_fetch(s, sync);
 			mutex_lock(&sc->lock);
 			clk = 0;
+			tt_evlog_call_begin(&s->evlog);
 		}
 		if (sc->bud.room) {
 			sc->bud.room = false;
@@ -2638,6 +2640,7 @@ int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 			tt_sched_budget_room(s);
 			mutex_lock(&sc->lock);
 			clk = 0;
+			tt_evlog_call_begin(&s->evlog);
 		}
 	}
 	tt_sched_peak(sc, tt_sched_fast(sc));
