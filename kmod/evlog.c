@@ -96,14 +96,8 @@ static void tt_evlog_tracepoint(struct tt_ksession *s,
 	}
 }
 
-/**
- * tt_evlog_add() - record one trace event of a session
- * @s:  the session.
- * @ev: the event, every field but @ev->seq filled; @ev->seq is set.
- *
- * May sleep (the ring's first allocation, the multicast message).
- */
-void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
+/* Give @ev its seq and put it into the ring. May sleep (first allocation). */
+static void tt_evlog_ring_add(struct tt_ksession *s, struct tt_trace_event *ev)
 {
 	struct tt_evlog *log = &s->evlog;
 
@@ -118,6 +112,18 @@ void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
 			log->head = 0;
 	}
 	spin_unlock(&log->lock);
+}
+
+/**
+ * tt_evlog_add() - record one trace event of a session
+ * @s:  the session.
+ * @ev: the event, every field but @ev->seq filled; @ev->seq is set.
+ *
+ * May sleep (the ring's first allocation, the multicast message).
+ */
+void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
+{
+	tt_evlog_ring_add(s, ev);
 	tt_evlog_tracepoint(s, ev);
 	tt_netlink_event(s, ev);
 }
@@ -187,7 +193,10 @@ void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost)
  * @iter: the session's iteration number after the event.
  *
  * Saved tensors are recorded with their whole pages; one without a whole
- * page (ignored by the scheduler) is not recorded.
+ * page (ignored by the scheduler) is not recorded. These types have no
+ * tracepoint; they go to the "trace" group, looked for once per event call
+ * while nobody is in it (struct tt_evlog @trace_quiet). Called by the
+ * event path only, scheduler lock held.
  */
 void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 			  u64 now, u64 iter)
@@ -220,7 +229,9 @@ void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 	default:
 		return;
 	}
-	tt_evlog_add(s, &te);
+	tt_evlog_ring_add(s, &te);
+	if (!s->evlog.trace_quiet && !tt_netlink_event(s, &te))
+		s->evlog.trace_quiet = true;
 }
 
 /**
