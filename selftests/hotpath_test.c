@@ -12,6 +12,11 @@
  *                    lies within its call, a stamped one keeps its stamp;
  *                    the session's ring (TT_CMD_GET_EVENTS) holds the
  *                    same events.
+ *   listener_joins_later
+ *                    nobody listens to the first 41 events (the event
+ *                    path stops looking for listeners within a call);
+ *                    a listener that joins then sees every later event,
+ *                    unbatched and batched.
  *   ring_wraps       with event_ring 7 the ring, written round and round,
  *                    holds exactly the last 7 of 50 events, in order.
  */
@@ -357,6 +362,29 @@ TEST_F_TIMEOUT(hot, listener_sees_every_event, 120)
 	hp_check(_metadata, self, &self->dumped, 0, "ring");
 	for (i = 0; i < self->n; i++)
 		ASSERT_EQ(self->heard.ev[i].ts_ns, self->dumped.ev[i].ts_ns);
+}
+
+TEST_F_TIMEOUT(hot, listener_joins_later, 120)
+{
+	unsigned int i;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	close(self->lfd);
+	self->lfd = -1;
+	self->fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < 9; i++)
+		ASSERT_EQ(0, hp_one(self, i, 0));
+	ASSERT_EQ(0, hp_batch(self, 9, 41));
+	self->lfd = hp_listen(&self->nl, TT_GENL_MCGRP_TRACE);
+	ASSERT_LE(0, self->lfd);
+	for (i = 41; i < 45; i++)
+		ASSERT_EQ(0, hp_one(self, i, 0));
+	ASSERT_EQ(0, hp_batch(self, 45, 80));
+	ASSERT_EQ(0, hp_drain(self->lfd, getpid(), &self->heard));
+	hp_check(_metadata, self, &self->heard, 41, "multicast");
+	ASSERT_EQ(0, hp_dump(&self->nl, getpid(), &self->dumped));
+	hp_check(_metadata, self, &self->dumped, 0, "ring");
 }
 
 TEST_F_TIMEOUT(hot, ring_wraps, 120)
