@@ -19,6 +19,10 @@
  *                    unbatched and batched.
  *   ring_wraps       with event_ring 7 the ring, written round and round,
  *                    holds exactly the last 7 of 50 events, in order.
+ *   copy_faults      events are read from user memory at any alignment;
+ *                    an event reaching into an unmapped page is EFAULT
+ *                    and not processed, alone and as the 33rd of a batch
+ *                    (done 32).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/genetlink.h>
@@ -401,6 +406,59 @@ TEST_F_TIMEOUT(hot, ring_wraps, 120)
 	hp_check(_metadata, self, &self->heard, 0, "multicast");
 	ASSERT_EQ(0, hp_dump(&self->nl, getpid(), &self->dumped));
 	hp_check(_metadata, self, &self->dumped, 43, "ring");
+}
+
+TEST_F_TIMEOUT(hot, copy_faults, 120)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct tt_ioc_events a = { 0 };
+	struct tt_event *ev, one;
+	struct tt_ioc_stats st;
+	unsigned int i;
+	char *map, *end;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	self->fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, munmap(map + pg, pg));
+	end = map + pg;
+
+	/* at an odd address */
+	one = hp_event(0);
+	memcpy(map + 1, &one, sizeof(one));
+	ASSERT_EQ(0, ioctl(self->fd, TT_IOC_EVENT, map + 1));
+	one = hp_event(1);
+	memcpy(end - sizeof(one) - 3, &one, sizeof(one));
+	ASSERT_EQ(0, ioctl(self->fd, TT_IOC_EVENT, end - sizeof(one) - 3));
+
+	/* its last 8 bytes unmapped */
+	one = hp_event(2);
+	memcpy(end - sizeof(one) + 8, &one, sizeof(one) - 8);
+	ASSERT_EQ(-1, ioctl(self->fd, TT_IOC_EVENT, end - sizeof(one) + 8));
+	ASSERT_EQ(EFAULT, errno);
+	/* at the end of the mapping: an event past it */
+	ASSERT_EQ(-1, ioctl(self->fd, TT_IOC_EVENT, end));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* 33 events, the last reaching 16 bytes into the unmapped page */
+	ev = (struct tt_event *)(end - 32 * sizeof(*ev) - 16);
+	for (i = 0; i < 32; i++)
+		ev[i] = hp_event(2 + i);
+	memcpy(&ev[32], &one, 16);
+	a.events_ptr = (uintptr_t)ev;
+	a.count = 33;
+	ASSERT_EQ(-1, ioctl(self->fd, TT_IOC_EVENTS, &a));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(32, a.done);
+
+	/* 2 + 32 events processed, none of the faulting ones */
+	memset(&st, 0, sizeof(st));
+	ASSERT_EQ(0, ioctl(self->fd, TT_IOC_STATS, &st));
+	ASSERT_EQ(34, st.events);
+	ASSERT_EQ(0, munmap(map, pg));
 }
 
 TEST_HARNESS_MAIN
