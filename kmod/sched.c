@@ -2584,9 +2584,12 @@ static int tt_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 		/*
 		 * TT_SCHED_ANCHOR: the event moved the triggers;
 		 * TT_SCHED_COUNT, the dynamic fallback: a backward begin
-		 * released some. Look again.
+		 * released some. Look again, when any prefetch is pending
+		 * (none: tt_tl_next_due() would hand out nothing and ask for
+		 * no timer).
 		 */
-		if (!ret && (sc->tl.anchor || sc->tl.count || sc->tl.fallback))
+		if (!ret && (sc->tl.anchor || sc->tl.count || sc->tl.fallback) &&
+		    sc->tl.due_pos < sc->tl.ndue)
 			tt_sched_dispatch(s, clk);
 		break;
 	}
