@@ -185,9 +185,27 @@ static inline void tt_x_publish(struct tt_exec *x)
 	x->ops->budget_publish(x);
 }
 
+static inline void tt_x_call_begin(struct tt_exec *x)
+{
+	if (x->ops->call_begin)
+		x->ops->call_begin(x);
+}
+
 static inline unsigned long long tt_x_now(struct tt_exec *x)
 {
 	return x->ops->now(x);
+}
+
+/*
+ * The reading of the call under way (lock held): read at its first use and
+ * kept in x->clk until whatever may block or take long resets it to 0
+ * (Documentation/scheduler.md, "Events": one reading per call).
+ */
+static inline unsigned long long tt_x_clock(struct tt_exec *x)
+{
+	if (!x->clk)
+		x->clk = tt_x_now(x);
+	return x->clk;
 }
 
 static inline unsigned long long tt_x_page_align(const struct tt_exec *x,
@@ -499,7 +517,7 @@ static void tt_x_dispatch(struct tt_exec *x)
 	unsigned long long next = ~0ULL;
 	unsigned int id;
 
-	while (tt_tl_next_due(&x->tl, tt_x_now(x), &id, &next)) {
+	while (tt_tl_next_due(&x->tl, tt_x_clock(x), &id, &next)) {
 		int idx;
 		struct tt_exec_layer *l = tt_x_find(x, id, &idx);
 
@@ -523,6 +541,7 @@ static void tt_x_dispatch(struct tt_exec *x)
 void tt_exec_timer(struct tt_exec *x)
 {
 	tt_x_lock(x);
+	x->clk = 0;
 	if (!x->closing)
 		tt_x_dispatch(x);
 	tt_x_unlock(x);
@@ -2016,6 +2035,7 @@ static void tt_x_iter_begin(struct tt_exec *x, unsigned long long now)
 	}
 	tt_tl_iter_begin(&x->tl, now);
 	tt_x_min_size(x);
+	x->clk = 0;	/* the plan may have taken long */
 	tt_x_dispatch(x);
 }
 
@@ -2152,6 +2172,7 @@ static int tt_x_saved(struct tt_exec *x, const struct tt_event *ev,
 		return -TT_EXEC_ENOSPC;
 	/* every byte mapped: its length is bounded by the caller's mappings */
 	ret = x->ops->mapped(x, first, last);
+	x->clk = 0;	/* it may have waited for the mapping lock */
 	if (ret)
 		return ret;
 	/* overlapping tensors saved again and again: the sum must not wrap */
@@ -2186,7 +2207,7 @@ static int tt_x_saved(struct tt_exec *x, const struct tt_event *ev,
 	r->persistent = persistent;
 	r->taken = 0;
 	r->arch_taken = 0;
-	r->saved_ns = now;
+	r->saved_ns = (ev->flags & TT_EV_TIMESTAMP) ? now : tt_x_clock(x);
 	r->uses = 1;
 	tt_x_list_add_tail(&r->link, &l->ranges);
 	x->nr_ranges++;
@@ -2232,9 +2253,12 @@ static int tt_x_event(struct tt_exec *x, const struct tt_event *ev,
 		/*
 		 * TT_SCHED_ANCHOR: the event moved the triggers;
 		 * TT_SCHED_COUNT, the dynamic fallback: a backward begin
-		 * released some. Look again.
+		 * released some. Look again, when any prefetch is pending
+		 * (none: tt_tl_next_due() would hand out nothing and ask for
+		 * no timer).
 		 */
-		if (!ret && (x->tl.anchor || x->tl.count || x->tl.fallback))
+		if (!ret && (x->tl.anchor || x->tl.count || x->tl.fallback) &&
+		    x->tl.due_pos < x->tl.ndue)
 			tt_x_dispatch(x);
 		break;
 	}
@@ -2252,18 +2276,16 @@ int tt_exec_events(struct tt_exec *x, const struct tt_event *ev,
 		   unsigned int n, unsigned long long now, unsigned int *done)
 {
 	struct tt_exec_layer *sync;
-	int ret = 0, fresh = 1;
+	int ret = 0;
 
 	*done = 0;
 	tt_x_lock(x);
+	x->clk = now;	/* the caller's reading, 0 for none */
+	tt_x_call_begin(x);
 	while (*done < n) {
 		sync = (struct tt_exec_layer *)0;
-		/* the caller's reading for the first unstamped event */
-		if (!fresh && !(ev[*done].flags & TT_EV_TIMESTAMP))
-			now = tt_x_now(x);
-		if (!(ev[*done].flags & TT_EV_TIMESTAMP))
-			fresh = 0;
-		ret = tt_x_event(x, &ev[*done], now, &sync);
+		ret = tt_x_event(x, &ev[*done], (ev[*done].flags & TT_EV_TIMESTAMP) ?
+				 0 : tt_x_clock(x), &sync);
 		tt_x_budget_released(x);
 		if (ret)
 			break;
@@ -2272,15 +2294,20 @@ int tt_exec_events(struct tt_exec *x, const struct tt_event *ev,
 			tt_x_unlock(x);
 			tt_x_sync_fetch(x, sync);
 			tt_x_lock(x);
+			x->clk = 0;
+			tt_x_call_begin(x);
 		}
 		if (x->bud.room) {
 			x->bud.room = 0;
 			tt_x_unlock(x);
 			tt_exec_budget_room(x);
 			tt_x_lock(x);
+			x->clk = 0;
+			tt_x_call_begin(x);
 		}
 	}
 	tt_x_peak(x, tt_x_fast(x));
+	x->clk = 0;
 	tt_x_unlock(x);
 	return ret;
 }

@@ -499,6 +499,9 @@ struct tt_exec;
  * @range_alloc:  a new range entry (NULL when out of memory).
  * @range_free:   give it back (tt_exec_free() only).
  * @limit:        a setting (enum tt_exec_limit).
+ * @call_begin:   optional (NULL: none): an event call begins, or goes on
+ *                after the lock was dropped; a side that looks for trace
+ *                listeners once per call looks again (lock held).
  * @trace_event:  an event was accepted at @now (iteration @iter after it).
  * @trace_migration: an eviction or prefetch of layer @layer ended
  *                (TT_TRACE_EVICT / TT_TRACE_PREFETCH, @flags TT_TRACE_F_*).
@@ -551,6 +554,7 @@ struct tt_exec_ops {
 	struct tt_exec_range *(*range_alloc)(struct tt_exec *x);
 	void (*range_free)(struct tt_exec *x, struct tt_exec_range *r);
 	unsigned long long (*limit)(struct tt_exec *x, enum tt_exec_limit what);
+	void (*call_begin)(struct tt_exec *x);
 	void (*trace_event)(struct tt_exec *x, const struct tt_event *ev,
 			    unsigned long long now, unsigned long long iter);
 	void (*trace_migration)(struct tt_exec *x, unsigned int type,
@@ -579,6 +583,9 @@ struct tt_exec_ops {
  * @tl:         the timeline: profile, plan, feedback, rates.
  * @cfg:        the settings.
  * @last_ts:    time of the latest event accepted.
+ * @clk:        the clock reading of the call under way (lock held), shared
+ *              by its unstamped events and the dispatch they trigger; 0
+ *              when it must be read again (tt_x_clock() in exec.c).
  * @free:       range entries kept for reuse.
  * @nr_ranges:  saved ranges held (one-shot and persistent).
  * @range_seq:  id given to the last range entry.
@@ -603,6 +610,7 @@ struct tt_exec {
 	struct tt_tl tl;
 	struct tt_exec_cfg cfg;
 	unsigned long long last_ts;
+	unsigned long long clk;
 	struct tt_exec_link free;
 	unsigned long nr_ranges;
 	unsigned long long range_seq;

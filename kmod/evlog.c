@@ -96,6 +96,24 @@ static void tt_evlog_tracepoint(struct tt_ksession *s,
 	}
 }
 
+/* Give @ev its seq and put it into the ring. May sleep (first allocation). */
+static void tt_evlog_ring_add(struct tt_ksession *s, struct tt_trace_event *ev)
+{
+	struct tt_evlog *log = &s->evlog;
+
+	if (!READ_ONCE(log->tried))
+		tt_evlog_alloc(log);
+	spin_lock(&log->lock);
+	ev->seq = ++log->seq;
+	if (log->ring) {
+		/* (seq - 1) % size without a division */
+		log->ring[log->head] = *ev;
+		if (++log->head == log->size)
+			log->head = 0;
+	}
+	spin_unlock(&log->lock);
+}
+
 /**
  * tt_evlog_add() - record one trace event of a session
  * @s:  the session.
@@ -105,18 +123,7 @@ static void tt_evlog_tracepoint(struct tt_ksession *s,
  */
 void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
 {
-	struct tt_evlog *log = &s->evlog;
-	u32 idx;
-
-	if (!READ_ONCE(log->tried))
-		tt_evlog_alloc(log);
-	spin_lock(&log->lock);
-	ev->seq = ++log->seq;
-	if (log->ring) {
-		div_u64_rem(ev->seq - 1, log->size, &idx);
-		log->ring[idx] = *ev;
-	}
-	spin_unlock(&log->lock);
+	tt_evlog_ring_add(s, ev);
 	tt_evlog_tracepoint(s, ev);
 	tt_netlink_event(s, ev);
 }
@@ -186,7 +193,10 @@ void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost)
  * @iter: the session's iteration number after the event.
  *
  * Saved tensors are recorded with their whole pages; one without a whole
- * page (ignored by the scheduler) is not recorded.
+ * page (ignored by the scheduler) is not recorded. These types have no
+ * tracepoint; they go to the "trace" group, looked for once per event call
+ * while nobody is in it (struct tt_evlog @trace_quiet). Called by the
+ * event path only, scheduler lock held.
  */
 void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 			  u64 now, u64 iter)
@@ -219,7 +229,9 @@ void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 	default:
 		return;
 	}
-	tt_evlog_add(s, &te);
+	tt_evlog_ring_add(s, &te);
+	if (!s->evlog.trace_quiet && !tt_netlink_event(s, &te))
+		s->evlog.trace_quiet = true;
 }
 
 /**

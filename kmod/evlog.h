@@ -20,18 +20,40 @@ struct tt_ksession;
  * @ring: @size events, the one with seq n at index (n - 1) % @size; NULL
  *        until the first event (and when event_ring was 0 then).
  * @size: events @ring holds.
+ * @head: index in @ring of the next event, seq % @size (the ring exists
+ *        from seq 0 on or never).
  * @seq:  seq of the last event recorded (0: none yet).
  * @lost: events not kept because the ring could not be allocated.
  * @tried: the ring's allocation was attempted (it is never retried).
+ * @trace_quiet: an accepted scheduler event of the current event call
+ *        found nobody in the "trace" multicast group; the call's later
+ *        events skip the look (tt_evlog_sched_event()). Only the event
+ *        path touches it, under the scheduler lock; tt_evlog_call_begin()
+ *        clears it.
  */
 struct tt_evlog {
 	spinlock_t lock;	/* see @lock above */
 	struct tt_trace_event *ring;
 	u32 size;
+	u32 head;
 	u64 seq;
 	u64 lost;
 	bool tried;
+	bool trace_quiet;
 };
+
+/**
+ * tt_evlog_call_begin() - a scheduler event call begins (or goes on after
+ * whatever may have blocked): look for "trace" listeners again
+ * @log: the session's log; the scheduler lock is held.
+ *
+ * A listener that joined the group before this is called sees every event
+ * recorded after it (Documentation/architecture.md, "Trace events").
+ */
+static inline void tt_evlog_call_begin(struct tt_evlog *log)
+{
+	log->trace_quiet = false;
+}
 
 void tt_evlog_init(struct tt_evlog *log);
 void tt_evlog_free(struct tt_evlog *log);

@@ -937,8 +937,11 @@ static const struct genl_multicast_group tt_genl_mcgrps[] = {
  * events (as frequent as its layers) to "trace", so that watching the
  * first costs the event path nothing. Nothing is allocated when nobody
  * listens. May sleep.
+ *
+ * Return: false when nobody listened to @ev's group, else true (also when
+ * the message could not be sent).
  */
-void tt_netlink_event(struct tt_ksession *s, const struct tt_trace_event *ev)
+bool tt_netlink_event(struct tt_ksession *s, const struct tt_trace_event *ev)
 {
 	unsigned int grp = TT_NL_MCGRP_EVENTS;
 	struct sk_buff *msg;
@@ -954,23 +957,24 @@ void tt_netlink_event(struct tt_ksession *s, const struct tt_trace_event *ev)
 	}
 
 	if (!genl_has_listeners(&tt_genl_family, s->net, grp))
-		return;
+		return false;
 	msg = genlmsg_new(nla_total_size_64bit(sizeof(u64)) +
 			  nla_total_size(sizeof(u32)) +
 			  nla_total_size_64bit(sizeof(*ev)), GFP_KERNEL);
 	if (!msg)
-		return;
+		return true;
 	hdr = genlmsg_put(msg, 0, 0, &tt_genl_family, 0, TT_CMD_EVENT);
 	if (!hdr ||
 	    nla_put_u64_64bit(msg, TT_A_SESSION, s->id, TT_A_PAD) ||
 	    nla_put_u32(msg, TT_A_PID, pid_nr(s->pid)) ||
 	    nla_put_64bit(msg, TT_A_EVENT, sizeof(*ev), ev, TT_A_PAD)) {
 		nlmsg_free(msg);
-		return;
+		return true;
 	}
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast_netns(&tt_genl_family, s->net, msg, 0, grp,
 				GFP_KERNEL);
+	return true;
 }
 
 /* ---- the family ---------------------------------------------------------- */

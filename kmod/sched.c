@@ -193,8 +193,13 @@ static void tt_sched_op_victims_done(struct tt_exec *x)
 
 static void tt_sched_op_timer_arm(struct tt_exec *x, unsigned long long t)
 {
-	hrtimer_start(&tt_sched_session(x)->sched.timer, ns_to_ktime(t),
-		      HRTIMER_MODE_ABS);
+	struct hrtimer *timer = &tt_sched_session(x)->sched.timer;
+
+	/* armed for that time already: re-arming would only reprogram it */
+	if (hrtimer_is_queued(timer) &&
+	    ktime_to_ns(hrtimer_get_expires(timer)) == t)
+		return;
+	hrtimer_start(timer, ns_to_ktime(t), HRTIMER_MODE_ABS);
 }
 
 static int tt_sched_op_stopped(struct tt_exec *x, struct tt_exec_layer *l,
@@ -493,6 +498,11 @@ static unsigned long long tt_sched_op_limit(struct tt_exec *x,
 	return 0;
 }
 
+static void tt_sched_op_call_begin(struct tt_exec *x)
+{
+	tt_evlog_call_begin(&tt_sched_session(x)->evlog);
+}
+
 static void tt_sched_op_trace_event(struct tt_exec *x, const struct tt_event *ev,
 				    unsigned long long now,
 				    unsigned long long iter)
@@ -595,6 +605,7 @@ static const struct tt_exec_ops tt_sched_ops = {
 	.range_alloc = tt_sched_op_range_alloc,
 	.range_free = tt_sched_op_range_free,
 	.limit = tt_sched_op_limit,
+	.call_begin = tt_sched_op_call_begin,
 	.trace_event = tt_sched_op_trace_event,
 	.trace_migration = tt_sched_op_trace_migration,
 	.trace_layer = tt_sched_op_trace_layer,
@@ -668,7 +679,7 @@ void tt_sched_budget_visit(struct tt_ksession *s, bool shrink)
 int tt_sched_events(struct tt_ksession *s, const struct tt_event *ev,
 		    unsigned int n, unsigned int *done)
 {
-	return tt_exec_events(&tt_sched_of(s)->x, ev, n, ktime_get_ns(), done);
+	return tt_exec_events(&tt_sched_of(s)->x, ev, n, 0, done);
 }
 
 /**
