@@ -914,14 +914,36 @@ static void test_errors_counted(void **state)
 	assert_int_equal(nlog(c), n0 + 2);
 	assert_int_equal(c->f.log[n0].start, page_addr(0));
 
-	/* A full fast node: the data stays out, retried, back at close. */
+	/*
+	 * A full fast node: each chunk's prefetch is tried
+	 * TT_SCHED_FETCH_PASSES times, then what is left stays on the slow
+	 * node, counted in prefetch_left_bytes, as in the module; tt_close()
+	 * brings back only what an episode still holds.
+	 */
 	c->f.full_node = 0;
+	n0 = nlog(c);
 	std_iteration(c, 3);
+	assert_int_equal(nlog(c), n0 + 2 + 2 * TT_SCHED_FETCH_PASSES);
+	assert_int_equal(c->f.log[n0 + 2].node, 0);
+	assert_int_equal(c->f.log[n0 + 2 + TT_SCHED_FETCH_PASSES].start,
+			 c->f.log[n0 + 1 + 2 * TT_SCHED_FETCH_PASSES].start);
 	assert_int_equal(on_node(c, 0, 256, 1), 256);
+	st = stats(c);
+	assert_int_equal(st.prefetch_left_bytes,
+			 on_node(c, 0, 2048, 1) * ps);
+	assert_true(st.prefetch_left_bytes >= 256 * ps);
 	c->f.full_node = -1;
+	/* an episode still out at close comes back */
+	n0 = nlog(c);
+	iter_begin(c, 8 * MS);
+	ev(c, 0, 1, 1, TT_FWD);
+	save(c, 1, 512, 256, 0);
+	ev(c, 1 * MS, 0, 1, TT_FWD);
+	assert_int_equal(on_node(c, 512, 256, 1), 256);
 	tt_close(c->s);
 	c->s = NULL;
-	assert_int_equal(on_node(c, 0, 2048, 0), 2048);
+	assert_int_equal(on_node(c, 512, 256, 0), 256);
+	assert_int_equal(on_node(c, 0, 2048, 1) * ps, st.prefetch_left_bytes);
 }
 
 /*
