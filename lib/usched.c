@@ -581,13 +581,16 @@ static int tt_us_op_move(struct tt_exec *x, struct tt_exec_layer *l,
 			from = (uint64_t *)tt_us_note.bytes;
 		tt_us_note.x = NULL;
 	}
-	if (ret == -EFAULT || ret == -EOPNOTSUPP) {
+	switch (ret) {
+	case -EFAULT:		/* refused by the check: counted, not moved */
+		res->skipped_not_present += pages;
 		res->pages += pages;
-		if (ret == -EFAULT)
-			res->skipped_not_present += pages;
-		else
-			res->skipped_unsupported += pages;
-	} else {
+		break;
+	case -EOPNOTSUPP:
+		res->skipped_unsupported += pages;
+		res->pages += pages;
+		break;
+	default:
 		ret = us->ops->move(us->ctx, m->start, m->end, m->nids[0], res,
 				    from);
 		/* an eviction's failed move is in @res (skipped_*) */
@@ -793,11 +796,10 @@ static void tt_us_op_trace_event(struct tt_exec *x, const struct tt_event *ev,
 }
 
 static void tt_us_op_trace_migration(struct tt_exec *x, unsigned int type,
-				     unsigned int layer,
-				     unsigned long long iter,
+				     unsigned int layer, unsigned long long iter,
 				     unsigned long long bytes,
-				     unsigned long long start, int node,
-				     unsigned int flags)
+				     unsigned long long start,
+				     int node, unsigned int flags)
 {
 	(void)x, (void)type, (void)layer, (void)iter, (void)bytes;
 	(void)start, (void)node, (void)flags;
@@ -861,43 +863,22 @@ static void tt_us_op_pause(struct tt_exec *x, unsigned int us)
 	nanosleep(&ts, NULL);
 }
 
+/* Every operation, each named tt_us_op_<op>. */
+#define TT_US_OP(op) .op = tt_us_op_##op
 static const struct tt_exec_ops tt_us_exec_ops = {
-	.now = tt_us_op_now,
-	.lock = tt_us_op_lock,
-	.unlock = tt_us_op_unlock,
-	.queue = tt_us_op_queue,
-	.wait = tt_us_op_wait,
-	.victims_done = tt_us_op_victims_done,
-	.timer_arm = tt_us_op_timer_arm,
-	.stopped = tt_us_op_stopped,
-	.pin = tt_us_op_pin,
-	.unpin = tt_us_op_unpin,
-	.move = tt_us_op_move,
-	.move_plain = tt_us_op_move_plain,
-	.residency = tt_us_op_residency,
-	.node_slow = tt_us_op_node_slow,
-	.node_check = tt_us_op_node_check,
-	.evict_order = tt_us_op_evict_order,
-	.cpu_node = tt_us_op_cpu_node,
-	.mapped = tt_us_op_mapped,
-	.alloc = tt_us_op_alloc,
-	.free = tt_us_op_free,
-	.layer_new = tt_us_op_layer_new,
-	.layer_free = tt_us_op_layer_free,
-	.range_alloc = tt_us_op_range_alloc,
-	.range_free = tt_us_op_range_free,
-	.limit = tt_us_op_limit,
-	.trace_event = tt_us_op_trace_event,
-	.trace_migration = tt_us_op_trace_migration,
-	.trace_layer = tt_us_op_trace_layer,
-	.budget_publish = tt_us_op_budget_publish,
-	.budget_limit = tt_us_op_budget_limit,
-	.budget_active = tt_us_op_budget_active,
-	.budget_kick = tt_us_op_budget_kick,
-	.budget_stuck = tt_us_op_budget_stuck,
-	.resched = tt_us_op_resched,
-	.pause = tt_us_op_pause,
+	TT_US_OP(now), TT_US_OP(lock), TT_US_OP(unlock), TT_US_OP(queue),
+	TT_US_OP(wait), TT_US_OP(victims_done), TT_US_OP(timer_arm),
+	TT_US_OP(stopped), TT_US_OP(pin), TT_US_OP(unpin), TT_US_OP(move),
+	TT_US_OP(move_plain), TT_US_OP(residency), TT_US_OP(node_slow),
+	TT_US_OP(node_check), TT_US_OP(evict_order), TT_US_OP(cpu_node),
+	TT_US_OP(mapped), TT_US_OP(alloc), TT_US_OP(free), TT_US_OP(layer_new),
+	TT_US_OP(layer_free), TT_US_OP(range_alloc), TT_US_OP(range_free),
+	TT_US_OP(limit), TT_US_OP(trace_event), TT_US_OP(trace_migration),
+	TT_US_OP(trace_layer), TT_US_OP(budget_publish),
+	TT_US_OP(budget_limit), TT_US_OP(budget_active), TT_US_OP(budget_kick),
+	TT_US_OP(budget_stuck), TT_US_OP(resched), TT_US_OP(pause),
 };
+#undef TT_US_OP
 
 /* ---- the backend's calls (s->lock not held) ----------------------------- */
 
