@@ -34,8 +34,10 @@
  * (tt_exec_fetch_all(), the tt_close() contract) before anything is freed.
  *
  * Locking: s->lock is the executor's lock (ops->lock). It is held while a
- * saved tensor's range is checked against /proc/self/maps (ops->mapped)
- * and while a thread waits for work; never while memory moves.
+ * saved tensor's range is checked against /proc/self/maps (ops->mapped),
+ * while an eviction's first step reads the node layout from sysfs
+ * (ops->evict_order) and while a thread waits for work; never while
+ * memory moves.
  */
 #include <errno.h>
 #include <limits.h>
@@ -569,6 +571,13 @@ static int tt_us_op_move(struct tt_exec *x, struct tt_exec_layer *l,
 	struct tt_us_layer *ul = l ? tt_us_layer_of(l) : NULL;
 	int ret = 0;
 
+	if (m->flags & TT_EXEC_MV_EVICT) {
+		/* the note is for this move only, used or not */
+		if (tt_us_note.x == x && tt_us_note.start == m->start &&
+		    tt_us_note.end == m->end)
+			from = (uint64_t *)tt_us_note.bytes;
+		tt_us_note.x = NULL;
+	}
 	if ((m->flags & TT_EXEC_MV_EVICT) && ul) {
 		if (ul->cache_at != l->mig_start) {
 			free(ul->cache);
@@ -576,10 +585,6 @@ static int tt_us_op_move(struct tt_exec *x, struct tt_exec_layer *l,
 			ul->cache_at = l->mig_start;
 		}
 		ret = us->ops->check(us->ctx, m->start, m->end, &ul->cache);
-		if (tt_us_note.x == x && tt_us_note.start == m->start &&
-		    tt_us_note.end == m->end)
-			from = (uint64_t *)tt_us_note.bytes;
-		tt_us_note.x = NULL;
 	}
 	switch (ret) {
 	case -EFAULT:		/* refused by the check: counted, not moved */
