@@ -98,17 +98,15 @@ struct tt_mp_range {
  *             calls from another process fail with EPERM, as the kernel's
  *             do from another mm).
  * @lock:      move_pages backend: protects @ranges, @nr_ranges,
- *             @cap_ranges, @stats, @sched, @last_ts_ns and the scheduler
- *             state behind @us; never held while memory moves.
+ *             @cap_ranges, @stats and @sched; the executor behind @us
+ *             takes it as its lock (core/exec.h); never held while memory
+ *             moves.
  * @ranges:    move_pages backend: registrations, sorted by address, disjoint.
  * @nr_ranges: entries used in @ranges.
  * @cap_ranges: entries allocated in @ranges.
  * @stats:     move_pages backend: the session counters.
  * @sched:     move_pages backend: the scheduler settings (valid is
  *             TT_SCHED_SET_ALL); the rates are the timeline's (in @us).
- * @last_ts_ns: move_pages backend: the time of the latest event (given
- *             with TT_EV_TIMESTAMP or read at submission), CLOCK_MONOTONIC
- *             ns; a TT_EV_TIMESTAMP before it is rejected.
  * @us:        move_pages backend: the userspace scheduler (usched.c),
  *             whose state @lock protects too.
  * @movers:    kernel backend: the mover threads (mover.c), or NULL.
@@ -123,7 +121,6 @@ struct tt_session {
 	size_t cap_ranges;
 	struct tt_ioc_stats stats;
 	struct tt_ioc_sched sched;
-	uint64_t last_ts_ns;
 	struct tt_us *us;
 	struct tt_movers *movers;
 };
@@ -311,7 +308,6 @@ int tt_mp_move_range(uint64_t start, uint64_t end, int node,
 #define TT_US_ENV_WORKERS	"TIERTRAIN_MP_WORKERS"
 
 struct tt_us;
-struct tt_us_layer;
 
 /**
  * struct tt_us_ops - what the userspace scheduler does to the world; the
@@ -358,9 +354,8 @@ int tt_us_parse_workers(const char *str, unsigned int *evict,
 int tt_us_open(struct tt_session *s);
 void tt_us_close(struct tt_session *s);
 uint64_t tt_us_now(struct tt_session *s);
-int tt_us_event(struct tt_session *s, const struct tt_event *ev,
-		uint64_t now, struct tt_us_layer **sync);
-void tt_us_sync_fetch(struct tt_session *s, struct tt_us_layer *sl);
+int tt_us_events(struct tt_session *s, const struct tt_event *ev,
+		 unsigned int n, unsigned int *done);
 void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st);
 void tt_us_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
 void tt_us_sched_apply(struct tt_session *s, const struct tt_ioc_sched *req);
@@ -374,5 +369,6 @@ int tt_us_set_ops(struct tt_session *s, const struct tt_us_ops *ops,
 void tt_us_kick(struct tt_session *s);
 void tt_us_settle(struct tt_session *s);
 unsigned int tt_us_threads(struct tt_session *s);
+uint64_t tt_us_last_ts(struct tt_session *s);
 
 #endif /* TT_LIB_INTERNAL_H */

@@ -710,8 +710,8 @@ static int tt_mp_stats(struct tt_session *s, struct tt_ioc_stats *st)
 		return -EFAULT;
 	pthread_mutex_lock(&s->lock);
 	*st = s->stats;
-	tt_us_stats(s, st);
 	pthread_mutex_unlock(&s->lock);
+	tt_us_stats(s, st);
 	return 0;
 }
 
@@ -751,7 +751,6 @@ int tt_mp_open(struct tt_session *s)
 	s->stats.abi_version = TT_ABI_VERSION;
 	s->stats.size = sizeof(s->stats);
 	tt_sched_defaults(&s->sched);
-	s->last_ts_ns = 0;
 	s->us = NULL;
 	ret = tt_us_open(s);
 	if (ret < 0)

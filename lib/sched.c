@@ -14,18 +14,17 @@
  *               (layer of TT_EV_ITER_BEGIN, addr and len of non-tensor
  *               events, ts_ns without TT_EV_TIMESTAMP);
  *   EINVAL      a TT_EV_TIMESTAMP time before the session's latest event.
- * The range of a saved tensor is not checked (the module checks it when it
- * evicts it).
  *
- * Every event of the move_pages backend goes through tt_mp_event(), which
- * checks and timestamps it and hands it to the userspace scheduler
- * (usched.c) under the session lock; the scheduler can still refuse it
- * with ENOSPC (more than TT_MP_MAX_RANGES saved tensors not yet forgotten,
- * or more than TT_US_MAX_LAYERS layer ids, the module parameters'
- * defaults) or ENOMEM. Only an accepted event counts in events and moves
- * the session's time on. With TT_SCHED_SYNC_LATE, a backward begin then
- * fetches the layer's late bytes in the calling thread, with the lock
- * dropped.
+ * Every event of the move_pages backend goes to the executor
+ * (core/exec.c, through usched.c's tt_us_events(); a TT_IOC_EVENTS batch
+ * whole), which checks and timestamps it with the module's checks (the
+ * range of a saved tensor too: inside the user address space and mapped);
+ * it can still refuse it with ENOSPC (more than TT_MP_MAX_RANGES saved
+ * tensors not yet forgotten, or more than TT_US_MAX_LAYERS layer ids, the
+ * module parameters' defaults), EOVERFLOW or ENOMEM. Only an accepted
+ * event counts in events and moves the session's time on. With
+ * TT_SCHED_SYNC_LATE, a backward begin then fetches the layer's late bytes
+ * in the calling thread, with the lock dropped.
  *
  * The settings live in the session (s->sched), except the rates, which
  * the scheduler's timeline measures and updates: tt_sched_get() reports
@@ -62,13 +61,12 @@ static int tt_sched_node_check(const char *node_dir, int node)
 }
 
 /*
- * The checks of TT_IOC_SET_SCHED, in this order: unknown valid or flags
- * bits and a non-zero budget_mib (EOPNOTSUPP, whatever @req->valid
- * selects: this backend has no fast-tier budget, so it refuses one rather
- * than accept a limit it would not keep; TT_SCHED_SET_BUDGET with 0 is
- * accepted, and tt_sched_get() reports 0), then the values of the
- * selected fields (EINVAL, ENODEV; TT_SCHED_REFERENCE with a bit of
- * TT_SCHED_EXTENSIONS is EINVAL).
+ * The checks of TT_IOC_SET_SCHED, as the module's, in this order: unknown
+ * valid or flags bits and a non-zero budget_mib without
+ * TT_SCHED_SET_BUDGET (EOPNOTSUPP), then the values of the selected fields
+ * (EINVAL, ENODEV; TT_SCHED_REFERENCE with a bit of TT_SCHED_EXTENSIONS is
+ * EINVAL). The budget is the session's own: the executor keeps it
+ * (core/exec.c), there is no module-wide one in this backend.
  */
 static int tt_sched_check(const struct tt_ioc_sched *req,
 			  const char *node_dir)
@@ -76,7 +74,8 @@ static int tt_sched_check(const struct tt_ioc_sched *req,
 	int ret;
 
 	if ((req->valid & ~TT_SCHED_SET_ALL) ||
-	    (req->flags & ~TT_SCHED_FLAGS_ALL) || req->budget_mib)
+	    (req->flags & ~TT_SCHED_FLAGS_ALL) ||
+	    (!(req->valid & TT_SCHED_SET_BUDGET) && req->budget_mib))
 		return -EOPNOTSUPP;
 	if ((req->valid & TT_SCHED_SET_FLAGS) &&
 	    (req->flags & TT_SCHED_REFERENCE) &&
@@ -117,6 +116,8 @@ static void tt_sched_merge(struct tt_ioc_sched *cur,
 		cur->slow_node = req->slow_node;
 		cur->fast_node = req->fast_node;
 	}
+	if (req->valid & TT_SCHED_SET_BUDGET)
+		cur->budget_mib = req->budget_mib;
 }
 
 /**
@@ -142,47 +143,24 @@ int tt_sched_apply(struct tt_ioc_sched *cur, const struct tt_ioc_sched *req,
 
 /**
  * tt_mp_event() - the move_pages backend's handling of one event.
- * @s:  the session (the caller has checked the process).
- * @ev: the event.
+ * @s:    the session (the caller has checked the process).
+ * @ev:   the event.
  *
- * Every event of the backend, single or batched, comes here. The event is
- * checked, given its time (@ev->ts_ns with TT_EV_TIMESTAMP, else the
- * scheduler's clock, never before the previous event's), handed to the
- * scheduler and counted in the session's stats. Whatever happens to the
- * memory it moves, the scheduler never fails an event.
+ * Every event of the backend, single or batched (tt_us_events() takes a
+ * batch whole), goes to the executor as it is (tt_exec_events(), s->lock not held: the executor
+ * takes it): it checks each event, gives it its time (@ev->ts_ns with
+ * TT_EV_TIMESTAMP, else the scheduler's clock, never before the previous
+ * event's) and counts it. Whatever happens to the memory it moves, the
+ * scheduler never fails an event.
  *
- * Return: 0, -EOPNOTSUPP, -EINVAL, -ENOSPC or -ENOMEM (nothing is counted
- * then).
+ * Return: 0, -EOPNOTSUPP, -EINVAL, -EFAULT, -EOVERFLOW, -ENOSPC or -ENOMEM
+ * (that event is not counted then).
  */
 int tt_mp_event(struct tt_session *s, const struct tt_event *ev)
 {
-	bool stamped = ev->flags & TT_EV_TIMESTAMP;
-	struct tt_us_layer *sync = NULL;
-	uint64_t now;
-	int ret;
+	unsigned int done;
 
-	ret = tt_event_check(ev);
-	if (ret < 0)
-		return ret;
-	now = stamped ? ev->ts_ns : tt_us_now(s);
-	pthread_mutex_lock(&s->lock);
-	if (now < s->last_ts_ns) {
-		if (stamped) {
-			pthread_mutex_unlock(&s->lock);
-			return -EINVAL;
-		}
-		/* Another thread's stamp came later than our clock read. */
-		now = s->last_ts_ns;
-	}
-	ret = tt_us_event(s, ev, now, &sync);
-	if (ret == 0) {
-		s->last_ts_ns = now;
-		s->stats.events++;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (sync)
-		tt_us_sync_fetch(s, sync);
-	return ret;
+	return tt_us_events(s, ev, 1, &done);
 }
 
 /* TT_IOC_EVENT. */
@@ -204,7 +182,7 @@ int tt_mp_event_op(struct tt_session *s, const struct tt_event *ev)
 int tt_mp_events_op(struct tt_session *s, struct tt_ioc_events *a)
 {
 	const struct tt_event *ev = (const void *)(uintptr_t)a->events_ptr;
-	uint32_t i;
+	unsigned int done = 0;
 	int ret;
 
 	a->done = 0;
@@ -217,13 +195,11 @@ int tt_mp_events_op(struct tt_session *s, struct tt_ioc_events *a)
 		return -EINVAL;
 	if (a->count && !ev)
 		return -EFAULT;
-	for (i = 0; i < a->count; i++) {
-		ret = tt_mp_event(s, &ev[i]);
-		if (ret < 0)
-			return ret;
-		a->done++;
-	}
-	return 0;
+	if (!a->count)
+		return 0;
+	ret = tt_us_events(s, ev, a->count, &done);
+	a->done = done;
+	return ret;
 }
 
 /* TT_IOC_GET_SCHED. */
@@ -235,9 +211,7 @@ int tt_mp_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
 		return ret;
 	if (!cfg)
 		return -EFAULT;
-	pthread_mutex_lock(&s->lock);
 	tt_us_sched_get(s, cfg);
-	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
@@ -255,8 +229,8 @@ int tt_mp_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg)
 		return ret;
 	pthread_mutex_lock(&s->lock);
 	tt_sched_merge(&s->sched, cfg);
-	tt_us_sched_apply(s, cfg);
 	pthread_mutex_unlock(&s->lock);
+	tt_us_sched_apply(s, cfg);
 	return 0;
 }
 
@@ -272,10 +246,7 @@ int tt_mp_hint(struct tt_session *s, const struct tt_ioc_hint *req)
 			    &end);
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&s->lock);
-	ret = tt_us_hint(s, req, start, end);
-	pthread_mutex_unlock(&s->lock);
-	return ret;
+	return tt_us_hint(s, req, start, end);
 }
 
 /* TT_IOC_LAYERS: flags (EOPNOTSUPP), then the scheduler's layers. */
@@ -287,8 +258,5 @@ int tt_mp_layers(struct tt_session *s, struct tt_ioc_layers *a)
 		return ret;
 	if (a->flags)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&s->lock);
-	ret = tt_us_layers(s, a);
-	pthread_mutex_unlock(&s->lock);
-	return ret;
+	return tt_us_layers(s, a);
 }

@@ -228,9 +228,10 @@ int tt_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg);
  * offline or has no memory). TT_SCHED_SET_BUDGET with budget_mib sets the
  * session's fast-tier budget (see "Fast-tier budget" in
  * <linux/tiertrain.h>); a budget lowered below what the session holds on
- * the fast tier evicts victims before the call returns. Only the kernel
- * backend has budgets: the move_pages backend refuses a budget_mib other
- * than 0 (EOPNOTSUPP) and tt_sched_get() reports 0 there.
+ * the fast tier evicts victims before the call returns. Both backends:
+ * the move_pages backend keeps the session's own budget the same way (no
+ * module-wide budget there; Documentation/scheduler.md, "Fast-tier
+ * budget").
  */
 int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
 
@@ -258,7 +259,7 @@ int tt_sched_set(struct tt_session *s, const struct tt_ioc_sched *cfg);
  * ENOSPC when the fast node has no room for some, after the hint was
  * recorded; EINTR on a fatal signal, kernel backend). ARCHIVE makes those
  * pages the first to leave when the session's fast-tier budget needs room
- * (kernel backend; the move_pages backend has no budget, so they stay).
+ * (both backends).
  * RETIRE moves nothing and ends the range's PIN_FAST and ARCHIVE hints.
  */
 int tt_hint(struct tt_session *s, const void *addr, size_t len,

@@ -914,14 +914,36 @@ static void test_errors_counted(void **state)
 	assert_int_equal(nlog(c), n0 + 2);
 	assert_int_equal(c->f.log[n0].start, page_addr(0));
 
-	/* A full fast node: the data stays out, retried, back at close. */
+	/*
+	 * A full fast node: each chunk's prefetch is tried
+	 * TT_SCHED_FETCH_PASSES times, then what is left stays on the slow
+	 * node, counted in prefetch_left_bytes, as in the module; tt_close()
+	 * brings back only what an episode still holds.
+	 */
 	c->f.full_node = 0;
+	n0 = nlog(c);
 	std_iteration(c, 3);
+	assert_int_equal(nlog(c), n0 + 2 + 2 * TT_SCHED_FETCH_PASSES);
+	assert_int_equal(c->f.log[n0 + 2].node, 0);
+	assert_int_equal(c->f.log[n0 + 2 + TT_SCHED_FETCH_PASSES].start,
+			 c->f.log[n0 + 1 + 2 * TT_SCHED_FETCH_PASSES].start);
 	assert_int_equal(on_node(c, 0, 256, 1), 256);
+	st = stats(c);
+	assert_int_equal(st.prefetch_left_bytes,
+			 on_node(c, 0, 2048, 1) * ps);
+	assert_true(st.prefetch_left_bytes >= 256 * ps);
 	c->f.full_node = -1;
+	/* an episode still out at close comes back */
+	n0 = nlog(c);
+	iter_begin(c, 8 * MS);
+	ev(c, 0, 1, 1, TT_FWD);
+	save(c, 1, 512, 256, 0);
+	ev(c, 1 * MS, 0, 1, TT_FWD);
+	assert_int_equal(on_node(c, 512, 256, 1), 256);
 	tt_close(c->s);
 	c->s = NULL;
-	assert_int_equal(on_node(c, 0, 2048, 0), 2048);
+	assert_int_equal(on_node(c, 512, 256, 0), 256);
+	assert_int_equal(on_node(c, 0, 2048, 1) * ps, st.prefetch_left_bytes);
 }
 
 /*
@@ -1149,6 +1171,100 @@ static void test_plain_hint(void **state)
 	ev(c, 1 * MS, 0, 1, TT_FWD);
 }
 
+/* Moves of the fake mover made by the calling thread since entry @from. */
+static unsigned int moves_by_me(struct tctx *c, unsigned int from, int node)
+{
+	unsigned int i, n = 0;
+
+	pthread_mutex_lock(&c->f.lock);
+	for (i = from; i < c->f.nlog; i++)
+		n += pthread_equal(c->f.log[i].thread, pthread_self()) &&
+		     c->f.log[i].node == node;
+	pthread_mutex_unlock(&c->f.lock);
+	return n;
+}
+
+/*
+ * The fast-tier budget (the session's own, as the module's: core/exec.c):
+ * accepted and reported; a registration over it makes room before the
+ * call returns by evicting victims in the calling thread, even while
+ * profiling; the victims' prefetch waits for room while the layer's own
+ * tensors fill the budget, and comes back when they are released;
+ * lowering the budget makes room in tt_sched_set().
+ */
+static void test_budget(void **state)
+{
+	struct tctx *c = *state;
+	struct tt_ioc_sched cfg = {
+		.valid = TT_SCHED_SET_BUDGET,
+		.budget_mib = 2,
+	};
+	struct tt_ioc_stats st;
+	unsigned int n0;
+
+	/* a budget_mib without TT_SCHED_SET_BUDGET: refused, as the module */
+	cfg.valid = TT_SCHED_SET_STAY;
+	cfg.stay_ns = TT_SCHED_DEF_STAY_NS;
+	assert_int_equal(tt_sched_set(c->s, &cfg), -EOPNOTSUPP);
+	cfg.valid = TT_SCHED_SET_BUDGET;
+	assert_int_equal(tt_sched_set(c->s, &cfg), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	assert_int_equal(tt_sched_get(c->s, &cfg), 0);
+	assert_int_equal(cfg.budget_mib, 2);
+	assert_int_equal(stats(c).budget_bytes, 2 * MIB);
+
+	/* Profiling: 4 MiB saved under a 2 MiB budget. */
+	iter_begin(c, 8 * MS);
+	ev(c, 0, 1, 1, TT_FWD);
+	n0 = nlog(c);
+	save(c, 1, 0, 1024, 0);
+	/* the room was made by this call, before it returned */
+	assert_true(moves_by_me(c, n0, 1) > 0);
+	st = stats(c);
+	assert_true(st.fast_registered_bytes <= 2 * MIB);
+	assert_true(st.victims > 0);
+	assert_true(st.victim_bytes >= 2 * MIB);
+	assert_int_equal(on_node(c, 0, 1024, 1) * ps, st.victim_bytes);
+	assert_int_equal(st.bytes_evicted, st.victim_bytes);
+	assert_int_equal(st.budget_overruns, 0);
+	assert_true(st.fast_peak_bytes <= 2 * MIB);
+	ev(c, 1 * MS, 0, 1, TT_FWD);
+	/*
+	 * The backward begin: the layer's prefetch admits nothing (its own
+	 * tensors fill the budget, no colder victim), it waits for room; the
+	 * backward end releases the one-shot tensors and it comes back.
+	 */
+	ev(c, 10 * MS, 1, 1, TT_BWD);
+	assert_int_equal(on_node(c, 0, 1024, 0) * ps, 2 * MIB);
+	assert_int_equal(stats(c).budget_waits, 1);
+	ev(c, 11 * MS, 0, 1, TT_BWD);
+	assert_int_equal(on_node(c, 0, 1024, 0), 1024);
+	st = stats(c);
+	assert_int_equal(st.bytes_prefetched, st.victim_bytes);
+
+	/* No budget: a registration moves nothing. */
+	cfg.valid = TT_SCHED_SET_BUDGET;
+	cfg.budget_mib = 0;
+	assert_int_equal(tt_sched_set(c->s, &cfg), 0);
+	assert_int_equal(stats(c).budget_bytes, 0);
+	iter_begin(c, 8 * MS);
+	ev(c, 0, 1, 1, TT_FWD);
+	n0 = nlog(c);
+	save(c, 1, 0, 1024, 0);
+	assert_int_equal(nlog(c), n0);
+	/* A budget set now makes room in tt_sched_set() itself. */
+	cfg.budget_mib = 1;
+	assert_int_equal(tt_sched_set(c->s, &cfg), 0);
+	assert_true(moves_by_me(c, n0, 1) > 0);
+	st = stats(c);
+	assert_true(st.fast_registered_bytes <= 1 * MIB);
+	assert_true(on_node(c, 0, 1024, 1) * ps >= 3 * MIB);
+	/* and tt_close() brings the victims back */
+	tt_close(c->s);
+	c->s = NULL;
+	assert_int_equal(on_node(c, 0, 1024, 0), 1024);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1169,6 +1285,7 @@ int main(void)
 		T(test_enospc),
 		T(test_many_iterations),
 		T(test_real_clock),
+		T(test_budget),
 #undef T
 	};
 

@@ -26,7 +26,12 @@
  *                 node when tt_layer_begin(TT_BWD) returns;
  *   close         tt_close() right after a forward pass (data evicted,
  *                 prefetches pending) leaves everything on the fast node,
- *                 intact.
+ *                 intact;
+ *   budget        with a fast-tier budget of 6 MiB (the executor's, as in
+ *                 the module) every tensor registration returns with at
+ *                 most the budget (plus one huge page) of the saved
+ *                 tensors on the fast node, victims counted, no overrun,
+ *                 the data intact and all of it back after tt_close().
  * It ends with kselftest's "# Totals:" line. Exit status: 0 when every
  * check passed, 1 otherwise, 4 (kselftest's "skip") when the machine has
  * no second node.
@@ -64,6 +69,10 @@
  * @slow_seen:  bytes seen on other nodes after the forward end.
  * @fast_at_bwd: bytes on the fast node right after the backward begin.
  * @bad_data:   tensors found changed.
+ * @budget:     the session's fast-tier budget (0: none): forward() then
+ *              measures the saved tensors on the fast node after each
+ *              registration.
+ * @peak_fast:  the most it measured.
  */
 struct trainer {
 	struct tt_session *s;
@@ -77,6 +86,8 @@ struct trainer {
 	uint64_t slow_seen[MAXL];
 	uint64_t fast_at_bwd[MAXL];
 	unsigned int bad_data;
+	uint64_t budget;
+	uint64_t peak_fast;
 };
 
 static int failures, passes, verbose;
@@ -196,6 +207,17 @@ static void forward(struct trainer *tr, unsigned int id)
 	fill(tr, id);
 	call(tt_tensor_saved(tr->s, id, tr->t[id - 1], tr->sz),
 	     "tt_tensor_saved");
+	if (tr->budget) {
+		uint64_t sum = 0;
+		unsigned int l;
+
+		for (l = 1; l <= id; l++) {
+			where(tr, tr->t[l - 1], tr->sz, &fast, &other);
+			sum += fast;
+		}
+		if (sum > tr->peak_fast)
+			tr->peak_fast = sum;
+	}
 	busy_ms(tr->compute_ms);
 	call(tt_layer_end(tr->s, id, TT_FWD), "tt_layer_end(FWD)");
 	if (!tr->watch || !planned(tr, id))
@@ -618,6 +640,58 @@ static void run_close(struct trainer *tr, unsigned int iters)
 	tr->s = NULL;
 }
 
+/* The session's own fast-tier budget, kept by the executor's victims. */
+static void run_budget(struct trainer *tr, unsigned int iters)
+{
+	struct tt_ioc_sched cfg = {
+		.valid = TT_SCHED_SET_BUDGET,
+		.budget_mib = 6,
+	};
+	struct tt_ioc_stats st;
+	uint64_t other;
+	unsigned int l, ok = 1;
+	int fast_ok;
+
+	open_session(tr, 0);
+	call(tt_sched_set(tr->s, &cfg), "tt_sched_set(budget)");
+	tr->budget = (uint64_t)cfg.budget_mib << 20;
+	tr->peak_fast = 0;
+	tr->bad_data = 0;
+	warm_up(tr, iters);
+	call(tt_stats(tr->s, &st), "tt_stats");
+	if (verbose)
+		print_stats(&st);
+	check(st.budget_bytes == tr->budget && st.victims > 0 &&
+	      st.victim_bytes > 0, "budget_victims",
+	      "budget %.1f MiB, %llu victims, %.1f MiB",
+	      st.budget_bytes / 1048576.0, (unsigned long long)st.victims,
+	      st.victim_bytes / 1048576.0);
+	check(tr->peak_fast <= tr->budget + THP, "budget_kept",
+	      "at most %.1f MiB of saved tensors on the fast node when a registration returned (budget %.1f MiB)",
+	      tr->peak_fast / 1048576.0, tr->budget / 1048576.0);
+	check(st.fast_peak_bytes <= tr->budget && !st.budget_overruns,
+	      "budget_counted", "fast peak %.1f MiB, %llu overruns",
+	      st.fast_peak_bytes / 1048576.0,
+	      (unsigned long long)st.budget_overruns);
+	tt_close(tr->s);
+	tr->s = NULL;
+	tr->budget = 0;
+	/* A new session only to read residency. */
+	setenv("TIERTRAIN_BACKEND", "move_pages", 1);
+	tr->s = tt_open();
+	if (!tr->s)
+		die("tt_open", errno);
+	for (l = 1; l <= tr->nl; l++)
+		ok &= intact(tr, l, tr->iter - 1);
+	fast_ok = all_fast(tr, &other);
+	check(fast_ok && ok && !tr->bad_data, "budget_data",
+	      "after tt_close(): %llu bytes off the fast node, data %s, %u tensors changed during the run",
+	      (unsigned long long)other, ok ? "intact" : "CHANGED",
+	      tr->bad_data);
+	tt_close(tr->s);
+	tr->s = NULL;
+}
+
 static void print_usage(void)
 {
 	printf("usage: %s [-v] [-l LAYERS] [-s MIB] [-c COMPUTE_MS] [-i WARMUP_ITERS]\n",
@@ -684,6 +758,7 @@ int main(int argc, char **argv)
 	run_sync(&tr, iters);
 	run_hints(&tr, iters);
 	run_close(&tr, iters);
+	run_budget(&tr, iters);
 	/* The summary line scripts/check reads (kselftest's format). */
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 	       passes, failures);

@@ -90,9 +90,9 @@ def attach(model, *, layers=None, sched_flags=None, sync_late=None,
     @profile_iters, @stay_us, @slow_node, @fast_node (-1: automatic);
     @budget_mib, the session's fast-tier budget in MiB (TT_SCHED_SET_BUDGET:
     its registered bytes on the fast tier stay within it, victims evicted
-    to make room; 0: none; Documentation/scheduler.md). Only the kernel
-    module has budgets: with the move_pages backend a budget_mib other
-    than 0 raises TiertrainError (EOPNOTSUPP).
+    to make room; 0: none; Documentation/scheduler.md). Both backends
+    (the move_pages backend: the session's own budget, no module-wide
+    one).
 
     @train_only: forward passes of a model in eval mode make no events
     (passes with gradients disabled never do). @params: also register
