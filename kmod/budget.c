@@ -178,10 +178,8 @@ void tt_budget_kick(void)
 		queue_work(system_unbound_wq, &tt_budget_work);
 }
 
-/**
- * tt_budget_changed() - the budget_mib setting changed (config.c)
- */
-void tt_budget_changed(void)
+/* The budget_mib setting's change hook (tt_config_hook()). */
+static void tt_budget_changed(void)
 {
 	tt_budget_kick();
 }
@@ -282,21 +280,25 @@ void tt_budget_leave(struct tt_ksession *s)
 }
 
 /**
- * tt_budget_init() - the work may be queued from now on
+ * tt_budget_init() - the work may be queued from now on; register the
+ * budget_mib setting's change hook
  *
  * Return: 0.
  */
 int tt_budget_init(void)
 {
 	WRITE_ONCE(tt_budget_up, true);
+	tt_config_hook(TT_CFG_BUDGET_MIB, tt_budget_changed);
 	return 0;
 }
 
 /**
- * tt_budget_exit() - no session is left; stop the work and free the scratch
+ * tt_budget_exit() - no session is left; remove the hook, stop the work
+ * and free the scratch
  */
 void tt_budget_exit(void)
 {
+	tt_config_unhook(TT_CFG_BUDGET_MIB, tt_budget_changed);
 	WRITE_ONCE(tt_budget_up, false);
 	cancel_work_sync(&tt_budget_work);
 	kfree(tt_budget_scratch);

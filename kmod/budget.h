@@ -100,7 +100,6 @@ struct tt_budget {
 
 int tt_budget_init(void);
 void tt_budget_exit(void);
-void tt_budget_changed(void);
 
 void tt_budget_join(struct tt_ksession *s);
 void tt_budget_leave(struct tt_ksession *s);

@@ -156,11 +156,11 @@ static int tt_bw_throttle(struct tt_migrate_result *res, u64 *moved,
 	return tt_bw_wait(tt_bw_charge(bytes, cap << 20), stop, killable);
 }
 
-/**
- * tt_migrate_pool_resize() - the workers setting changed: resize the pool
- * (config.c, kernel_param_lock(THIS_MODULE) held, like the pool's creation)
+/*
+ * The workers setting's change hook (tt_config_hook()): resize the pool;
+ * kernel_param_lock(THIS_MODULE) held, like the pool's creation.
  */
-void tt_migrate_pool_resize(void)
+static void tt_migrate_pool_resize(void)
 {
 	if (tt_wq)
 		workqueue_set_max_active(tt_wq, tt_migrate_workers());
@@ -984,7 +984,8 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 }
 
 /**
- * tt_migrate_init() - create the worker pool
+ * tt_migrate_init() - create the worker pool and register its size's
+ * change hook (TT_CFG_WORKERS)
  *
  * Return: 0 or -ENOMEM.
  */
@@ -996,16 +997,21 @@ int tt_migrate_init(void)
 	wq = alloc_workqueue("tiertrain", WQ_UNBOUND, tt_migrate_workers());
 	tt_wq = wq;
 	kernel_param_unlock(THIS_MODULE);
-	return wq ? 0 : -ENOMEM;
+	if (!wq)
+		return -ENOMEM;
+	tt_config_hook(TT_CFG_WORKERS, tt_migrate_pool_resize);
+	return 0;
 }
 
 /**
- * tt_migrate_exit() - wait for the pool's work and destroy it
+ * tt_migrate_exit() - remove the hook, wait for the pool's work and destroy
+ * the pool
  */
 void tt_migrate_exit(void)
 {
 	struct workqueue_struct *wq;
 
+	tt_config_unhook(TT_CFG_WORKERS, tt_migrate_pool_resize);
 	kernel_param_lock(THIS_MODULE);
 	wq = tt_wq;
 	tt_wq = NULL;
