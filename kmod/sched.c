@@ -1799,7 +1799,7 @@ static void tt_sched_budget_room(struct tt_ksession *s)
 
 /**
  * tt_sched_budget_visit() - the module's budget work visits the session
- * (budget.c)
+ * (budget.c; the visitor tt_sched_module_init() registers)
  * @s:      the session (the caller holds a reference).
  * @shrink: true: evict victims down to the budget in force when over it
  *          (its share may have shrunk); false: retry the prefetches
@@ -3179,6 +3179,7 @@ int tt_sched_module_init(void)
 	}
 	tt_config_hook(TT_CFG_EVICT_WORKERS, tt_sched_pools_resize);
 	tt_config_hook(TT_CFG_PREFETCH_WORKERS, tt_sched_pools_resize);
+	tt_budget_visitor(tt_sched_budget_visit);
 	return 0;
 }
 
@@ -3192,6 +3193,7 @@ void tt_sched_module_exit(void)
 
 	tt_config_unhook(TT_CFG_EVICT_WORKERS, tt_sched_pools_resize);
 	tt_config_unhook(TT_CFG_PREFETCH_WORKERS, tt_sched_pools_resize);
+	tt_budget_visitor(NULL);
 	kernel_param_lock(THIS_MODULE);
 	ewq = tt_evict_wq;
 	pwq = tt_prefetch_wq;
