@@ -33,6 +33,18 @@ struct tt_evlog {
 	bool tried;
 };
 
+/**
+ * struct tt_evlog_sink - where else a recorded event goes (the netlink
+ * multicast groups; netlink.c installs it with tt_evlog_sink())
+ * @event: called for every event recorded, after the ring and the
+ *         tracepoints, in a context that may sleep; it must not call into
+ *         the event log.
+ */
+struct tt_evlog_sink {
+	void (*event)(struct tt_ksession *s, const struct tt_trace_event *ev);
+};
+
+void tt_evlog_sink(const struct tt_evlog_sink *sink);
 void tt_evlog_init(struct tt_evlog *log);
 void tt_evlog_free(struct tt_evlog *log);
 void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev);
