@@ -235,6 +235,12 @@ bool tt_vma_supported(struct vm_area_struct *vma)
 	return true;
 }
 
+/* tt_pagescan_vmas()'s check for tt_migrate_check() */
+static int tt_migrate_check_vma(struct vm_area_struct *vma)
+{
+	return tt_vma_supported(vma) ? 0 : -EOPNOTSUPP;
+}
+
 /**
  * tt_migrate_check() - the range checks of TT_IOC_REGISTER and TT_IOC_MIGRATE
  * @mm:    the caller's mm (mmap_lock not held).
@@ -247,26 +253,7 @@ bool tt_vma_supported(struct vm_area_struct *vma)
 int tt_migrate_check(struct mm_struct *mm, unsigned long start,
 		     unsigned long end)
 {
-	struct vm_area_struct *vma;
-	unsigned long addr = start;
-	int ret = 0;
-
-	if (mmap_read_lock_killable(mm))
-		return -EINTR;
-	while (addr < end) {
-		vma = find_vma(mm, addr);
-		if (!vma || vma->vm_start > addr) {
-			ret = -EFAULT;
-			break;
-		}
-		if (!tt_vma_supported(vma)) {
-			ret = -EOPNOTSUPP;
-			break;
-		}
-		addr = vma->vm_end;
-	}
-	mmap_read_unlock(mm);
-	return ret;
+	return tt_pagescan_vmas(mm, start, end, tt_migrate_check_vma);
 }
 
 /**
