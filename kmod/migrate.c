@@ -827,7 +827,7 @@ static void tt_mig_worker_fn(struct work_struct *work)
 
 /* Every slot is taken: the work items that have not started never will. */
 static void tt_mig_workers_cancel_idle(struct tt_mig_workers *set,
-				  struct tt_mig_worker *chunks, unsigned long n)
+				       struct tt_mig_worker *chunks, unsigned long n)
 {
 	unsigned long i;
 

@@ -235,7 +235,7 @@ struct tt_pagescan_residency_acc {
 };
 
 static void tt_pagescan_residency_count(struct tt_pagescan_residency_acc *acc,
-			       struct page *page)
+					struct page *page)
 {
 	int nid;
 
@@ -257,8 +257,8 @@ static void tt_pagescan_residency_count(struct tt_pagescan_residency_acc *acc,
  * first page that is not present. Called with mmap_read_lock held.
  */
 static void tt_pagescan_residency_gup(struct tt_pagescan_residency_acc *acc,
-			     struct vm_area_struct *vma, unsigned long addr,
-			     unsigned long end, struct page **pages)
+				      struct vm_area_struct *vma, unsigned long addr,
+				      unsigned long end, struct page **pages)
 {
 	long n, i;
 
@@ -288,9 +288,9 @@ static void tt_pagescan_residency_gup(struct tt_pagescan_residency_acc *acc,
 
 /* One piece of tt_pagescan_residency(), inside @vma, with mmap_read_lock held. */
 static int tt_pagescan_residency_piece(struct tt_pagescan_residency_acc *acc,
-			      struct tt_pagescan *ps, unsigned long seq,
-			      struct vm_area_struct *vma, unsigned long addr,
-			      unsigned long end, unsigned long *buf)
+				       struct tt_pagescan *ps, unsigned long seq,
+				       struct vm_area_struct *vma, unsigned long addr,
+				       unsigned long end, unsigned long *buf)
 {
 	unsigned long i;
 	int ret;
@@ -328,7 +328,7 @@ static int tt_pagescan_residency_piece(struct tt_pagescan_residency_acc *acc,
  * fatal signal, -ENOMEM.
  */
 int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
-		 u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other)
+			  u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other)
 {
 	struct tt_pagescan_residency_acc acc = {
 		.bytes = bytes,
@@ -373,7 +373,7 @@ int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned lo
 			next = min3(end, vma->vm_end,
 				    addr + TT_SCAN_CHUNK * PAGE_SIZE);
 			ret = tt_pagescan_residency_piece(&acc, &ps, seq, vma, addr,
-						 next, buf);
+							  next, buf);
 		}
 		mmap_read_unlock(mm);
 		if (ret == -EBUSY) {

@@ -52,6 +52,6 @@ int tt_pagescan_vmas(struct mm_struct *mm, unsigned long start,
 		     unsigned long end, int (*check)(struct vm_area_struct *vma));
 
 int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
-		 u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other);
+			  u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other);
 
 #endif /* TT_PAGESCAN_H */
