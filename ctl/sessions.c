@@ -189,6 +189,51 @@ int tt_sessions_fetch(struct tt_nl *nl, uint32_t pid,
 	return ret;
 }
 
+/**
+ * tt_sessions_verb_fetch() - what "tierctl sessions" and "tierctl stats"
+ * begin with: their optional process id argument, a connection and the
+ * sessions dump.
+ * @ctl:  the streams; the errors are printed to @ctl->err.
+ * @verb: the verb, for the messages.
+ * @argc: the verb's arguments (argv[0] is the verb).
+ * @argv: them.
+ * @nl:   out: the connection, open on success (close it).
+ * @pid:  out: the process id given, 0 for none.
+ * @ss:   out: the sessions (zeroed by the caller; free them either way);
+ *        an interrupted dump is warned about and kept.
+ *
+ * Return: 0, or 1 (the exit status) with the error printed and @nl closed.
+ */
+int tt_sessions_verb_fetch(const struct tt_ctl *ctl, const char *verb,
+			   int argc, char **argv, struct tt_nl *nl,
+			   uint32_t *pid, struct tt_ctl_sessions *ss)
+{
+	*pid = 0;
+	if (argc > 2) {
+		fprintf(ctl->err, "tierctl %s: unexpected argument '%s'; try 'tierctl %s --help'\n",
+			verb, argv[2], verb);
+		return 1;
+	}
+	if (argc == 2 && tt_ctl_parse_pid(argv[1], pid)) {
+		fprintf(ctl->err, "tierctl %s: '%s' is not a process id (a number in 1..%d)\n",
+			verb, argv[1], INT_MAX);
+		return 1;
+	}
+	if (tt_nl_open(nl) < 0) {
+		fprintf(ctl->err, "tierctl: %s\n", nl->err);
+		return 1;
+	}
+	if (tt_sessions_fetch(nl, *pid, ss) < 0) {
+		fprintf(ctl->err, "tierctl: %s: %s\n", verb, ss->err);
+		tt_nl_close(nl);
+		return 1;
+	}
+	if (ss->interrupted)
+		fprintf(ctl->err, "tierctl: %s: warning: sessions kept opening and closing during the dump; sessions opened or closed meanwhile may be missing\n",
+			verb);
+	return 0;
+}
+
 static void tt_sessions_print_json(const struct tt_ctl *ctl,
 				   const struct tt_ctl_sessions *ss,
 				   struct tt_json *j)
@@ -263,34 +308,16 @@ static void tt_sessions_print_text(const struct tt_ctl *ctl,
 int tt_sessions_main(const struct tt_ctl *ctl, int argc, char **argv)
 {
 	struct tt_ctl_sessions ss = { 0 };
-	uint32_t pid = 0;
+	uint32_t pid;
 	struct tt_nl nl;
-	int ret;
+	int ret = 0;
 
-	if (argc > 2) {
-		fprintf(ctl->err, "tierctl sessions: unexpected argument '%s'; try 'tierctl sessions --help'\n",
-			argv[2]);
-		return 1;
-	}
-	if (argc == 2 && tt_ctl_parse_pid(argv[1], &pid)) {
-		fprintf(ctl->err, "tierctl sessions: '%s' is not a process id (a number in 1..%d)\n",
-			argv[1], INT_MAX);
-		return 1;
-	}
-	if (tt_nl_open(&nl) < 0) {
-		fprintf(ctl->err, "tierctl: %s\n", nl.err);
-		return 1;
-	}
-	ret = tt_sessions_fetch(&nl, pid, &ss);
-	tt_nl_close(&nl);
-	if (ret < 0) {
-		fprintf(ctl->err, "tierctl: sessions: %s\n", ss.err);
+	if (tt_sessions_verb_fetch(ctl, "sessions", argc, argv, &nl, &pid,
+				   &ss)) {
 		tt_sessions_free(&ss);
 		return 1;
 	}
-	if (ss.interrupted)
-		fputs("tierctl: sessions: warning: sessions kept opening and closing during the dump; sessions opened or closed meanwhile may be missing\n",
-		      ctl->err);
+	tt_nl_close(&nl);
 	if (ctl->json) {
 		struct tt_json *j = tt_json_new(ctl->out, ctl->pretty);
 

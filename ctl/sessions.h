@@ -59,6 +59,10 @@ int tt_sessions_parse(const struct nlmsghdr *nlh, struct tt_ctl_sessions *ss);
 int tt_sessions_fetch(struct tt_nl *nl, uint32_t pid,
 		      struct tt_ctl_sessions *ss);
 void tt_sessions_free(struct tt_ctl_sessions *ss);
+struct tt_ctl;
+int tt_sessions_verb_fetch(const struct tt_ctl *ctl, const char *verb,
+			   int argc, char **argv, struct tt_nl *nl,
+			   uint32_t *pid, struct tt_ctl_sessions *ss);
 int tt_ctl_parse_pid(const char *s, uint32_t *pid);
 
 #endif /* TT_CTL_SESSIONS_H */

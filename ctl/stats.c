@@ -484,37 +484,18 @@ out:
 int tt_stats_main(const struct tt_ctl *ctl, int argc, char **argv)
 {
 	struct tt_ctl_sessions ss = { 0 };
-	uint32_t pid = 0;
+	uint32_t pid;
 	struct tt_nl nl;
 	int ret;
 
-	if (argc > 2) {
-		fprintf(ctl->err, "tierctl stats: unexpected argument '%s'; try 'tierctl stats --help'\n",
-			argv[2]);
+	if (tt_sessions_verb_fetch(ctl, "stats", argc, argv, &nl, &pid, &ss)) {
+		tt_sessions_free(&ss);
 		return 1;
 	}
-	if (argc == 2 && tt_ctl_parse_pid(argv[1], &pid)) {
-		fprintf(ctl->err, "tierctl stats: '%s' is not a process id (a number in 1..%d)\n",
-			argv[1], INT_MAX);
-		return 1;
-	}
-	if (tt_nl_open(&nl) < 0) {
-		fprintf(ctl->err, "tierctl: %s\n", nl.err);
-		return 1;
-	}
-	ret = tt_sessions_fetch(&nl, pid, &ss);
-	if (ret < 0) {
-		fprintf(ctl->err, "tierctl: stats: %s\n", ss.err);
-		goto out;
-	}
-	if (ss.interrupted)
-		fputs("tierctl: stats: warning: sessions kept opening and closing during the dump; sessions opened or closed meanwhile may be missing\n",
-		      ctl->err);
 	ret = pid ? tt_stats_process(ctl, &nl, &ss) : tt_stats_totals(ctl, &ss);
 	if (ret == -ENOMEM || ret == -EINVAL)
 		fprintf(ctl->err, "tierctl: stats: cannot print the output: %s\n",
 			strerror(-ret));
-out:
 	tt_nl_close(&nl);
 	tt_sessions_free(&ss);
 	return ret < 0 ? 1 : 0;

@@ -11,6 +11,10 @@
  * over its budget in force give room back (its share may have shrunk),
  * then retries every session's prefetches waiting for room.
  *
+ * The work does not know what a visit does: the scheduler, which owns the
+ * sessions' accounts, registers its visitor at its init
+ * (tt_budget_visitor()); the budget only decides when and whom to visit.
+ *
  * Locking: tt_budget_lock (a mutex) protects the list, the share scratch
  * and the visit counts. It is taken under a session's scheduler lock
  * (tt_budget_limit()) and never the other way round: the work takes
@@ -29,7 +33,6 @@
 
 #include "budget.h"
 #include "config.h"
-#include "sched.h"
 #include "session.h"
 
 static DEFINE_MUTEX(tt_budget_lock);
@@ -40,6 +43,8 @@ static u64 *tt_budget_scratch;
 static unsigned int tt_budget_scratch_cap;
 /* tt_budget_init() .. tt_budget_exit(): the work may be queued */
 static bool tt_budget_up;
+/* what a visit does; set before the work may run, cleared after it stopped */
+static tt_budget_visit_fn tt_budget_visit;
 
 static void tt_budget_work_fn(struct work_struct *work);
 static DECLARE_WORK(tt_budget_work, tt_budget_work_fn);
@@ -178,21 +183,22 @@ void tt_budget_kick(void)
 		queue_work(system_unbound_wq, &tt_budget_work);
 }
 
-/**
- * tt_budget_changed() - the budget_mib setting changed (config.c)
- */
-void tt_budget_changed(void)
+/* The budget_mib setting's change hook (tt_config_hook()). */
+static void tt_budget_changed(void)
 {
 	tt_budget_kick();
 }
 
 static void tt_budget_work_fn(struct work_struct *work)
 {
+	tt_budget_visit_fn visit = READ_ONCE(tt_budget_visit);
 	struct tt_ksession **ss;
 	struct tt_budget *b;
 	unsigned int n = 0, i, pass;
 	bool left;
 
+	if (WARN_ON_ONCE(!visit))
+		return;
 	mutex_lock(&tt_budget_lock);
 	ss = kvmalloc_array(max(tt_budget_nr, 1U), sizeof(*ss),
 			    GFP_KERNEL | __GFP_NOWARN);
@@ -221,7 +227,7 @@ static void tt_budget_work_fn(struct work_struct *work)
 			mutex_unlock(&tt_budget_lock);
 			if (left)
 				continue;
-			tt_sched_budget_visit(ss[i], pass == 0);
+			visit(ss[i], pass == 0);
 			mutex_lock(&tt_budget_lock);
 			WRITE_ONCE(b->visits, b->visits - 1);
 			mutex_unlock(&tt_budget_lock);
@@ -282,21 +288,39 @@ void tt_budget_leave(struct tt_ksession *s)
 }
 
 /**
- * tt_budget_init() - the work may be queued from now on
+ * tt_budget_visitor() - what the budget work does to a session it visits
+ * @fn: the visitor, or NULL to remove it.
+ *
+ * Set before tt_budget_init() and removed after tt_budget_exit() (the
+ * scheduler's tt_sched_module_init() and tt_sched_module_exit(), main.c's
+ * order): the work never runs without a visitor.
+ */
+void tt_budget_visitor(tt_budget_visit_fn fn)
+{
+	WARN_ON_ONCE(READ_ONCE(tt_budget_up));
+	WRITE_ONCE(tt_budget_visit, fn);
+}
+
+/**
+ * tt_budget_init() - the work may be queued from now on; register the
+ * budget_mib setting's change hook
  *
  * Return: 0.
  */
 int tt_budget_init(void)
 {
 	WRITE_ONCE(tt_budget_up, true);
+	tt_config_hook(TT_CFG_BUDGET_MIB, tt_budget_changed);
 	return 0;
 }
 
 /**
- * tt_budget_exit() - no session is left; stop the work and free the scratch
+ * tt_budget_exit() - no session is left; remove the hook, stop the work
+ * and free the scratch
  */
 void tt_budget_exit(void)
 {
+	tt_config_unhook(TT_CFG_BUDGET_MIB, tt_budget_changed);
 	WRITE_ONCE(tt_budget_up, false);
 	cancel_work_sync(&tt_budget_work);
 	kfree(tt_budget_scratch);

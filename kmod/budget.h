@@ -98,9 +98,17 @@ struct tt_budget {
 	bool stuck;
 };
 
+/*
+ * What the module's budget work does to each session it visits (the
+ * scheduler's, registered with tt_budget_visitor()): @shrink true, evict
+ * victims down to the budget in force; false, retry the prefetches waiting
+ * for room. Called with a reference to @s held, no lock held.
+ */
+typedef void (*tt_budget_visit_fn)(struct tt_ksession *s, bool shrink);
+
 int tt_budget_init(void);
 void tt_budget_exit(void);
-void tt_budget_changed(void);
+void tt_budget_visitor(tt_budget_visit_fn fn);
 
 void tt_budget_join(struct tt_ksession *s);
 void tt_budget_leave(struct tt_ksession *s);

@@ -14,8 +14,11 @@
  * request is applied as a whole.
  *
  * The other subsystems read values with tt_config_get() (a READ_ONCE of an
- * u32); settings with a side effect (worker pool sizes) call back into the
- * subsystem that owns the pool.
+ * u32). A setting with a side effect (a worker pool's size, the budget) has
+ * a change hook that the subsystem owning it registers at its init with
+ * tt_config_hook() and removes at its exit with tt_config_unhook(): this
+ * file calls nothing but the hooks so registered (calls point down:
+ * scripts/calls-check).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,10 +27,7 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
-#include "budget.h"
 #include "config.h"
-#include "migrate.h"
-#include "sched.h"
 
 /*
  * Defaults and descriptions, each written once: the descriptions are also
@@ -293,23 +293,51 @@ int tt_config_check(enum tt_cfg_key key, u64 value)
 	return value < d->min || value > d->max ? -ERANGE : 0;
 }
 
+/* The change hooks, kernel_param_lock(THIS_MODULE) held to read or write. */
+static tt_cfg_hook_fn tt_cfg_hooks[TT_CFG_NR];
+
+/**
+ * tt_config_hook() - have @fn called whenever @key changes
+ * @key: the setting; it has no hook yet (one owner per setting).
+ * @fn:  called with kernel_param_lock(THIS_MODULE) held after every new
+ *       value of @key (by a module parameter write or TT_CMD_SET_CONFIG),
+ *       and once now, so that a value set before the call (between the
+ *       owner's reading of it and this call) takes effect too.
+ *
+ * Takes kernel_param_lock(THIS_MODULE): the caller must not hold it.
+ */
+void tt_config_hook(enum tt_cfg_key key, tt_cfg_hook_fn fn)
+{
+	kernel_param_lock(THIS_MODULE);
+	if (!WARN_ON_ONCE(tt_cfg_hooks[key])) {
+		tt_cfg_hooks[key] = fn;
+		fn();
+	}
+	kernel_param_unlock(THIS_MODULE);
+}
+
+/**
+ * tt_config_unhook() - no more calls of @fn for @key
+ * @key: the setting.
+ * @fn:  its hook, registered with tt_config_hook().
+ *
+ * @fn is not running and is never called again when this returns (it
+ * takes kernel_param_lock(THIS_MODULE), which the calls hold): the caller
+ * must not hold it.
+ */
+void tt_config_unhook(enum tt_cfg_key key, tt_cfg_hook_fn fn)
+{
+	kernel_param_lock(THIS_MODULE);
+	if (tt_cfg_hooks[key] == fn)
+		tt_cfg_hooks[key] = NULL;
+	kernel_param_unlock(THIS_MODULE);
+}
+
 /* Side effects of a new value; kernel_param_lock(THIS_MODULE) held. */
 static void tt_config_effect(enum tt_cfg_key key)
 {
-	switch (key) {
-	case TT_CFG_WORKERS:
-		tt_migrate_pool_resize();
-		break;
-	case TT_CFG_EVICT_WORKERS:
-	case TT_CFG_PREFETCH_WORKERS:
-		tt_sched_pools_resize();
-		break;
-	case TT_CFG_BUDGET_MIB:
-		tt_budget_changed();
-		break;
-	default:
-		break;
-	}
+	if (tt_cfg_hooks[key])
+		tt_cfg_hooks[key]();
 }
 
 static void tt_config_store(const struct tt_cfg_change *c, unsigned int n)

@@ -70,7 +70,12 @@ struct tt_cfg_change {
 	u32 value;
 };
 
+/* A setting's change hook: see tt_config_hook(). */
+typedef void (*tt_cfg_hook_fn)(void);
+
 int tt_config_init(void);
+void tt_config_hook(enum tt_cfg_key key, tt_cfg_hook_fn fn);
+void tt_config_unhook(enum tt_cfg_key key, tt_cfg_hook_fn fn);
 u32 tt_config_get(enum tt_cfg_key key);
 const struct tt_cfg_desc *tt_config_desc(enum tt_cfg_key key);
 int tt_config_find(const char *name);

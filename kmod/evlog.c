@@ -9,7 +9,8 @@
  *    report events cost nothing, and read by the TT_CMD_GET_EVENTS dump
  *    (tt_evlog_read(): by seq, so a reader that falls behind learns how
  *    many events it missed);
- *  - the netlink multicast group (netlink.c), when someone listens;
+ *  - the sink netlink.c installs (tt_evlog_sink()): its multicast groups,
+ *    when someone listens;
  *  - the tracepoints tiertrain:tt_evict/tt_prefetch/tt_late/tt_drop.
  *
  * The scheduler calls in from its event path and its workers (sched.c);
@@ -24,16 +25,39 @@
 #include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
 #include <linux/string.h>
 
 #include "config.h"
 #include "event.h"
 #include "evlog.h"
-#include "netlink.h"
 #include "session.h"
 
 #define CREATE_TRACE_POINTS
 #include "tt_trace.h"
+
+/*
+ * The installed sink, NULL when none. Its calls may sleep, so readers hold
+ * tt_evlog_srcu (sleepable RCU) around them and a removal waits for them.
+ */
+static const struct tt_evlog_sink __rcu *tt_evlog_out;
+DEFINE_STATIC_SRCU(tt_evlog_srcu);
+
+/**
+ * tt_evlog_sink() - install or remove the sink every event also goes to
+ * @sink: the sink, or NULL to remove the installed one.
+ *
+ * One owner (netlink.c) installs it at its init and removes it at its
+ * exit; the two never run at once. Removing waits for the calls of the old
+ * sink in progress: none runs, and none begins, when this returns. May
+ * sleep.
+ */
+void tt_evlog_sink(const struct tt_evlog_sink *sink)
+{
+	rcu_assign_pointer(tt_evlog_out, sink);
+	if (!sink)
+		synchronize_srcu(&tt_evlog_srcu);
+}
 
 /**
  * tt_evlog_init() - an empty log without a ring
@@ -114,6 +138,27 @@ static void tt_evlog_ring_add(struct tt_ksession *s, struct tt_trace_event *ev)
 	spin_unlock(&log->lock);
 }
 
+/*
+ * Hand @ev to the installed sink. Return: false when there is none or
+ * nobody listened to @ev's group (struct tt_evlog_sink). May sleep.
+ */
+static bool tt_evlog_out_event(struct tt_ksession *s,
+			       const struct tt_trace_event *ev)
+{
+	const struct tt_evlog_sink *out;
+	bool heard = false;
+	int idx;
+
+	if (!rcu_access_pointer(tt_evlog_out))
+		return false;
+	idx = srcu_read_lock(&tt_evlog_srcu);
+	out = srcu_dereference(tt_evlog_out, &tt_evlog_srcu);
+	if (out)
+		heard = out->event(s, ev);
+	srcu_read_unlock(&tt_evlog_srcu, idx);
+	return heard;
+}
+
 /**
  * tt_evlog_add() - record one trace event of a session
  * @s:  the session.
@@ -125,7 +170,7 @@ void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
 {
 	tt_evlog_ring_add(s, ev);
 	tt_evlog_tracepoint(s, ev);
-	tt_netlink_event(s, ev);
+	tt_evlog_out_event(s, ev);
 }
 
 /**
@@ -230,7 +275,7 @@ void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 		return;
 	}
 	tt_evlog_ring_add(s, &te);
-	if (!s->evlog.trace_quiet && !tt_netlink_event(s, &te))
+	if (!s->evlog.trace_quiet && !tt_evlog_out_event(s, &te))
 		s->evlog.trace_quiet = true;
 }
 

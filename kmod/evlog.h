@@ -55,6 +55,19 @@ static inline void tt_evlog_call_begin(struct tt_evlog *log)
 	log->trace_quiet = false;
 }
 
+/**
+ * struct tt_evlog_sink - where else a recorded event goes (the netlink
+ * multicast groups; netlink.c installs it with tt_evlog_sink())
+ * @event: called for every event recorded, after the ring and the
+ *         tracepoints, in a context that may sleep; it must not call into
+ *         the event log. Return: false when nobody listened to the
+ *         event's group (see tt_netlink_event()).
+ */
+struct tt_evlog_sink {
+	bool (*event)(struct tt_ksession *s, const struct tt_trace_event *ev);
+};
+
+void tt_evlog_sink(const struct tt_evlog_sink *sink);
 void tt_evlog_init(struct tt_evlog *log);
 void tt_evlog_free(struct tt_evlog *log);
 void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev);

@@ -156,11 +156,11 @@ static int tt_bw_throttle(struct tt_migrate_result *res, u64 *moved,
 	return tt_bw_wait(tt_bw_charge(bytes, cap << 20), stop, killable);
 }
 
-/**
- * tt_migrate_pool_resize() - the workers setting changed: resize the pool
- * (config.c, kernel_param_lock(THIS_MODULE) held, like the pool's creation)
+/*
+ * The workers setting's change hook (tt_config_hook()): resize the pool;
+ * kernel_param_lock(THIS_MODULE) held, like the pool's creation.
  */
-void tt_migrate_pool_resize(void)
+static void tt_migrate_pool_resize(void)
 {
 	if (tt_wq)
 		workqueue_set_max_active(tt_wq, tt_migrate_workers());
@@ -235,6 +235,12 @@ bool tt_vma_supported(struct vm_area_struct *vma)
 	return true;
 }
 
+/* tt_pagescan_vmas()'s check for tt_migrate_check() */
+static int tt_migrate_check_vma(struct vm_area_struct *vma)
+{
+	return tt_vma_supported(vma) ? 0 : -EOPNOTSUPP;
+}
+
 /**
  * tt_migrate_check() - the range checks of TT_IOC_REGISTER and TT_IOC_MIGRATE
  * @mm:    the caller's mm (mmap_lock not held).
@@ -247,26 +253,7 @@ bool tt_vma_supported(struct vm_area_struct *vma)
 int tt_migrate_check(struct mm_struct *mm, unsigned long start,
 		     unsigned long end)
 {
-	struct vm_area_struct *vma;
-	unsigned long addr = start;
-	int ret = 0;
-
-	if (mmap_read_lock_killable(mm))
-		return -EINTR;
-	while (addr < end) {
-		vma = find_vma(mm, addr);
-		if (!vma || vma->vm_start > addr) {
-			ret = -EFAULT;
-			break;
-		}
-		if (!tt_vma_supported(vma)) {
-			ret = -EOPNOTSUPP;
-			break;
-		}
-		addr = vma->vm_end;
-	}
-	mmap_read_unlock(mm);
-	return ret;
+	return tt_pagescan_vmas(mm, start, end, tt_migrate_check_vma);
 }
 
 /**
@@ -840,7 +827,7 @@ static void tt_mig_worker_fn(struct work_struct *work)
 
 /* Every slot is taken: the work items that have not started never will. */
 static void tt_mig_workers_cancel_idle(struct tt_mig_workers *set,
-				  struct tt_mig_worker *chunks, unsigned long n)
+				       struct tt_mig_worker *chunks, unsigned long n)
 {
 	unsigned long i;
 
@@ -984,7 +971,8 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 }
 
 /**
- * tt_migrate_init() - create the worker pool
+ * tt_migrate_init() - create the worker pool and register its size's
+ * change hook (TT_CFG_WORKERS)
  *
  * Return: 0 or -ENOMEM.
  */
@@ -996,16 +984,21 @@ int tt_migrate_init(void)
 	wq = alloc_workqueue("tiertrain", WQ_UNBOUND, tt_migrate_workers());
 	tt_wq = wq;
 	kernel_param_unlock(THIS_MODULE);
-	return wq ? 0 : -ENOMEM;
+	if (!wq)
+		return -ENOMEM;
+	tt_config_hook(TT_CFG_WORKERS, tt_migrate_pool_resize);
+	return 0;
 }
 
 /**
- * tt_migrate_exit() - wait for the pool's work and destroy it
+ * tt_migrate_exit() - remove the hook, wait for the pool's work and destroy
+ * the pool
  */
 void tt_migrate_exit(void)
 {
 	struct workqueue_struct *wq;
 
+	tt_config_unhook(TT_CFG_WORKERS, tt_migrate_pool_resize);
 	kernel_param_lock(THIS_MODULE);
 	wq = tt_wq;
 	tt_wq = NULL;

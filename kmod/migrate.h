@@ -73,6 +73,5 @@ int tt_migrate_sync(struct mm_struct *mm, unsigned long start,
 void tt_migrate_queue(struct work_struct *work);
 unsigned int tt_migrate_workers(void);
 unsigned int tt_migrate_batch_pages(void);
-void tt_migrate_pool_resize(void);
 
 #endif /* TT_MIGRATE_H */

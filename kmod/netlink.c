@@ -20,7 +20,8 @@
  *
  * TT_CMD_EVENT messages go to the "events" or the "trace" multicast group
  * of the session's network namespace, only when someone listens
- * (tt_netlink_event(), called by evlog.c).
+ * (tt_netlink_event(), the sink this file installs into the event log,
+ * evlog.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -928,11 +929,9 @@ static const struct genl_multicast_group tt_genl_mcgrps[] = {
 	},
 };
 
-/**
- * tt_netlink_event() - send a trace event to its multicast group
- * @s:  its session.
- * @ev: the event.
- *
+/*
+ * The event log's sink (struct tt_evlog_sink, installed by
+ * tt_netlink_init()): send a trace event to its multicast group.
  * Migrations, late and dropped layers go to "events", the training's own
  * events (as frequent as its layers) to "trace", so that watching the
  * first costs the event path nothing. Nothing is allocated when nobody
@@ -941,7 +940,8 @@ static const struct genl_multicast_group tt_genl_mcgrps[] = {
  * Return: false when nobody listened to @ev's group, else true (also when
  * the message could not be sent).
  */
-bool tt_netlink_event(struct tt_ksession *s, const struct tt_trace_event *ev)
+static bool tt_netlink_event(struct tt_ksession *s,
+			     const struct tt_trace_event *ev)
 {
 	unsigned int grp = TT_NL_MCGRP_EVENTS;
 	struct sk_buff *msg;
@@ -1083,20 +1083,31 @@ static struct genl_family tt_genl_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(tt_genl_mcgrps),
 };
 
+static const struct tt_evlog_sink tt_netlink_sink = {
+	.event = tt_netlink_event,
+};
+
 /**
- * tt_netlink_init() - register the generic netlink family
+ * tt_netlink_init() - register the generic netlink family and install its
+ * sink into the event log
  *
  * Return: 0 or the error of genl_register_family().
  */
 int __init tt_netlink_init(void)
 {
-	return genl_register_family(&tt_genl_family);
+	int ret = genl_register_family(&tt_genl_family);
+
+	if (!ret)
+		tt_evlog_sink(&tt_netlink_sink);
+	return ret;
 }
 
 /**
- * tt_netlink_exit() - unregister the family
+ * tt_netlink_exit() - remove the sink (waits for its calls in progress),
+ * unregister the family
  */
 void tt_netlink_exit(void)
 {
+	tt_evlog_sink(NULL);
 	genl_unregister_family(&tt_genl_family);
 }

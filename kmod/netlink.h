@@ -11,6 +11,5 @@ struct tt_ksession;
 
 int tt_netlink_init(void);
 void tt_netlink_exit(void);
-bool tt_netlink_event(struct tt_ksession *s, const struct tt_trace_event *ev);
 
 #endif /* TT_NETLINK_H */

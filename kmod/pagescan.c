@@ -181,8 +181,23 @@ bool tt_pagescan_pte_mapped_thp(struct page *page, unsigned long hmm_pfn)
 	       hmm_pfn_to_map_order(hmm_pfn) == 0;
 }
 
-static int tt_pagescan_residency_check_holes(struct mm_struct *mm, unsigned long start,
-				    unsigned long end)
+/**
+ * tt_pagescan_vmas() - the one walk over the vmas of a range: is all of it
+ * mapped, and does each vma pass a check?
+ * @mm:    the mm (mmap_lock not held).
+ * @start: start of the range.
+ * @end:   its end (exclusive).
+ * @check: called for each vma the range meets, mmap_read_lock held; a
+ *         non-zero return ends the walk and is returned. NULL: no check.
+ *
+ * Holds mmap_read_lock for the whole walk. Used by tt_migrate_check() and
+ * tt_pagescan_residency().
+ *
+ * Return: 0; -EFAULT when part of the range is not mapped; what @check
+ * returned; -EINTR on a fatal signal.
+ */
+int tt_pagescan_vmas(struct mm_struct *mm, unsigned long start,
+		     unsigned long end, int (*check)(struct vm_area_struct *vma))
 {
 	struct vm_area_struct *vma;
 	unsigned long addr = start;
@@ -196,6 +211,9 @@ static int tt_pagescan_residency_check_holes(struct mm_struct *mm, unsigned long
 			ret = -EFAULT;
 			break;
 		}
+		ret = check ? check(vma) : 0;
+		if (ret)
+			break;
 		addr = vma->vm_end;
 	}
 	mmap_read_unlock(mm);
@@ -217,7 +235,7 @@ struct tt_pagescan_residency_acc {
 };
 
 static void tt_pagescan_residency_count(struct tt_pagescan_residency_acc *acc,
-			       struct page *page)
+					struct page *page)
 {
 	int nid;
 
@@ -239,8 +257,8 @@ static void tt_pagescan_residency_count(struct tt_pagescan_residency_acc *acc,
  * first page that is not present. Called with mmap_read_lock held.
  */
 static void tt_pagescan_residency_gup(struct tt_pagescan_residency_acc *acc,
-			     struct vm_area_struct *vma, unsigned long addr,
-			     unsigned long end, struct page **pages)
+				      struct vm_area_struct *vma, unsigned long addr,
+				      unsigned long end, struct page **pages)
 {
 	long n, i;
 
@@ -270,9 +288,9 @@ static void tt_pagescan_residency_gup(struct tt_pagescan_residency_acc *acc,
 
 /* One piece of tt_pagescan_residency(), inside @vma, with mmap_read_lock held. */
 static int tt_pagescan_residency_piece(struct tt_pagescan_residency_acc *acc,
-			      struct tt_pagescan *ps, unsigned long seq,
-			      struct vm_area_struct *vma, unsigned long addr,
-			      unsigned long end, unsigned long *buf)
+				       struct tt_pagescan *ps, unsigned long seq,
+				       struct vm_area_struct *vma, unsigned long addr,
+				       unsigned long end, unsigned long *buf)
 {
 	unsigned long i;
 	int ret;
@@ -310,7 +328,7 @@ static int tt_pagescan_residency_piece(struct tt_pagescan_residency_acc *acc,
  * fatal signal, -ENOMEM.
  */
 int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
-		 u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other)
+			  u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other)
 {
 	struct tt_pagescan_residency_acc acc = {
 		.bytes = bytes,
@@ -324,7 +342,7 @@ int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned lo
 	int ret;
 
 	BUILD_BUG_ON(sizeof(*buf) != sizeof(struct page *));
-	ret = tt_pagescan_residency_check_holes(mm, start, end);
+	ret = tt_pagescan_vmas(mm, start, end, NULL);
 	if (ret)
 		return ret;
 	/* hmm pfns, or struct page pointers for tt_pagescan_residency_gup() */
@@ -355,7 +373,7 @@ int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned lo
 			next = min3(end, vma->vm_end,
 				    addr + TT_SCAN_CHUNK * PAGE_SIZE);
 			ret = tt_pagescan_residency_piece(&acc, &ps, seq, vma, addr,
-						 next, buf);
+							  next, buf);
 		}
 		mmap_read_unlock(mm);
 		if (ret == -EBUSY) {

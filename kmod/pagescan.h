@@ -48,8 +48,10 @@ int tt_pagescan_fill(struct tt_pagescan *ps, unsigned long seq,
 struct page *tt_pagescan_page(struct vm_area_struct *vma,
 			      unsigned long hmm_pfn, enum tt_page_kind *kind);
 bool tt_pagescan_pte_mapped_thp(struct page *page, unsigned long hmm_pfn);
+int tt_pagescan_vmas(struct mm_struct *mm, unsigned long start,
+		     unsigned long end, int (*check)(struct vm_area_struct *vma));
 
 int tt_pagescan_residency(struct mm_struct *mm, unsigned long start, unsigned long end,
-		 u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other);
+			  u64 *bytes, u32 nr_nodes, u64 *not_present, u64 *other);
 
 #endif /* TT_PAGESCAN_H */

@@ -72,12 +72,12 @@ static struct workqueue_struct *tt_evict_wq;
 static struct workqueue_struct *tt_prefetch_wq;
 static struct kmem_cache *tt_srange_cache;
 
-/**
- * tt_sched_pools_resize() - the evict_workers or prefetch_workers setting
- * changed: resize the pools (config.c, kernel_param_lock(THIS_MODULE) held,
- * like the pools' creation and destruction)
+/*
+ * The evict_workers and prefetch_workers settings' change hook
+ * (tt_config_hook()): resize the pools; kernel_param_lock(THIS_MODULE)
+ * held, like the pools' creation and destruction.
  */
-void tt_sched_pools_resize(void)
+static void tt_sched_pools_resize(void)
 {
 	if (tt_evict_wq)
 		workqueue_set_max_active(tt_evict_wq,
@@ -923,7 +923,9 @@ void tt_sched_close(struct tt_ksession *s)
 }
 
 /**
- * tt_sched_module_init() - create the worker pools and the range cache
+ * tt_sched_module_init() - create the worker pools and the range cache,
+ * register the pools' change hooks (TT_CFG_EVICT_WORKERS,
+ * TT_CFG_PREFETCH_WORKERS) and the budget work's visitor
  *
  * Return: 0 or -ENOMEM.
  */
@@ -942,17 +944,23 @@ int tt_sched_module_init(void)
 		tt_sched_module_exit();
 		return -ENOMEM;
 	}
+	tt_config_hook(TT_CFG_EVICT_WORKERS, tt_sched_pools_resize);
+	tt_config_hook(TT_CFG_PREFETCH_WORKERS, tt_sched_pools_resize);
+	tt_budget_visitor(tt_sched_budget_visit);
 	return 0;
 }
 
 /**
- * tt_sched_module_exit() - destroy the pools and the cache; every session
- * is gone
+ * tt_sched_module_exit() - remove the hooks, destroy the pools and the
+ * cache; every session is gone
  */
 void tt_sched_module_exit(void)
 {
 	struct workqueue_struct *ewq, *pwq;
 
+	tt_config_unhook(TT_CFG_EVICT_WORKERS, tt_sched_pools_resize);
+	tt_config_unhook(TT_CFG_PREFETCH_WORKERS, tt_sched_pools_resize);
+	tt_budget_visitor(NULL);
 	kernel_param_lock(THIS_MODULE);
 	ewq = tt_evict_wq;
 	pwq = tt_prefetch_wq;

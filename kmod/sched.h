@@ -45,7 +45,6 @@ struct tt_sched {
 
 int tt_sched_module_init(void);
 void tt_sched_module_exit(void);
-void tt_sched_pools_resize(void);
 
 void tt_sched_init(struct tt_ksession *s);
 void tt_sched_close(struct tt_ksession *s);

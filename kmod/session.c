@@ -573,7 +573,7 @@ int tt_session_residency(struct tt_ksession *s, struct tt_ioc_residency *arg)
 	if (!bytes)
 		return -ENOMEM;
 	ret = tt_pagescan_residency(s->mm, start, end, bytes, arg->nr_nodes,
-			   &arg->not_present_bytes, &arg->other_bytes);
+				    &arg->not_present_bytes, &arg->other_bytes);
 	if (!ret && copy_to_user(u64_to_user_ptr(arg->bytes_ptr), bytes,
 				 arg->nr_nodes * sizeof(*bytes)))
 		ret = -EFAULT;
