@@ -2312,6 +2312,26 @@ int tt_exec_events(struct tt_exec *x, const struct tt_event *ev,
 	return ret;
 }
 
+int tt_exec_cfg_check(const struct tt_ioc_sched *req)
+{
+	if ((req->valid & ~TT_SCHED_SET_ALL) ||
+	    (req->flags & ~TT_SCHED_FLAGS_ALL) ||
+	    (!(req->valid & TT_SCHED_SET_BUDGET) && req->budget_mib))
+		return -TT_EXEC_EOPNOTSUPP;
+	/* the reference semantics exclude every extension */
+	if ((req->valid & TT_SCHED_SET_FLAGS) &&
+	    (req->flags & TT_SCHED_REFERENCE) &&
+	    (req->flags & TT_SCHED_EXTENSIONS))
+		return -TT_EXEC_EINVAL;
+	if ((req->valid & TT_SCHED_SET_PROFILE) &&
+	    (req->profile_iters < 1 ||
+	     req->profile_iters > TT_EXEC_PROFILE_ITERS_MAX))
+		return -TT_EXEC_EINVAL;
+	if ((req->valid & TT_SCHED_SET_RATES) && (!req->er_bps || !req->pr_bps))
+		return -TT_EXEC_EINVAL;
+	return 0;
+}
+
 void tt_exec_cfg_set(struct tt_exec *x, const struct tt_ioc_sched *req)
 {
 	tt_x_lock(x);

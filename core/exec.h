@@ -672,9 +672,22 @@ void tt_exec_timer(struct tt_exec *x);
 int tt_exec_hint(struct tt_exec *x, unsigned long long start,
 		 unsigned long long end, unsigned int hint);
 
+/* The largest profile_iters a session or the module parameter may take. */
+#define TT_EXEC_PROFILE_ITERS_MAX	1000
+
+/*
+ * tt_exec_cfg_check() - the checks of a TT_IOC_SET_SCHED request that need
+ * no node (both drivers make them, then check the nodes their own way).
+ * Return: 0; -EOPNOTSUPP for a valid or flag bit unknown, or a budget_mib
+ * without TT_SCHED_SET_BUDGET; -EINVAL for TT_SCHED_REFERENCE with an
+ * extension, profile_iters outside 1..TT_EXEC_PROFILE_ITERS_MAX, or a
+ * rate of 0.
+ */
+int tt_exec_cfg_check(const struct tt_ioc_sched *req);
+
 /*
  * tt_exec_cfg_set() - TT_IOC_SET_SCHED, the request checked by the
- * caller (valid bits, flags, nodes). Makes room or retries waiting
+ * caller (tt_exec_cfg_check() and the nodes). Makes room or retries waiting
  * prefetches when the budget or the flags changed.
  */
 void tt_exec_cfg_set(struct tt_exec *x, const struct tt_ioc_sched *req);

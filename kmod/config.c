@@ -28,6 +28,7 @@
 #include <linux/string.h>
 
 #include "config.h"
+#include "exec.h"
 
 /*
  * Defaults and descriptions, each written once: the descriptions are also
@@ -124,7 +125,7 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.desc = TT_MAX_LAYERS_DESC,
 	},
 	[TT_CFG_PROFILE_ITERS] = {
-		.name = "profile_iters", .def = TT_PROFILE_ITERS_DEF, .min = 1, .max = 1000,
+		.name = "profile_iters", .def = TT_PROFILE_ITERS_DEF, .min = 1, .max = TT_EXEC_PROFILE_ITERS_MAX,
 		.unit = "iterations", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
 		.desc = TT_PROFILE_ITERS_DESC,
 	},

@@ -383,35 +383,12 @@ static int tt_sched_op_cpu_node(struct tt_exec *x)
 	return numa_node_id();
 }
 
-/*
- * Is [@start, @end) covered by mappings of @mm (the caller's)? Return: 0,
- * -EFAULT (a hole) or -EINTR (a fatal signal while waiting for mmap_lock).
- * At most one step per vma (max_map_count of them).
- */
-static int tt_sched_mapped(struct mm_struct *mm, unsigned long start,
-			   unsigned long end)
-{
-	struct vm_area_struct *vma;
-	int ret = 0;
-
-	if (mmap_read_lock_killable(mm))
-		return -EINTR;
-	while (start < end) {
-		vma = find_vma(mm, start);
-		if (!vma || vma->vm_start > start) {
-			ret = -EFAULT;
-			break;
-		}
-		start = vma->vm_end;
-	}
-	mmap_read_unlock(mm);
-	return ret;
-}
 
 static int tt_sched_op_mapped(struct tt_exec *x, unsigned long long start,
 			      unsigned long long end)
 {
-	return tt_sched_mapped(tt_sched_session(x)->mm, start, end);
+	/* every byte mapped: -EFAULT at a hole, -EINTR on a fatal signal */
+	return tt_pagescan_vmas(tt_sched_session(x)->mm, start, end, NULL);
 }
 
 /*
@@ -694,20 +671,9 @@ int tt_sched_cfg_set(struct tt_ksession *s, const struct tt_ioc_sched *req)
 	struct tt_sched *sc = tt_sched_of(s);
 	int ret;
 
-	if ((req->valid & ~TT_SCHED_SET_ALL) ||
-	    (req->flags & ~TT_SCHED_FLAGS_ALL) ||
-	    (!(req->valid & TT_SCHED_SET_BUDGET) && req->budget_mib))
-		return -EOPNOTSUPP;
-	/* the reference semantics exclude every extension */
-	if ((req->valid & TT_SCHED_SET_FLAGS) &&
-	    (req->flags & TT_SCHED_REFERENCE) &&
-	    (req->flags & TT_SCHED_EXTENSIONS))
-		return -EINVAL;
-	if ((req->valid & TT_SCHED_SET_PROFILE) &&
-	    tt_config_check(TT_CFG_PROFILE_ITERS, req->profile_iters))
-		return -EINVAL;
-	if ((req->valid & TT_SCHED_SET_RATES) && (!req->er_bps || !req->pr_bps))
-		return -EINVAL;
+	ret = tt_exec_cfg_check(req);
+	if (ret)
+		return ret;
 	if (req->valid & TT_SCHED_SET_NODES) {
 		if (req->slow_node != -1) {
 			ret = tt_tier_node_check(req->slow_node);

@@ -158,7 +158,6 @@ uint64_t tt_now_ns(void);
 #define TT_SCHED_DEF_PROFILE_ITERS	1
 #define TT_SCHED_DEF_STAY_NS		(1000ULL * 1000)
 #define TT_SCHED_DEF_RATE_BPS		(1024ULL * 1024 * 1024)
-#define TT_SCHED_MAX_PROFILE_ITERS	1000
 
 void tt_sched_defaults(struct tt_ioc_sched *cfg);
 int tt_sched_apply(struct tt_ioc_sched *cur, const struct tt_ioc_sched *req,

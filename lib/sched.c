@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "core/exec.h"
 
 /**
  * tt_sched_defaults() - the settings of a new session.
@@ -73,20 +74,9 @@ static int tt_sched_check(const struct tt_ioc_sched *req,
 {
 	int ret;
 
-	if ((req->valid & ~TT_SCHED_SET_ALL) ||
-	    (req->flags & ~TT_SCHED_FLAGS_ALL) ||
-	    (!(req->valid & TT_SCHED_SET_BUDGET) && req->budget_mib))
-		return -EOPNOTSUPP;
-	if ((req->valid & TT_SCHED_SET_FLAGS) &&
-	    (req->flags & TT_SCHED_REFERENCE) &&
-	    (req->flags & TT_SCHED_EXTENSIONS))
-		return -EINVAL;
-	if ((req->valid & TT_SCHED_SET_PROFILE) &&
-	    (req->profile_iters < 1 ||
-	     req->profile_iters > TT_SCHED_MAX_PROFILE_ITERS))
-		return -EINVAL;
-	if ((req->valid & TT_SCHED_SET_RATES) && (!req->er_bps || !req->pr_bps))
-		return -EINVAL;
+	ret = tt_exec_cfg_check(req);
+	if (ret)
+		return ret;
 	if (req->valid & TT_SCHED_SET_NODES) {
 		ret = tt_sched_node_check(node_dir, req->slow_node);
 		if (ret < 0)
