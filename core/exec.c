@@ -39,12 +39,12 @@
  *    then one-shot ranges are forgotten (iteration begin: of every layer);
  *  - an episode still out blocks the layer's next eviction.
  *
- * Fast-tier budget (exec_budget.c): the session counts its registered bytes (@bud.held)
- * and what of them its evictions moved out and no prefetch has admitted
- * back (@bud.slow, per chunk in @counted); prefetches admit each chunk
- * before moving it, registrations that take the session over make room in
- * the event call, and victims are appended to their layer's episode, so
- * they come back as its evictions do.
+ * Fast-tier budget (exec_budget.c): the session counts its registered
+ * bytes (@bud.held) and what of them its evictions moved out and no
+ * prefetch has admitted back (@bud.slow, per chunk in @counted);
+ * prefetches admit each chunk before moving it, registrations that take
+ * the session over make room in the event call, and victims are appended
+ * to their layer's episode, so they come back as its evictions do.
  */
 #include "event.h"
 #include "exec_internal.h"
