@@ -585,7 +585,7 @@ struct tt_exec_ops {
  * @last_ts:    time of the latest event accepted.
  * @clk:        the clock reading of the call under way (lock held), shared
  *              by its unstamped events and the dispatch they trigger; 0
- *              when it must be read again (tt_x_clock() in exec.c).
+ *              when it must be read again (tt_x_clock(), exec_internal.h).
  * @free:       range entries kept for reuse.
  * @nr_ranges:  saved ranges held (one-shot and persistent).
  * @range_seq:  id given to the last range entry.

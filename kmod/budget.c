@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The module-wide side of the fast-tier budget (Documentation/scheduler.md,
- * "Fast-tier budget"). Each session's scheduler keeps its own accounts
- * (struct tt_budget in its struct tt_sched) and makes room itself; here
+ * "Fast-tier budget"). Each session's executor keeps its own accounts
+ * (struct tt_exec_bud, core/exec_budget.c) and makes room itself, and
+ * publishes them into its struct tt_budget (in its struct tt_sched); here
  * are the list of sessions that share the budget_mib setting, their
  * max-min fair shares (heat.c's tt_heat_share()), and one work item that
  * visits every session when the others must react: a session released
@@ -33,6 +34,7 @@
 
 #include "budget.h"
 #include "config.h"
+#include "heat.h"
 #include "session.h"
 
 static DEFINE_MUTEX(tt_budget_lock);
@@ -73,14 +75,16 @@ bool tt_budget_active(struct tt_ksession *s)
 
 /**
  * tt_budget_publish() - let the other sessions see the session's accounts
- * @s: the session; its scheduler lock is held.
+ * @s:    the session; its scheduler lock is held.
+ * @held: its registered bytes (the executor's @bud.held).
+ * @slow: of them, the bytes counted on the slow tier (@bud.slow).
  */
-void tt_budget_publish(struct tt_ksession *s)
+void tt_budget_publish(struct tt_ksession *s, u64 held, u64 slow)
 {
 	struct tt_budget *b = tt_budget_of(s);
 
-	WRITE_ONCE(b->pub_held, b->held);
-	WRITE_ONCE(b->pub_fast, b->held > b->slow ? b->held - b->slow : 0);
+	WRITE_ONCE(b->pub_held, held);
+	WRITE_ONCE(b->pub_fast, held > slow ? held - slow : 0);
 }
 
 /* Room for @n sessions' demands and shares (tt_budget_lock held). */
@@ -257,7 +261,6 @@ void tt_budget_join(struct tt_ksession *s)
 {
 	struct tt_budget *b = tt_budget_of(s);
 
-	tt_heat_w_init(&b->w);
 	init_waitqueue_head(&b->wq);
 	mutex_lock(&tt_budget_lock);
 	list_add_tail(&b->link, &tt_budget_sessions);

@@ -510,11 +510,7 @@ static void tt_sched_op_trace_layer(struct tt_exec *x, unsigned int type,
 /* The executor's accounts, as the module-wide budget reads them. */
 static void tt_sched_op_budget_publish(struct tt_exec *x)
 {
-	struct tt_ksession *s = tt_sched_session(x);
-
-	s->sched.bud.held = x->bud.held;
-	s->sched.bud.slow = x->bud.slow;
-	tt_budget_publish(s);
+	tt_budget_publish(tt_sched_session(x), x->bud.held, x->bud.slow);
 }
 
 static unsigned long long tt_sched_op_budget_limit(struct tt_exec *x,
