@@ -125,7 +125,8 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.desc = TT_MAX_LAYERS_DESC,
 	},
 	[TT_CFG_PROFILE_ITERS] = {
-		.name = "profile_iters", .def = TT_PROFILE_ITERS_DEF, .min = 1, .max = TT_EXEC_PROFILE_ITERS_MAX,
+		.name = "profile_iters", .def = TT_PROFILE_ITERS_DEF, .min = 1,
+		.max = TT_EXEC_PROFILE_ITERS_MAX,
 		.unit = "iterations", .applies = TT_CFG_APPLIES_NEW_SESSIONS,
 		.desc = TT_PROFILE_ITERS_DESC,
 	},

@@ -383,7 +383,6 @@ static int tt_sched_op_cpu_node(struct tt_exec *x)
 	return numa_node_id();
 }
 
-
 static int tt_sched_op_mapped(struct tt_exec *x, unsigned long long start,
 			      unsigned long long end)
 {
