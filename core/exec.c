@@ -150,6 +150,37 @@ static int tt_x_prefetch_wait_turn(const struct tt_exec *x,
 	       !t->sync;
 }
 
+/*
+ * The end of one slice of @l's eviction or prefetch (@what, lock held):
+ * with @more chunks left and nothing telling it to stop, queue the next
+ * slice at the pool's tail (the items queued meanwhile run first) and
+ * return 1; else give up the turn and return 0 (the episode step ends).
+ */
+static int tt_x_slice_again(struct tt_exec *x, struct tt_exec_layer *l,
+			    int what, int more)
+{
+	int evict = what == TT_EXEC_WORK_EVICT;
+	struct tt_exec_layer **turn = evict ? &x->ev_turn : &x->pf_turn;
+
+	if (more && !x->closing &&
+	    !x->ops->stopped(x, l, TT_EXEC_MV_EVICT | TT_EXEC_MV_REMOTE)) {
+		if (evict) {
+			l->ev_cont = 1;
+			if (!tt_x_evict_wait_turn(x, (struct tt_exec_layer *)0))
+				*turn = l;
+		} else {
+			l->pf_cont = 1;
+			if (!tt_x_prefetch_wait_turn(x, (struct tt_exec_layer *)0))
+				*turn = l;
+		}
+		x->ops->queue(x, l, what);
+		return 1;
+	}
+	if (*turn == l)
+		*turn = (struct tt_exec_layer *)0;
+	return 0;
+}
+
 /* Bytes of the episode still on the slow node (lock held). */
 static unsigned long long tt_x_outstanding(const struct tt_exec_layer *l)
 {
@@ -398,17 +429,8 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 		x->ops->unpin(x);
 
 	tt_x_lock(x);
-	if (more && !x->closing &&
-	    !x->ops->stopped(x, l, TT_EXEC_MV_EVICT | TT_EXEC_MV_REMOTE)) {
-		/* at the tail: the items queued meanwhile run first */
-		l->ev_cont = 1;
-		if (!tt_x_evict_wait_turn(x, (struct tt_exec_layer *)0))
-			x->ev_turn = l;
-		x->ops->queue(x, l, TT_EXEC_WORK_EVICT);
+	if (tt_x_slice_again(x, l, TT_EXEC_WORK_EVICT, more))
 		goto out_unlock;
-	}
-	if (x->ev_turn == l)
-		x->ev_turn = (struct tt_exec_layer *)0;
 	done = l->ev_next;
 	fast = l->ev_fast;
 	if (fast < 0)
@@ -637,18 +659,8 @@ void tt_exec_prefetch_step(struct tt_exec *x, struct tt_exec_layer *l)
 	tt_x_lock(x);
 	l->pf_moved += moved;
 	l->pf_elapsed += elapsed;
-	if (more && !x->closing &&
-	    !x->ops->stopped(x, l, TT_EXEC_MV_EVICT | TT_EXEC_MV_REMOTE)) {
-		/* at the tail: the items queued meanwhile run first */
-		l->pf_cont = 1;
-		if (!tt_x_prefetch_wait_turn(x, (struct tt_exec_layer *)0))
-			x->pf_turn = l;
-		x->ops->queue(x, l, TT_EXEC_WORK_PREFETCH);
-		goto out_unlock;
-	}
-	if (x->pf_turn == l)
-		x->pf_turn = (struct tt_exec_layer *)0;
-	tt_x_fetched(x, l, l->pf_moved, l->pf_elapsed);
+	if (!tt_x_slice_again(x, l, TT_EXEC_WORK_PREFETCH, more))
+		tt_x_fetched(x, l, l->pf_moved, l->pf_elapsed);
 out_unlock:
 	tt_x_unlock(x);
 }
