@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -92,41 +91,19 @@ static int tt_kernel_stats(struct tt_session *s, struct tt_ioc_stats *st)
 }
 
 /*
- * ioctl() result as 0 / -errno for the event path: on x86-64 the system
- * call itself, which leaves errno alone (no save and restore through
- * __errno_location(), no call into libc).
- */
-static inline int tt_kernel_ioctl_fast(struct tt_session *s, unsigned long cmd,
-				       void *arg)
-{
-#if defined(__x86_64__)
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_ioctl), "D"((long)s->fd), "S"(cmd),
-			   "d"(arg)
-			 : "rcx", "r11", "memory");
-	return ret < 0 ? (int)ret : 0;
-#else
-	return tt_kernel_ioctl(s, cmd, arg);
-#endif
-}
-
-/*
  * The event path: one ioctl, no copy (TT_IOC_EVENT and TT_IOC_SET_SCHED only
  * read their argument, whatever the const-less prototype of ioctl() says).
  */
 static int tt_kernel_event(struct tt_session *s, const struct tt_event *ev)
 {
-	return tt_kernel_ioctl_fast(s, TT_IOC_EVENT, (void *)ev);
+	return tt_kernel_ioctl(s, TT_IOC_EVENT, (void *)ev);
 }
 
 static int tt_kernel_events(struct tt_session *s, struct tt_ioc_events *a)
 {
 	/* A module that fails before processing anything leaves done alone. */
 	a->done = 0;
-	return tt_kernel_ioctl_fast(s, TT_IOC_EVENTS, a);
+	return tt_kernel_ioctl(s, TT_IOC_EVENTS, a);
 }
 
 static int tt_kernel_sched_get(struct tt_session *s, struct tt_ioc_sched *cfg)
