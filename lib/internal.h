@@ -352,7 +352,6 @@ int tt_us_parse_workers(const char *str, unsigned int *evict,
 			unsigned int *prefetch);
 int tt_us_open(struct tt_session *s);
 void tt_us_close(struct tt_session *s);
-uint64_t tt_us_now(struct tt_session *s);
 int tt_us_events(struct tt_session *s, const struct tt_event *ev,
 		 unsigned int n, unsigned int *done);
 void tt_us_stats(struct tt_session *s, struct tt_ioc_stats *st);

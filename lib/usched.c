@@ -887,12 +887,6 @@ static const struct tt_exec_ops tt_us_exec_ops = {
 
 /* ---- the backend's calls (s->lock not held) ----------------------------- */
 
-/* tt_us_now() - the scheduler's clock (CLOCK_MONOTONIC ns but in tests). */
-uint64_t tt_us_now(struct tt_session *s)
-{
-	return s->us->ops->now(s->us->ctx);
-}
-
 /**
  * tt_us_events() - TT_IOC_EVENT and TT_IOC_EVENTS: tt_exec_events().
  * @s:    the session.
@@ -905,7 +899,7 @@ uint64_t tt_us_now(struct tt_session *s)
 int tt_us_events(struct tt_session *s, const struct tt_event *ev,
 		 unsigned int n, unsigned int *done)
 {
-	return tt_exec_events(&s->us->x, ev, n, tt_us_now(s), done);
+	return tt_exec_events(&s->us->x, ev, n, 0, done);
 }
 
 /* The scheduler's counters, by the names struct tt_ioc_stats shares. */
