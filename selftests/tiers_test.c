@@ -19,8 +19,10 @@
  *   evict_down           the scheduler's evictions land on the first node
  *                        of the eviction order (move_pages(2) placement),
  *                        data intact, all back on the fast node.
- *   spill_when_full      the first slow node filled by a helper: evictions
- *                        spill to the next one (placement), data intact.
+ *   spill_when_full      the first slow node filled by a helper, which
+ *                        keeps it full (16 MiB freed there after the fill
+ *                        is taken too): evictions spill to the next one
+ *                        (placement), data intact.
  *   all_slow_full        every slow node filled: evicted pages stay on the
  *                        fast node, counted in skipped_no_memory; intact.
  *                        (A helper fills a node through TT_IOC_MIGRATE
@@ -49,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -538,6 +541,7 @@ FIXTURE(tiers)
 	int norder;
 	long long balancing;
 	pid_t hogs[MAXN];
+	uint64_t *hog_more;	/* shared: pages each hog took after filling */
 	struct mini mini;
 	pid_t child;
 	int offlined;
@@ -550,6 +554,7 @@ FIXTURE_SETUP(tiers)
 	const char *only = getenv("TT_TIERS_ONLY");
 
 	memset(self->hogs, 0, sizeof(self->hogs));
+	self->hog_more = NULL;
 	memset(&self->mini, 0, sizeof(self->mini));
 	self->balancing = -1;
 	self->child = 0;
@@ -589,6 +594,8 @@ FIXTURE_TEARDOWN(tiers)
 			waitpid(self->hogs[i], NULL, 0);
 		}
 	}
+	if (self->hog_more)
+		munmap(self->hog_more, MAXN * sizeof(*self->hog_more));
 	if (self->balancing >= 0) {
 		snprintf(b, sizeof(b), "%lld", self->balancing);
 		tt_st_write_file(BALANCING, b);
@@ -743,20 +750,48 @@ TEST_F_TIMEOUT(tiers, evict_down, 120)
 }
 
 /*
- * Fill @node as full as tiertrain's engine can make it: a helper process
- * moves 64 MiB chunks of its memory there with TT_IOC_MIGRATE until a
- * chunk does not fit (ENOSPC), then halves the chunk down to one page and
- * goes on until a single page does not fit (what the kernel frees meanwhile,
- * per-CPU page lists drained on 6.12 say, is taken too), then waits to be
- * killed. Filling through
- * the engine, whose allocations never reclaim hard or call the OOM
- * killer, leaves the node "full" exactly as evictions see it; faulting
- * memory in on the node instead would wake the OOM killer long before
- * (the reserves of its zones). Return: 0, or -errno.
+ * Pages of @node's zones in the CPUs' page lists (/proc/zoneinfo "count:"
+ * of every pageset), or -1: pages freed there that no allocation past the
+ * watermark check can reach until the kernel drains them to the buddy
+ * lists.
+ */
+static long long node_pcp_pages(int node)
+{
+	long long c, sum = 0;
+	char line[256];
+	int n, in_node = 0;
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone", &n) == 1)
+			in_node = n == node;
+		else if (in_node && sscanf(line, " count: %lld", &c) == 1)
+			sum += c;
+	}
+	fclose(f);
+	return sum;
+}
+
+
+/*
+ * Fill @node as full as tiertrain's engine can make it, and keep it so: a
+ * helper process moves 64 MiB chunks of its memory there with
+ * TT_IOC_MIGRATE until a chunk does not fit (ENOSPC), then halves the chunk
+ * down to one page and goes on until a single page does not fit; then it
+ * tells the caller and, until it is killed, tries again every 20 ms with
+ * 1 MiB, taking whatever the kernel frees on the node meanwhile (per-CPU
+ * page lists drained, kswapd's reclaim), counted in self->hog_more[@node].
+ * The page cache is dropped first: reclaim finds nothing of it on the node
+ * later. Filling through the engine, whose allocations never reclaim hard
+ * or call the OOM killer, leaves the node "full" exactly as evictions see
+ * it; faulting memory in on the node instead would wake the OOM killer
+ * long before (the reserves of its zones). Return: 0, or -errno.
  */
 static int hog(FIXTURE_DATA(tiers) *self, int node)
 {
-	size_t chunk = 64 * TT_ST_MIB;
+	size_t chunk = 64 * TT_ST_MIB, topup = TT_ST_MIB;
 	struct tt_migrate_result r;
 	struct tt_session *s;
 	int p[2], ret;
@@ -764,6 +799,18 @@ static int hog(FIXTURE_DATA(tiers) *self, int node)
 	pid_t pid;
 	char *b;
 
+	if (!self->hog_more) {
+		self->hog_more = mmap(NULL, MAXN * sizeof(*self->hog_more),
+				      PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (self->hog_more == MAP_FAILED) {
+			self->hog_more = NULL;
+			return -errno;
+		}
+	}
+	ret = tt_st_write_file("/proc/sys/vm/drop_caches", "3");
+	if (ret)
+		return ret;
 	if (pipe(p))
 		return -errno;
 	pid = fork();
@@ -794,8 +841,23 @@ static int hog(FIXTURE_DATA(tiers) *self, int node)
 		}
 		if (write(p[1], &held, sizeof(held)) != sizeof(held))
 			_exit(5);
-		for (;;)
-			pause();
+		b = NULL;
+		for (;;) {
+			if (!b) {
+				b = tt_st_map(topup, -1);
+				if (!b)
+					_exit(6);
+				memset(b, 0x5a, topup);
+			}
+			ret = tt_migrate_ex(s, b, topup, node, 0, &r);
+			__atomic_add_fetch(&self->hog_more[node], r.moved,
+					   __ATOMIC_RELAXED);
+			if (!ret)
+				b = NULL;	/* all there: the next 1 MiB */
+			else if (ret != -ENOSPC && ret != -EBUSY)
+				_exit(7);
+			usleep(20000);
+		}
 	}
 	close(p[1]);
 	self->hogs[node] = pid;
@@ -811,14 +873,52 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 {
 	struct mini *m = &self->mini;
 	uint64_t pages = ML * SMALL / tt_page_size();
-	int a, b, n;
+	int a, b, n, p[2], q[2], st;
+	pid_t holder;
+	char go;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	if (self->norder < 2)
 		SKIP(return, "needs two slow nodes (use --topology three-tier)");
 	a = self->order[0];
 	b = self->order[1];
+	/*
+	 * A child holds 16 MiB on node a and exits once the hog filled the
+	 * node: the node regains memory before the run, as when the kernel
+	 * drains its page lists or kswapd reclaims; the hog must take it.
+	 */
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(q));
+	holder = fork();
+	ASSERT_LE(0, holder);
+	if (!holder) {
+		char *h = tt_st_map(16 * TT_ST_MIB, 0);
+
+		close(p[1]);
+		close(q[0]);
+		if (!h)
+			_exit(2);
+		memset(h, 0x33, 16 * TT_ST_MIB);
+		if (tt_st_move_pages(h, 16 * TT_ST_MIB, a, NULL))
+			_exit(3);
+		if (write(q[1], "r", 1) != 1)
+			_exit(4);
+		/* a byte: the hog filled the node (which holds p[1] too) */
+		_exit(read(p[0], &go, 1) == 1 ? 0 : 5);
+	}
+	close(p[0]);
+	close(q[1]);
+	ASSERT_EQ(1, read(q[0], &go, 1)) TH_LOG("the holder failed");
+	close(q[0]);
 	ASSERT_EQ(0, hog(self, a)) TH_LOG("filling node %d failed", a);
+	sleep(2);
+	ASSERT_EQ(1, write(p[1], "g", 1));
+	close(p[1]);
+	ASSERT_EQ(holder, waitpid(holder, &st, 0));
+	ASSERT_EQ(0, st);
+	usleep(500000);
+	TH_LOG("node %d filled, 16 MiB freed there: %lld pages in page lists, %llu taken by the hog",
+	       a, node_pcp_pages(a), (unsigned long long)self->hog_more[a]);
 	ASSERT_EQ(0, mini_open(m, self->topo.fast, SMALL)) TH_LOG("%s", m->err);
 	/* spilling to CXL memory: each eviction tries the full node first */
 	m->pause_ms = 3 * PROFILE_PAUSE_MS;
@@ -827,6 +927,8 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 	       m->evicted, m->unplanned, m->unstarted, m->unended, a,
 	       (unsigned long long)m->on[a], b, (unsigned long long)m->on[b],
 	       m->fast, (unsigned long long)m->on[m->fast]);
+	TH_LOG("node %d after the run: %lld pages in page lists; the hog took %llu pages after filling it",
+	       a, node_pcp_pages(a), (unsigned long long)self->hog_more[a]);
 	ASSERT_EQ(ML, m->evicted);
 	/* spilled: most pages on the second node, none left behind */
 	ASSERT_GT(m->on[b], m->on[a]);
@@ -853,8 +955,12 @@ TEST_F_TIMEOUT(tiers, all_slow_full, 180)
 	ASSERT_EQ(0, mini_open(m, self->topo.fast, BIG)) TH_LOG("%s", m->err);
 	ASSERT_EQ(0, mini_run(m, 1)) TH_LOG("%s", m->err);
 	ASSERT_EQ(0, tt_stats(m->s, &st));
-	for (i = 0; i < self->norder; i++)
+	for (i = 0; i < self->norder; i++) {
 		off += m->on[self->order[i]];
+		TH_LOG("node %d: the hog took %llu pages after filling it",
+		       self->order[i],
+		       (unsigned long long)self->hog_more[self->order[i]]);
+	}
 	TH_LOG("%u evictions; pages seen on slow nodes after them %llu, on the fast node %llu; skipped_no_memory %llu",
 	       m->evicted, (unsigned long long)off,
 	       (unsigned long long)m->on[m->fast],
