@@ -669,10 +669,19 @@ static void run_budget(struct trainer *tr, unsigned int iters)
 	check(tr->peak_fast <= tr->budget + THP, "budget_kept",
 	      "at most %.1f MiB of saved tensors on the fast node when a registration returned (budget %.1f MiB)",
 	      tr->peak_fast / 1048576.0, tr->budget / 1048576.0);
-	check(st.fast_peak_bytes <= tr->budget && !st.budget_overruns,
-	      "budget_counted", "fast peak %.1f MiB, %llu overruns",
+	/*
+	 * Over the budget only when said so (budget_overruns), and that only
+	 * when the plan's timing slipped: a registration finds the other
+	 * layers' prefetches for the coming backward pass already in flight
+	 * (no victims: Documentation/scheduler.md), which a prefetch can
+	 * only be when prefetches run late, as on a loaded host.
+	 */
+	check((st.fast_peak_bytes <= tr->budget) == !st.budget_overruns &&
+	      (!st.budget_overruns || st.late_count),
+	      "budget_counted", "fast peak %.1f MiB, %llu overruns, %llu layer-iterations late",
 	      st.fast_peak_bytes / 1048576.0,
-	      (unsigned long long)st.budget_overruns);
+	      (unsigned long long)st.budget_overruns,
+	      (unsigned long long)st.late_count);
 	tt_close(tr->s);
 	tr->s = NULL;
 	tr->budget = 0;
