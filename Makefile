@@ -190,7 +190,7 @@ deb:
 	mkdir -p $(DEB_SRC)
 	if git rev-parse --show-toplevel >/dev/null 2>&1; then \
 		git ls-files -z --cached --others --exclude-standard | \
-			(while IFS= read -r -d '' f; do [ -e "$$f" ] && printf '%s\0' "$$f"; done) | \
+			perl -0 -ne 'chomp; print "$$_\0" if -e' | \
 			tar --null -T - -cf - | tar -C $(DEB_SRC) -xf -; \
 	else \
 		tar --exclude=./build --exclude=./.git -cf - . | tar -C $(DEB_SRC) -xf -; \
