@@ -9,11 +9,16 @@ KDIR ?= $(shell $(CURDIR)/scripts/kdir $(if $(KERNEL),--kernel $(KERNEL)) 2>/dev
 PREFIX ?= /usr/local
 DESTDIR ?=
 V ?= 0
+# The one version number: kmod/version.h's TT_VERSION (the module's
+# MODULE_VERSION and netlink TT_A_VERSION). libtiertrain, dkms.conf and
+# the Debian packages take it from there.
+VERSION := $(shell sed -n 's/^\#define[[:space:]]*TT_VERSION[[:space:]]*"\(.*\)"/\1/p' $(CURDIR)/kmod/version.h)
 
 SUBDIRS_USER := lib ctl
 
 .PHONY: all module user lib ctl python selftests bench bench-build deps check \
-	demo lint install clean help kselftest-headers kdir-check fuzz fuzz-host
+	demo lint install clean help kselftest-headers kdir-check fuzz fuzz-host \
+	dkms-source dkms-install dkms-remove deb
 
 all: module user
 
@@ -29,6 +34,10 @@ help:
 	@echo "make lint       sparse and checkpatch on kmod/ and core/"
 	@echo "make fuzz-host SECONDS=N  libFuzzer (ASan+UBSan) harnesses of the pure-C cores, N s each (host)"
 	@echo "make install    install module, library, header, tierctl, udev rule, Python package"
+	@echo "make dkms-install  the module's source under /usr/src/tiertrain-$(VERSION), built and"
+	@echo "                installed by DKMS for every kernel with headers (DKMS_KERNELS=...)"
+	@echo "make dkms-remove   remove it from DKMS, every kernel, and /usr/src"
+	@echo "make deb        the Debian packages, into build/deb/ (Documentation/packaging.md)"
 	@echo "make clean      remove build products (the kernels cached by scripts/kernel stay)"
 	@echo "KERNEL=6.1|6.12|debug  build the module against that kernel (scripts/kernel)"
 	@echo "KDIR=$(KDIR)"
@@ -136,7 +145,63 @@ install: all
 	$(if $(DESTDIR),,getent group tiertrain >/dev/null || groupadd --system tiertrain)
 	$(if $(DESTDIR),,-udevadm control --reload-rules 2>/dev/null)
 
+# ---- DKMS and the Debian packages (Documentation/packaging.md) ------------
+# The module's source as DKMS builds it: the files the top-level Kbuild
+# compiles (kmod/Kbuild: kmod/ and core/'s pure C), the ABI header.
+DKMS_FILES = Kbuild kmod/Kbuild \
+	$(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
+	$(wildcard core/*.c core/*.h) uapi/linux/tiertrain.h
+DKMS_SRC = /usr/src/tiertrain-$(VERSION)
+# dkms-install builds for these kernels: default, every installed kernel
+# with a build tree that dkms.conf's BUILD_EXCLUSIVE_KERNEL accepts.
+DKMS_KERNELS ?= $(shell ls /lib/modules 2>/dev/null | grep -E '^6\.(1|12)\.' | \
+	while read -r k; do [ -f "/lib/modules/$$k/build/Makefile" ] && echo "$$k"; done)
+
+# the source tree DKMS builds from, into $(DKMS_DESTDIR) (the Debian
+# package's; dh_dkms adds its dkms.conf)
+DKMS_DESTDIR ?= $(DESTDIR)$(DKMS_SRC)
+dkms-source:
+	@test -n "$(VERSION)" || { echo "make: no TT_VERSION in kmod/version.h" >&2; exit 1; }
+	for f in $(DKMS_FILES); do install -D -m 0644 "$$f" "$(DKMS_DESTDIR)/$$f" || exit 1; done
+
+# dkms add, build, install: DKMS then rebuilds the module whenever a kernel
+# is installed (AUTOINSTALL). Replaces an earlier dkms-install of VERSION.
+dkms-install:
+	-dkms remove tiertrain/$(VERSION) --all 2>/dev/null
+	rm -rf $(DKMS_SRC)
+	$(MAKE) dkms-source DESTDIR=
+	sed 's/\#MODULE_VERSION\#/$(VERSION)/' dkms.conf > $(DKMS_SRC)/dkms.conf
+	dkms add tiertrain/$(VERSION)
+	for k in $(DKMS_KERNELS); do dkms install tiertrain/$(VERSION) -k "$$k" || exit 1; done
+
+dkms-remove:
+	-dkms remove tiertrain/$(VERSION) --all
+	rm -rf $(DKMS_SRC)
+
+# The Debian packages (debian/), built from a copy of the tree (the files
+# git knows, or everything but build/ outside a git checkout) in
+# build/deb/src: the checkout stays clean. debian/changelog is written
+# there from VERSION. Then lintian (debian/*.lintian-overrides hold the
+# justified exceptions) on the result.
+DEB_SRC = build/deb/src/tiertrain-$(VERSION)
+deb:
+	@test -n "$(VERSION)" || { echo "make: no TT_VERSION in kmod/version.h" >&2; exit 1; }
+	rm -rf build/deb
+	mkdir -p $(DEB_SRC)
+	if git rev-parse --show-toplevel >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard | \
+			perl -0 -ne 'chomp; print "$$_\0" if -e' | \
+			tar --null -T - -cf - | tar -C $(DEB_SRC) -xf -; \
+	else \
+		tar --exclude=./build --exclude=./.git -cf - . | tar -C $(DEB_SRC) -xf -; \
+	fi
+	scripts/deb-changelog $(VERSION) > $(DEB_SRC)/debian/changelog
+	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc
+	mv build/deb/src/*.deb build/deb/src/*.buildinfo build/deb/src/*.changes build/deb/
+	lintian --fail-on error,warning --info build/deb/*.changes
+	@ls -l build/deb/*.deb
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	-for d in lib lib/python ctl selftests bench core/tests core/tests/fuzz; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done
-	rm -rf build/kselftest build/lint build/bench build/tmp build/vm build/mod build/fuzz-host
+	rm -rf build/deb build/kselftest build/lint build/bench build/tmp build/vm build/mod build/fuzz-host
