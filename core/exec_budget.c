@@ -216,6 +216,12 @@ void tt_x_count_slow(struct tt_exec *x, struct tt_exec_layer *l,
 			reg += tt_x_overlap(c->start, c->end, r->start, r->end);
 		n = tt_x_min(n, reg);
 	}
+	/*
+	 * Never more than registered: with overlapping tensors of different
+	 * layers, a prefetch can move back pages another layer still counts,
+	 * and that layer's victim would count them again.
+	 */
+	n = tt_x_min(n, x->bud.held - tt_x_min(x->bud.slow, x->bud.held));
 	l->counted[i] += n;
 	x->bud.slow += n;
 	tt_x_publish(x);

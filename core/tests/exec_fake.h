@@ -51,6 +51,8 @@ enum fake_mv {
 };
 static enum fake_mv mv_mode;
 static int alloc_fail;
+/* Objects and arrays the executor was given and has not given back. */
+static long fake_live;
 
 /* ops->limit; chunk_bytes is TT_EXEC_LIM_CHUNK_BYTES's value. */
 static unsigned long long fake_lim[TT_EXEC_LIM_BUDGET_GLOBAL + 1];
@@ -313,40 +315,55 @@ static int t_mapped(struct tt_exec *x, unsigned long long start,
 static void *t_alloc(struct tt_exec *x, unsigned long n, unsigned long size,
 		     int zero)
 {
+	void *p;
+
 	(void)x;
 	if (alloc_fail || (size && n > ~0UL / size))
 		return NULL;
-	return zero ? calloc(n ? n : 1, size ? size : 1) :
-		      malloc(n && size ? n * size : 1);
+	p = zero ? calloc(n ? n : 1, size ? size : 1) :
+		   malloc(n && size ? n * size : 1);
+	fake_live += !!p;
+	return p;
 }
 
 static void t_free(struct tt_exec *x, void *p)
 {
 	(void)x;
+	fake_live -= !!p;
 	free(p);
 }
 
 static struct tt_exec_layer *t_layer_new(struct tt_exec *x)
 {
 	(void)x;
-	return alloc_fail ? NULL : malloc(sizeof(struct tt_exec_layer));
+	if (alloc_fail)
+		return NULL;
+	fake_live++;
+	return malloc(sizeof(struct tt_exec_layer));
 }
 
 static void t_layer_free(struct tt_exec *x, struct tt_exec_layer *l)
 {
 	(void)x;
+	FAKE_CHECK(l);
+	fake_live--;
 	free(l);
 }
 
 static struct tt_exec_range *t_range_alloc(struct tt_exec *x)
 {
 	(void)x;
-	return alloc_fail ? NULL : malloc(sizeof(struct tt_exec_range));
+	if (alloc_fail)
+		return NULL;
+	fake_live++;
+	return malloc(sizeof(struct tt_exec_range));
 }
 
 static void t_range_free(struct tt_exec *x, struct tt_exec_range *r)
 {
 	(void)x;
+	FAKE_CHECK(r);
+	fake_live--;
 	free(r);
 }
 
@@ -477,6 +494,7 @@ static void fake_reset(unsigned long long now)
 	budget = TT_EXEC_BUDGET_NONE;
 	mv_mode = FAKE_MV_OK;
 	alloc_fail = 0;
+	fake_live = 0;
 	fake_lim[TT_EXEC_LIM_MAX_LAYERS] = 64;
 	fake_lim[TT_EXEC_LIM_MAX_RANGES] = 1024;
 	fake_lim[TT_EXEC_LIM_MIN_MIGRATE] = 0;
