@@ -288,7 +288,7 @@ static void check(void)
 			 "layer %u chunks: next %u ev_next %u nr %u cap %u",
 			 l->id, l->next_chunk, l->ev_next, l->nr_chunks,
 			 l->chunk_cap);
-		FZ_CHECK(l->returned <= l->evicted + l->vmoved,
+		FZ_CHECK(l->returned <= l->evicted,
 			 "layer %u returned %llu of %llu evicted", l->id,
 			 l->returned, l->evicted);
 		VLOG("  layer %u state %d evicted %llu returned %llu chunks %u/%u\n",
@@ -376,6 +376,12 @@ static void reads(struct fz *f)
 				  got_n == (known - from < max ?
 					    known - from : max)),
 		 "%u entries from %u of %u, max %u", got_n, from, known, max);
+	for (i = 0; i < got_n; i++)
+		FZ_CHECK(info[i].status <= TT_LAYER_DROPPED &&
+			 info[i].final_bytes <= info[i].saved_bytes,
+			 "layer %u status %u final %llu of %llu saved",
+			 info[i].layer, info[i].status,
+			 (u64)info[i].final_bytes, (u64)info[i].saved_bytes);
 	for (i = 1; i < got_n; i++)
 		FZ_CHECK(info[i - 1].layer < info[i].layer,
 			 "layers out of order: %u then %u", info[i - 1].layer,
