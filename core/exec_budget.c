@@ -24,6 +24,8 @@
 void tt_x_range_free(struct tt_exec *x, struct tt_exec_range *r)
 {
 	x->bud.held -= tt_x_min(r->end - r->start, x->bud.held);
+	/* slow is of the registered bytes (see tt_x_count_slow()) */
+	x->bud.slow = tt_x_min(x->bud.slow, x->bud.held);
 	tt_x_publish(x);
 	tt_x_list_del(&r->link);
 	tt_x_list_add_tail(&r->link, &x->free);
@@ -216,6 +218,13 @@ void tt_x_count_slow(struct tt_exec *x, struct tt_exec_layer *l,
 			reg += tt_x_overlap(c->start, c->end, r->start, r->end);
 		n = tt_x_min(n, reg);
 	}
+	/*
+	 * Never more than registered: a prefetch can move back pages that
+	 * are still counted (another layer's, with overlapping tensors, or
+	 * its own before their admission), and a victim would count them
+	 * again.
+	 */
+	n = tt_x_min(n, x->bud.held - tt_x_min(x->bud.slow, x->bud.held));
 	l->counted[i] += n;
 	x->bud.slow += n;
 	tt_x_publish(x);
