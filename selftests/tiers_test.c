@@ -757,23 +757,8 @@ TEST_F_TIMEOUT(tiers, evict_down, 120)
  */
 static long long node_pcp_pages(int node)
 {
-	long long c, sum = 0;
-	char line[256];
-	int n, in_node = 0;
-	FILE *f = fopen("/proc/zoneinfo", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Node %d, zone", &n) == 1)
-			in_node = n == node;
-		else if (in_node && sscanf(line, " count: %lld", &c) == 1)
-			sum += c;
-	}
-	fclose(f);
-	return sum;
+	return tt_st_zoneinfo_sum(node, "count:");
 }
-
 
 /*
  * Fill @node as full as tiertrain's engine can make it, and keep it so: a
@@ -893,14 +878,15 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 	ASSERT_LE(0, holder);
 	if (!holder) {
 		char *h = tt_st_map(16 * TT_ST_MIB, 0);
+		int failed = 0;
 
 		close(p[1]);
 		close(q[0]);
 		if (!h)
 			_exit(2);
 		memset(h, 0x33, 16 * TT_ST_MIB);
-		if (tt_st_move_pages(h, 16 * TT_ST_MIB, a, NULL))
-			_exit(3);
+		if (tt_st_move_pages(h, 16 * TT_ST_MIB, a, &failed) || failed)
+			_exit(3);	/* not all on node a */
 		if (write(q[1], "r", 1) != 1)
 			_exit(4);
 		/* a byte: the hog filled the node (which holds p[1] too) */

@@ -355,6 +355,26 @@ int tt_st_bind(void *addr, size_t len, int node)
 	return 0;
 }
 
+long long tt_st_zoneinfo_sum(int node, const char *key)
+{
+	char line[256], fmt[48];
+	long long v, sum = 0;
+	int n, in_node = 0;
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	if (!f)
+		return -1;
+	snprintf(fmt, sizeof(fmt), " %s %%lld", key);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone", &n) == 1)
+			in_node = n == node;
+		else if (in_node && sscanf(line, fmt, &v) == 1)
+			sum += v;
+	}
+	fclose(f);
+	return sum;
+}
+
 /*
  * The sum of the min watermarks of @node's zones, in bytes (0 when
  * /proc/zoneinfo cannot be read): free memory below it is the kernel's, and
@@ -362,21 +382,9 @@ int tt_st_bind(void *addr, size_t len, int node)
  */
 static uint64_t tt_st_node_min_wmark(int node)
 {
-	char line[256];
-	unsigned long long pages, sum = 0;
-	int n, in_node = 0;
-	FILE *f = fopen("/proc/zoneinfo", "re");
+	long long pages = tt_st_zoneinfo_sum(node, "min");
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Node %d, zone", &n) == 1)
-			in_node = n == node;
-		else if (in_node && sscanf(line, " min %llu", &pages) == 1)
-			sum += pages;
-	}
-	fclose(f);
-	return sum * (uint64_t)sysconf(_SC_PAGESIZE);
+	return pages > 0 ? (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
 static void tt_st_hog_child(int node, uint64_t leave, int wfd)

@@ -78,6 +78,12 @@ int tt_st_topo_read(struct tt_st_topo *t);
 int tt_st_read_nodelist(const char *path, unsigned char *set, int max);
 /* Free and total bytes of @node from its sysfs meminfo: 0 or -errno. */
 int tt_st_node_mem(int node, uint64_t *free_bytes, uint64_t *total_bytes);
+/*
+ * The sum over @node's zones of the /proc/zoneinfo lines "KEY VALUE" (the
+ * per-CPU "count:" lines too, with KEY "count:"), or -1 when it cannot be
+ * read.
+ */
+long long tt_st_zoneinfo_sum(int node, const char *key);
 /* Run the calling thread on the CPUs of @node only: 0 or -errno. */
 int tt_st_run_on_node(int node);
 
