@@ -335,36 +335,24 @@ static void t_free(struct tt_exec *x, void *p)
 
 static struct tt_exec_layer *t_layer_new(struct tt_exec *x)
 {
-	(void)x;
-	if (alloc_fail)
-		return NULL;
-	fake_live++;
-	return malloc(sizeof(struct tt_exec_layer));
+	return t_alloc(x, 1, sizeof(struct tt_exec_layer), 0);
 }
 
 static void t_layer_free(struct tt_exec *x, struct tt_exec_layer *l)
 {
-	(void)x;
 	FAKE_CHECK(l);
-	fake_live--;
-	free(l);
+	t_free(x, l);
 }
 
 static struct tt_exec_range *t_range_alloc(struct tt_exec *x)
 {
-	(void)x;
-	if (alloc_fail)
-		return NULL;
-	fake_live++;
-	return malloc(sizeof(struct tt_exec_range));
+	return t_alloc(x, 1, sizeof(struct tt_exec_range), 0);
 }
 
 static void t_range_free(struct tt_exec *x, struct tt_exec_range *r)
 {
-	(void)x;
 	FAKE_CHECK(r);
-	fake_live--;
-	free(r);
+	t_free(x, r);
 }
 
 static unsigned long long t_limit(struct tt_exec *x, enum tt_exec_limit what)
