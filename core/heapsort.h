@@ -12,6 +12,25 @@ typedef int (*tt_before_fn)(const void *a, const void *b, const void *ctx);
 
 static inline void tt_heap_swap(char *a, char *b, unsigned long size)
 {
+	/* the cores sort index arrays: an unsigned int at a time */
+	if (size == sizeof(unsigned int)) {
+		unsigned int t;
+
+		__builtin_memcpy(&t, a, sizeof(t));
+		__builtin_memcpy(a, b, sizeof(t));
+		__builtin_memcpy(b, &t, sizeof(t));
+		return;
+	}
+	for (; size >= sizeof(unsigned long long);
+	     size -= sizeof(unsigned long long)) {
+		unsigned long long t;
+
+		__builtin_memcpy(&t, a, sizeof(t));
+		__builtin_memcpy(a, b, sizeof(t));
+		__builtin_memcpy(b, &t, sizeof(t));
+		a += sizeof(t);
+		b += sizeof(t);
+	}
 	while (size--) {
 		char t = *a;
 

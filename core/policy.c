@@ -99,9 +99,12 @@ unsigned long long tt_policy_ewma(unsigned long long old,
 {
 	if (weight >= 1024 || !weight)
 		return weight ? sample : old;
+	/* mul_div(d, weight, 1024, 0) as a shift: d * weight / 1024 < d */
 	if (sample >= old)
-		return old + mul_div(sample - old, weight, 1024, 0);
-	return old - mul_div(old - sample, weight, 1024, 0);
+		return old + (unsigned long long)
+			(((unsigned __int128)(sample - old) * weight) >> 10);
+	return old - (unsigned long long)
+		(((unsigned __int128)(old - sample) * weight) >> 10);
 }
 
 const char *tt_policy_status_name(enum tt_policy_status s)
@@ -129,12 +132,41 @@ static int before(const void *x, const void *y, const void *ctx)
 	return a < b;
 }
 
-/* The index array in backward order: in place, no allocation. */
+/*
+ * The index array in backward order: in place, no allocation. A training
+ * runs its backward pass in the reverse of its forward one, so ts_B is
+ * usually already nondecreasing or nonincreasing along the layers (equal
+ * for the events of one batch): both are looked for in O(n) and laid out
+ * directly, else the array is sorted. The order is the same either way
+ * (@before is a strict total order).
+ */
 static void sort_backward(const struct tt_policy_layer *l, unsigned int *o,
 			  unsigned int n)
 {
-	unsigned int i;
+	unsigned int i, j, k, up = 1, down = 1;
 
+	for (i = 1; i < n && (up || down); i++) {
+		if (l[i].bwd_start_ns < l[i - 1].bwd_start_ns)
+			up = 0;
+		if (l[i].bwd_start_ns > l[i - 1].bwd_start_ns)
+			down = 0;
+	}
+	if (up) {
+		for (i = 0; i < n; i++)
+			o[i] = i;
+		return;
+	}
+	if (down) {
+		/* the runs of equal ts_B from the last, each by index */
+		for (k = 0, j = n; j > 0; j = i) {
+			for (i = j - 1; i > 0 &&
+			     l[i - 1].bwd_start_ns == l[j - 1].bwd_start_ns; i--)
+				;
+			for (; k < n - i; k++)
+				o[k] = i + k - (n - j);
+		}
+		return;
+	}
 	for (i = 0; i < n; i++)
 		o[i] = i;
 	tt_heapsort(o, n, sizeof(*o), before, l);

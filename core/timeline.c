@@ -77,9 +77,23 @@ int tt_tl_find(struct tt_tl *tl, unsigned int id)
 {
 	unsigned int i;
 
-	if (tl->hint < tl->n && tl->st.layers[tl->hint].id == id)
-		return (int)tl->hint;
-	i = lower_bound(tl, id);
+	/*
+	 * Layers come in order, forward then backward: the last one found
+	 * or a neighbour of it, before the binary search.
+	 */
+	i = tl->hint;
+	if (i < tl->n) {
+		if (tl->st.layers[i].id == id)
+			return (int)i;
+		if (i + 1 < tl->n && tl->st.layers[i + 1].id == id)
+			i++;
+		else if (i && tl->st.layers[i - 1].id == id)
+			i--;
+		else
+			i = lower_bound(tl, id);
+	} else {
+		i = lower_bound(tl, id);
+	}
 	if (i == tl->n || tl->st.layers[i].id != id)
 		return -1;
 	tl->hint = i;

@@ -256,6 +256,12 @@ static void test_arithmetic(void **state)
 	assert_int_equal(tt_policy_ewma(200, 100, 256), 175);
 	assert_int_equal(tt_policy_ewma(100, 200, 1024), 200);
 	assert_int_equal(tt_policy_ewma(100, 200, 0), 100);
+	/* the whole 64-bit range: rounded down toward old, no wrap */
+	assert_int_equal(tt_policy_ewma(0, ~0ULL, 1023), 0xffbfffffffffffffULL);
+	assert_int_equal(tt_policy_ewma(~0ULL, 0, 1023), 0x0040000000000000ULL);
+	assert_int_equal(tt_policy_ewma(~0ULL, 0, 1), 0xffc0000000000000ULL);
+	assert_int_equal(tt_policy_ewma(7, 9, 511), 7);
+	assert_int_equal(tt_policy_ewma(9, 7, 513), 8);
 	assert_string_equal(tt_policy_status_name(TT_POLICY_ACCEPTED), "accepted");
 	assert_string_equal(tt_policy_status_name(TT_POLICY_MODIFIED), "modified");
 	assert_string_equal(tt_policy_status_name(TT_POLICY_DROPPED), "dropped");
@@ -395,6 +401,48 @@ static void test_alap(void **state)
 	assert_int_equal(l[1].prefetch_ns, 195 * MS - 40960000 - 10240000);
 }
 
+/*
+ * The plan's backward order (the @order it leaves: ts_B, ties by index)
+ * for ts_B nondecreasing, nonincreasing with runs of ties (the events of
+ * one batch share a time), and mixed, against a selection sort.
+ */
+static void test_backward_order(void **state)
+{
+	static const unsigned long long bs[][12] = {
+		{ 1, 2, 3, 3, 3, 4, 5, 6, 6, 7, 8, 9 },		/* up */
+		{ 9, 8, 8, 8, 7, 6, 6, 5, 4, 3, 3, 2 },		/* down, runs */
+		{ 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5 },		/* one run */
+		{ 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 },	/* reverse */
+		{ 3, 9, 1, 4, 4, 8, 2, 7, 5, 6, 0, 4 },		/* mixed */
+		{ 9, 9, 8, 8, 9, 7, 6, 5, 4, 3, 2, 1 },		/* almost down */
+	};
+	struct tt_policy_layer l[12];
+	unsigned int order[12], want[12], c, i, j, n;
+
+	(void)state;
+	for (c = 0; c < sizeof(bs) / sizeof(bs[0]); c++) {
+		for (n = 1; n <= 12; n++) {
+			for (i = 0; i < n; i++)
+				l[i] = L(i, 0, 10 * MS + bs[c][i] * MS, 0);
+			assert_int_equal(tt_policy_plan(&P, l, n, order, NULL, NULL), 0);
+			for (i = 0; i < n; i++)
+				want[i] = i;
+			for (i = 0; i < n; i++)
+				for (j = i + 1; j < n; j++)
+					if (bs[c][want[j]] < bs[c][want[i]] ||
+					    (bs[c][want[j]] == bs[c][want[i]] &&
+					     want[j] < want[i])) {
+						unsigned int t = want[i];
+
+						want[i] = want[j];
+						want[j] = t;
+					}
+			for (i = 0; i < n; i++)
+				assert_int_equal(order[i], want[i]);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_arithmetic),
 		cmocka_unit_test(test_footprint_one_layer),
 		cmocka_unit_test(test_footprint_two_layers),
+		cmocka_unit_test(test_backward_order),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
