@@ -2,7 +2,8 @@
 /*
  * Trace events: what a session's scheduler saw (iterations, layer
  * boundaries, saved tensors) and did (evictions, prefetches, late and
- * dropped layers), each recorded once by tt_evlog_add() into three places:
+ * dropped layers), each recorded once (held back in a small batch the
+ * scheduler's lock protects, then tt_evlog_flush()) into three places:
  *
  *  - the session's ring of the last event_ring events (module setting),
  *    allocated at the session's first event so that sessions which never
@@ -13,8 +14,9 @@
  *    when someone listens;
  *  - the tracepoints tiertrain:tt_evict/tt_prefetch/tt_late/tt_drop.
  *
- * The scheduler calls in from its event path and its workers (sched.c);
- * every caller may sleep. The hooks only observe: nothing here changes
+ * The scheduler calls in from its event path and its workers (sched.c),
+ * always with its lock held, and flushes the batch before it drops the
+ * lock; every caller may sleep. The hooks only observe: nothing here changes
  * what the scheduler does, and a failure (no memory for the ring or a
  * multicast message) only loses trace events, counted.
  */
@@ -120,24 +122,6 @@ static void tt_evlog_tracepoint(struct tt_ksession *s,
 	}
 }
 
-/* Give @ev its seq and put it into the ring. May sleep (first allocation). */
-static void tt_evlog_ring_add(struct tt_ksession *s, struct tt_trace_event *ev)
-{
-	struct tt_evlog *log = &s->evlog;
-
-	if (!READ_ONCE(log->tried))
-		tt_evlog_alloc(log);
-	spin_lock(&log->lock);
-	ev->seq = ++log->seq;
-	if (log->ring) {
-		/* (seq - 1) % size without a division */
-		log->ring[log->head] = *ev;
-		if (++log->head == log->size)
-			log->head = 0;
-	}
-	spin_unlock(&log->lock);
-}
-
 /*
  * Hand @ev to the installed sink. Return: false when there is none or
  * nobody listened to @ev's group (struct tt_evlog_sink). May sleep.
@@ -159,18 +143,78 @@ static bool tt_evlog_out_event(struct tt_ksession *s,
 	return heard;
 }
 
-/**
- * tt_evlog_add() - record one trace event of a session
- * @s:  the session.
- * @ev: the event, every field but @ev->seq filled; @ev->seq is set.
- *
- * May sleep (the ring's first allocation, the multicast message).
- */
-void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev)
+/* The scheduler's own events: the "trace" group, no tracepoint. */
+static bool tt_evlog_is_sched(u32 type)
 {
-	tt_evlog_ring_add(s, ev);
-	tt_evlog_tracepoint(s, ev);
-	tt_evlog_out_event(s, ev);
+	switch (type) {
+	case TT_TRACE_ITER_BEGIN:
+	case TT_TRACE_LAYER_BEGIN:
+	case TT_TRACE_LAYER_END:
+	case TT_TRACE_SAVED:
+		return true;
+	}
+	return false;
+}
+
+/**
+ * tt_evlog_flush() - record the events held back
+ * @s: the session; the scheduler lock is held.
+ *
+ * Gives them their seqs and puts them into the ring under one hold of the
+ * ring's lock, in the order they were added; then the tracepoints, and the
+ * sink while anyone listens: the "trace" group is looked for once per
+ * event call (struct tt_evlog @trace_quiet), the "events" group once per
+ * flush. May sleep (the ring's first allocation, the sink).
+ */
+void tt_evlog_flush(struct tt_ksession *s)
+{
+	struct tt_evlog *log = &s->evlog;
+	u32 i, n = log->npend;
+	bool events_quiet = false;
+
+	if (!n)
+		return;
+	if (!READ_ONCE(log->tried))
+		tt_evlog_alloc(log);
+	spin_lock(&log->lock);
+	for (i = 0; i < n; i++) {
+		log->pend[i].seq = ++log->seq;
+		if (log->ring) {
+			/* (seq - 1) % size without a division */
+			log->ring[log->head] = log->pend[i];
+			if (++log->head == log->size)
+				log->head = 0;
+		}
+	}
+	spin_unlock(&log->lock);
+	for (i = 0; i < n; i++) {
+		const struct tt_trace_event *ev = &log->pend[i];
+
+		if (tt_evlog_is_sched(ev->type)) {
+			if (!log->trace_quiet && !tt_evlog_out_event(s, ev))
+				log->trace_quiet = true;
+			continue;
+		}
+		tt_evlog_tracepoint(s, ev);
+		if (!events_quiet && !tt_evlog_out_event(s, ev))
+			events_quiet = true;
+	}
+	log->npend = 0;
+}
+
+/*
+ * The next slot of @pend for an event to record, the scheduler lock held:
+ * filled by the caller, then tt_evlog_added().
+ */
+static struct tt_trace_event *tt_evlog_slot(struct tt_evlog *log)
+{
+	return &log->pend[log->npend];
+}
+
+static void tt_evlog_added(struct tt_ksession *s)
+{
+	if (++s->evlog.npend == TT_EVLOG_PEND)
+		tt_evlog_flush(s);
 }
 
 /**
@@ -240,43 +284,50 @@ void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost)
  * Saved tensors are recorded with their whole pages; one without a whole
  * page (ignored by the scheduler) is not recorded. These types have no
  * tracepoint; they go to the "trace" group, looked for once per event call
- * while nobody is in it (struct tt_evlog @trace_quiet). Called by the
- * event path only, scheduler lock held.
+ * while nobody is in it (struct tt_evlog @trace_quiet). The event is held
+ * back in @pend with the others and recorded by tt_evlog_flush(): at the
+ * scheduler's unlock, or when @pend is full. Called by the event path
+ * only, scheduler lock held.
  */
 void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 			  u64 now, u64 iter)
 {
-	struct tt_trace_event te = {
-		.ts_ns = now,
-		.iter = iter,
-		.layer = ev->layer,
-		.flags = ev->flags & (TT_FWD | TT_BWD | TT_EV_PERSISTENT),
-		.node = NUMA_NO_NODE,
-	};
+	struct tt_evlog *log = &s->evlog;
+	struct tt_trace_event *te;
+	u32 type;
+	u64 bytes = 0;
 
 	switch (ev->type) {
 	case TT_EV_ITER_BEGIN:
-		te.type = TT_TRACE_ITER_BEGIN;
+		type = TT_TRACE_ITER_BEGIN;
 		break;
 	case TT_EV_LAYER_BEGIN:
-		te.type = TT_TRACE_LAYER_BEGIN;
+		type = TT_TRACE_LAYER_BEGIN;
 		break;
 	case TT_EV_LAYER_END:
-		te.type = TT_TRACE_LAYER_END;
+		type = TT_TRACE_LAYER_END;
 		break;
 	case TT_EV_TENSOR_SAVED:
-		te.type = TT_TRACE_SAVED;
-		te.bytes = tt_event_pages(ev->addr, ev->len, PAGE_SIZE, NULL) *
-			   PAGE_SIZE;
-		if (!te.bytes)
+		type = TT_TRACE_SAVED;
+		bytes = tt_event_pages(ev->addr, ev->len, PAGE_SIZE, NULL) *
+			PAGE_SIZE;
+		if (!bytes)
 			return;
 		break;
 	default:
 		return;
 	}
-	tt_evlog_ring_add(s, &te);
-	if (!s->evlog.trace_quiet && !tt_evlog_out_event(s, &te))
-		s->evlog.trace_quiet = true;
+	te = tt_evlog_slot(log);
+	*te = (struct tt_trace_event){
+		.ts_ns = now,
+		.bytes = bytes,
+		.iter = iter,
+		.type = type,
+		.layer = ev->layer,
+		.flags = ev->flags & (TT_FWD | TT_BWD | TT_EV_PERSISTENT),
+		.node = NUMA_NO_NODE,
+	};
+	tt_evlog_added(s);
 }
 
 /**
@@ -294,7 +345,8 @@ void tt_evlog_migration(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 			u64 bytes, u64 start, int node, u32 flags)
 {
 	u64 now = ktime_get_ns();
-	struct tt_trace_event te = {
+
+	*tt_evlog_slot(&s->evlog) = (struct tt_trace_event){
 		.ts_ns = now,
 		.dur_ns = start && start < now ? now - start : 0,
 		.bytes = bytes,
@@ -304,8 +356,7 @@ void tt_evlog_migration(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 		.flags = flags,
 		.node = node,
 	};
-
-	tt_evlog_add(s, &te);
+	tt_evlog_added(s);
 }
 
 /**
@@ -321,7 +372,7 @@ void tt_evlog_migration(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 void tt_evlog_layer(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 		    u64 bytes, u64 ts, u32 flags)
 {
-	struct tt_trace_event te = {
+	*tt_evlog_slot(&s->evlog) = (struct tt_trace_event){
 		.ts_ns = ts,
 		.bytes = bytes,
 		.iter = iter,
@@ -330,6 +381,5 @@ void tt_evlog_layer(struct tt_ksession *s, u32 type, u32 layer, u64 iter,
 		.flags = flags,
 		.node = NUMA_NO_NODE,
 	};
-
-	tt_evlog_add(s, &te);
+	tt_evlog_added(s);
 }

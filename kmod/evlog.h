@@ -12,6 +12,9 @@
 
 struct tt_ksession;
 
+/* Events held back to be recorded together (struct tt_evlog). */
+#define TT_EVLOG_PEND	16
+
 /**
  * struct tt_evlog - the trace events of one session (embedded in struct
  * tt_session)
@@ -30,6 +33,13 @@ struct tt_ksession;
  *        events skip the look (tt_evlog_sched_event()). Only the event
  *        path touches it, under the scheduler lock; tt_evlog_call_begin()
  *        clears it.
+ * @npend: events in @pend.
+ * @pend: the events added and not yet recorded, without their seq:
+ *        tt_evlog_flush() records them, in order, under one hold of
+ *        @lock, when @pend is full and at the scheduler's unlock. Every
+ *        writer holds the scheduler lock, which protects @pend and
+ *        @npend: an event call's events are in the ring when it returns,
+ *        a worker's when it drops the lock.
  */
 struct tt_evlog {
 	spinlock_t lock;	/* see @lock above */
@@ -40,6 +50,8 @@ struct tt_evlog {
 	u64 lost;
 	bool tried;
 	bool trace_quiet;
+	u32 npend;
+	struct tt_trace_event pend[TT_EVLOG_PEND];
 };
 
 /**
@@ -70,12 +82,12 @@ struct tt_evlog_sink {
 void tt_evlog_sink(const struct tt_evlog_sink *sink);
 void tt_evlog_init(struct tt_evlog *log);
 void tt_evlog_free(struct tt_evlog *log);
-void tt_evlog_add(struct tt_ksession *s, struct tt_trace_event *ev);
 unsigned int tt_evlog_read(struct tt_evlog *log, u64 since,
 			   struct tt_trace_event *out, unsigned int max,
 			   u64 *missed);
 void tt_evlog_state(struct tt_evlog *log, u64 *last_seq, u64 *lost);
 
+void tt_evlog_flush(struct tt_ksession *s);
 void tt_evlog_sched_event(struct tt_ksession *s, const struct tt_event *ev,
 			  u64 now, u64 iter);
 void tt_evlog_migration(struct tt_ksession *s, u32 type, u32 layer, u64 iter,

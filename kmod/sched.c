@@ -147,7 +147,10 @@ static void tt_sched_op_lock(struct tt_exec *x)
 
 static void tt_sched_op_unlock(struct tt_exec *x)
 {
-	mutex_unlock(&tt_sched_session(x)->sched.lock);
+	struct tt_ksession *s = tt_sched_session(x);
+
+	tt_evlog_flush(s);	/* an event call's events are recorded now */
+	mutex_unlock(&s->sched.lock);
 }
 
 /*
