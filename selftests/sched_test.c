@@ -49,7 +49,8 @@
  *   lead_converges      PR set 1.2x the estimate before every iteration:
  *                       late at first, then the lead time makes the layers
  *                       on time: 5 planned iterations in a row without a
- *                       late layer (late_count stops growing) within 40.
+ *                       late layer (late_count stops growing) within 40
+ *                       (80 on a kernel that runs TT_ST_TIME_MUL).
  *   event_errors        the event checks the library documents, EVENTS'
  *                       count and done, SET_SCHED and LAYERS errors,
  *                       ENOSPC from max_layers and max_ranges.
@@ -1371,6 +1372,7 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 	struct tt_ioc_stats st;
 	struct tt_ioc_sched cfg;
 	unsigned int i, l, quiet = 0, best = 0, lates = 0, first_late = 0;
+	unsigned int window;
 	uint64_t last, max_lead = 0, evicted;
 	int n;
 
@@ -1392,7 +1394,14 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 	TR_RUN(&self->tr);
 	TR_STATS(&self->tr, &st);
 	last = st.late_count;
-	for (i = 0; i < 40 && quiet < 5; i++) {
+	/*
+	 * Under KASAN (the debug kernel, TT_ST_TIME_MUL) a 2 MiB move takes
+	 * 30-60 ms from one layer to the next, against 10-20 ms: the lead
+	 * time takes longer to cover that spread (14-35 iterations in CI
+	 * runs, and once not within 40), so twice the window there.
+	 */
+	window = tt_st_time_mul() > 1 ? 80 : 40;
+	for (i = 0; i < window && quiet < 5; i++) {
 		/*
 		 * PR 1.2x the estimate, again before every iteration: with
 		 * the measured average pulling back, the plan assumes about
@@ -1423,8 +1432,8 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 		last = st.late_count;
 	}
 	log_layers(_metadata, &self->tr);
-	TH_LOG("%u planned iterations: %u late layer-iterations (first in iteration %u), then %u on time in a row; largest lead %.2f ms; ER %.0f PR %.0f MB/s; reprofiles %llu",
-	       i, lates, first_late, best, max_lead / 1e6, st.er_bps / 1e6,
+	TH_LOG("%u planned iterations (of %u): %u late layer-iterations (first in iteration %u), then %u on time in a row; largest lead %.2f ms; ER %.0f PR %.0f MB/s; reprofiles %llu",
+	       i, window, lates, first_late, best, max_lead / 1e6, st.er_bps / 1e6,
 	       st.pr_bps / 1e6, st.reprofiles);
 	ASSERT_LT(0, lates);
 	ASSERT_LT(0, max_lead);
