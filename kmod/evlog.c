@@ -143,19 +143,6 @@ static bool tt_evlog_out_event(struct tt_ksession *s,
 	return heard;
 }
 
-/* The scheduler's own events: the "trace" group, no tracepoint. */
-static bool tt_evlog_is_sched(u32 type)
-{
-	switch (type) {
-	case TT_TRACE_ITER_BEGIN:
-	case TT_TRACE_LAYER_BEGIN:
-	case TT_TRACE_LAYER_END:
-	case TT_TRACE_SAVED:
-		return true;
-	}
-	return false;
-}
-
 /**
  * tt_evlog_flush() - record the events held back
  * @s: the session; the scheduler lock is held.

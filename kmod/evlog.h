@@ -68,6 +68,25 @@ static inline void tt_evlog_call_begin(struct tt_evlog *log)
 }
 
 /**
+ * tt_evlog_is_sched() - is @type one of the scheduler's own events
+ * (iteration, layer boundary, saved tensor)? They go to the "trace"
+ * multicast group and have no tracepoint; every other type goes to
+ * "events".
+ * @type: a TT_TRACE_* type.
+ */
+static inline bool tt_evlog_is_sched(u32 type)
+{
+	switch (type) {
+	case TT_TRACE_ITER_BEGIN:
+	case TT_TRACE_LAYER_BEGIN:
+	case TT_TRACE_LAYER_END:
+	case TT_TRACE_SAVED:
+		return true;
+	}
+	return false;
+}
+
+/**
  * struct tt_evlog_sink - where else a recorded event goes (the netlink
  * multicast groups; netlink.c installs it with tt_evlog_sink())
  * @event: called for every event recorded, after the ring and the

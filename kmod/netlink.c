@@ -943,18 +943,10 @@ static const struct genl_multicast_group tt_genl_mcgrps[] = {
 static bool tt_netlink_event(struct tt_ksession *s,
 			     const struct tt_trace_event *ev)
 {
-	unsigned int grp = TT_NL_MCGRP_EVENTS;
+	unsigned int grp = tt_evlog_is_sched(ev->type) ? TT_NL_MCGRP_TRACE :
+							 TT_NL_MCGRP_EVENTS;
 	struct sk_buff *msg;
 	void *hdr;
-
-	switch (ev->type) {
-	case TT_TRACE_ITER_BEGIN:
-	case TT_TRACE_LAYER_BEGIN:
-	case TT_TRACE_LAYER_END:
-	case TT_TRACE_SAVED:
-		grp = TT_NL_MCGRP_TRACE;
-		break;
-	}
 
 	if (!genl_has_listeners(&tt_genl_family, s->net, grp))
 		return false;
