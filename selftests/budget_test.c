@@ -30,8 +30,10 @@
  *                     batch per process; each gets at least its share
  *                     (8 MiB) in force; one is killed: the others' data
  *                     stays intact, their tiering goes on, their share
- *                     grows to 12 MiB, and each holds more on the fast
- *                     node than its peak under the old share.
+ *                     grows to 12 MiB (the budget in force), and each
+ *                     holds more than the old share of 8 MiB on the fast
+ *                     node (sampled after its forward pass, when the
+ *                     plan's own evictions may have begun: 10 or 12 MiB).
  *
  * The sampler counts a sample only when the session's bytes_evicted and
  * bytes_prefetched did not change while it read the tensors one by one:
@@ -696,7 +698,7 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	pid_t pid[PS_N];
 	void **pages;
 	int *status, alive[PS_N], i, wst, ret;
-	uint64_t max_sum = 0, samples = 0, it0[PS_N], ev0[PS_N], peak1[PS_N];
+	uint64_t max_sum = 0, samples = 0, it0[PS_N], ev0[PS_N];
 	unsigned int l;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -755,8 +757,6 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	/* phase 2: one killed; the others go on, with its share */
 	for (i = 1; i < PS_N; i++) {
 		pc[i].phase = 2;
-		/* its peak under the old share: at most a batch over it */
-		peak1[i] = pc[i].max_fast > g / PS_N ? pc[i].max_fast : g / PS_N;
 		pc[i].max_fast = 0;
 		it0[i] = pc[i].iters;
 		ev0[i] = pc[i].evicted;
@@ -791,8 +791,12 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 		ASSERT_LT(ev0[i], pc[i].evicted);
 		/* the dead one's share is theirs: at least half of 24 MiB */
 		ASSERT_LE(g / 2, pc[i].max_budget);
-		/* and it holds more than it could before */
-		ASSERT_LT(peak1[i], pc[i].max_fast);
+		/*
+		 * and it holds more than the old share (not more than its
+		 * phase-1 peak: before the others registered, a child can
+		 * hold up to its 16 MiB)
+		 */
+		ASSERT_LT(g / PS_N, pc[i].max_fast);
 	}
 	ASSERT_LE(max_sum, g + 2 * batch);
 	for (i = 0; i < PS_N; i++)
