@@ -69,7 +69,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1375,9 +1374,7 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 	struct tt_ioc_stats st;
 	struct tt_ioc_sched cfg;
 	unsigned int i, l, quiet = 0, best = 0, lates = 0, first_late = 0;
-	unsigned int window;
 	uint64_t last, max_lead = 0, evicted;
-	bool timed;
 	int n;
 
 	if (!tr_selected(_metadata))
@@ -1406,9 +1403,7 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 	 * still late in 60 of 240 layer-iterations after 80). There the
 	 * test checks that the feedback runs and the data comes back.
 	 */
-	window = 40;
-	timed = tt_st_time_mul() == 1;
-	for (i = 0; i < window && quiet < 5; i++) {
+	for (i = 0; i < 40 && quiet < 5; i++) {
 		/*
 		 * PR 1.2x the estimate, again before every iteration: with
 		 * the measured average pulling back, the plan assumes about
@@ -1439,12 +1434,12 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 		last = st.late_count;
 	}
 	log_layers(_metadata, &self->tr);
-	TH_LOG("%u planned iterations (of %u): %u late layer-iterations (first in iteration %u), then %u on time in a row; largest lead %.2f ms; ER %.0f PR %.0f MB/s; reprofiles %llu",
-	       i, window, lates, first_late, best, max_lead / 1e6, st.er_bps / 1e6,
+	TH_LOG("%u planned iterations (of 40): %u late layer-iterations (first in iteration %u), then %u on time in a row; largest lead %.2f ms; ER %.0f PR %.0f MB/s; reprofiles %llu",
+	       i, lates, first_late, best, max_lead / 1e6, st.er_bps / 1e6,
 	       st.pr_bps / 1e6, st.reprofiles);
 	ASSERT_LT(0, lates);
 	ASSERT_LT(0, max_lead);
-	if (timed) {
+	if (tt_st_time_mul() == 1) {
 		ASSERT_EQ(5, best);
 	} else {
 		TH_LOG("TT_ST_TIME_MUL %u: the run of on-time iterations is not asserted",
