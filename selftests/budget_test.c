@@ -67,7 +67,9 @@
  * @fast:       the fast node.
  * @nl:         layers (ids 1..nl).
  * @sz:         bytes of each layer's tensor.
- * @compute_ms: compute per layer pass (a pass over the tensor, then sleep).
+ * @compute_ms: compute per layer pass (a pass over the tensor, then sleep),
+ *              as written: scaled by the fixture's calibration
+ *              (tt_st_compute_from(), tt_st_ms()).
  * @t:          the tensors.
  * @iter:       iterations run.
  * @mu:         protects @reg.
@@ -168,6 +170,7 @@ static uint64_t bt_seed(unsigned int iter, unsigned int l)
 /* Forward pass of layer @l (0-based): fill, register, compute. */
 static int bt_forward(struct btr *b, unsigned int l)
 {
+	uint64_t t0 = tt_st_now_ns();
 	int ret;
 
 	ret = tt_layer_begin(b->s, l + 1, TT_FWD);
@@ -178,7 +181,7 @@ static int bt_forward(struct btr *b, unsigned int l)
 	if (ret)
 		return bt_fail(b, "tensor saved", ret);
 	bt_reg(b, l, 1);
-	tt_st_compute(b->t[l], b->sz, b->compute_ms);
+	tt_st_compute_from(b->t[l], b->sz, t0, b->compute_ms);
 	ret = tt_layer_end(b->s, l + 1, TT_FWD);
 	return ret ? bt_fail(b, "forward end", ret) : 0;
 }
@@ -186,6 +189,7 @@ static int bt_forward(struct btr *b, unsigned int l)
 /* Backward pass of layer @l: check the data, compute, unregister. */
 static int bt_backward(struct btr *b, unsigned int l)
 {
+	uint64_t t0 = tt_st_now_ns();
 	long long off;
 	int ret;
 
@@ -199,7 +203,7 @@ static int bt_backward(struct btr *b, unsigned int l)
 			 b->iter, l + 1, off);
 		return -1;
 	}
-	tt_st_compute(b->t[l], b->sz, b->compute_ms);
+	tt_st_compute_from(b->t[l], b->sz, t0, b->compute_ms);
 	bt_reg(b, l, 0);
 	ret = tt_layer_end(b->s, l + 1, TT_BWD);
 	return ret ? bt_fail(b, "backward end", ret) : 0;
@@ -216,7 +220,7 @@ static int bt_iteration(struct btr *b)
 	for (l = 0; l < b->nl; l++)
 		if (bt_forward(b, l))
 			return -1;
-	usleep(b->compute_ms * 1000);
+	usleep(tt_st_ms(b->compute_ms) * 1000);
 	for (l = b->nl; l-- > 0;)
 		if (bt_backward(b, l))
 			return -1;
@@ -287,6 +291,7 @@ FIXTURE_SETUP(budget)
 	ASSERT_EQ(0, tt_st_read_ll(BT_BALANCING, &self->balancing));
 	ASSERT_EQ(0, tt_st_write_file(BT_BALANCING, "0"));
 	TT_OPEN_KERNEL_SESSION(&self->b.s);
+	TT_CALIBRATE(&self->topo, 4 * BT_MIB);
 	pthread_mutex_init(&self->b.mu, NULL);
 	self->b.fast = self->topo.fast;
 	self->b.nl = BT_MAXL;
@@ -593,7 +598,7 @@ static void ps_run(struct ps_child *p, int fast)
 			ret = bt_forward(&b, l);
 			ps_set(p, l, 1);
 		}
-		usleep(b.compute_ms * 1000);
+		usleep(tt_st_ms(b.compute_ms) * 1000);
 		if (!ret && !tt_stats(b.s, &st)) {
 			/* all four saved: 16 MiB held, at least a third demanded */
 			if (p->phase == 1 && st.budget_bytes < p->min_budget_full)
