@@ -69,7 +69,7 @@
  * @sz:         bytes of each layer's tensor.
  * @compute_ms: compute per layer pass (a pass over the tensor, then sleep),
  *              as written: scaled by the fixture's calibration
- *              (tt_st_compute_from(), tt_st_ms()).
+ *              (tt_st_compute(), tt_st_ms()).
  * @t:          the tensors.
  * @iter:       iterations run.
  * @mu:         protects @reg.
@@ -170,7 +170,6 @@ static uint64_t bt_seed(unsigned int iter, unsigned int l)
 /* Forward pass of layer @l (0-based): fill, register, compute. */
 static int bt_forward(struct btr *b, unsigned int l)
 {
-	uint64_t t0 = tt_st_now_ns();
 	int ret;
 
 	ret = tt_layer_begin(b->s, l + 1, TT_FWD);
@@ -181,7 +180,7 @@ static int bt_forward(struct btr *b, unsigned int l)
 	if (ret)
 		return bt_fail(b, "tensor saved", ret);
 	bt_reg(b, l, 1);
-	tt_st_compute_from(b->t[l], b->sz, t0, b->compute_ms);
+	tt_st_compute(b->t[l], b->sz, b->compute_ms);
 	ret = tt_layer_end(b->s, l + 1, TT_FWD);
 	return ret ? bt_fail(b, "forward end", ret) : 0;
 }
@@ -189,7 +188,6 @@ static int bt_forward(struct btr *b, unsigned int l)
 /* Backward pass of layer @l: check the data, compute, unregister. */
 static int bt_backward(struct btr *b, unsigned int l)
 {
-	uint64_t t0 = tt_st_now_ns();
 	long long off;
 	int ret;
 
@@ -203,7 +201,7 @@ static int bt_backward(struct btr *b, unsigned int l)
 			 b->iter, l + 1, off);
 		return -1;
 	}
-	tt_st_compute_from(b->t[l], b->sz, t0, b->compute_ms);
+	tt_st_compute(b->t[l], b->sz, b->compute_ms);
 	bt_reg(b, l, 0);
 	ret = tt_layer_end(b->s, l + 1, TT_BWD);
 	return ret ? bt_fail(b, "backward end", ret) : 0;
