@@ -60,11 +60,13 @@
  *                       bad values refused, 3 workers each, back.
  *   event_cost          TT_IOC_EVENT against a null system call (logged).
  *
- * Every tensor is checked word by word at each backward begin and at the
- * end; placement is read with TT_IOC_RESIDENCY. Timing in the QEMU guest is
- * noisy, so the tests check causality and counters, poll for placement,
- * and look for convergence within a window instead of at a fixed
- * iteration.
+ * Every tensor is checked word by word in each backward pass (after its
+ * compute) and at the end; placement is read with TT_IOC_RESIDENCY. Timing
+ * in the QEMU guest is noisy, so the tests check causality and counters,
+ * poll for placement, and look for convergence within a window instead of
+ * at a fixed iteration; the fixture scales the compute to the moves it
+ * times on the guest (tt_st_calibrate()), and each layer pass computes
+ * for its scaled time from its begin event.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -331,11 +333,19 @@ static int tr_backward(struct trainer *tr, unsigned int id, char *buf)
 		tr->fast_at_bwd[id - 1] = fast;
 		tr->slow_at_bwd[id - 1] = slow;
 	}
+	/*
+	 * The compute first, then the word-by-word check, inside the pass:
+	 * in the TCG guest a thread reading through a late layer's tensor
+	 * while its prefetch runs delays the TLB-shootdown IPIs the
+	 * migration waits for (see tt_st_compute()); on the busy host a
+	 * 4 MiB prefetch then took 0.75-2.6 s instead of ~25 ms and held up
+	 * the backward pass and every prefetch queued behind it (sched.count).
+	 */
+	tt_st_compute_from(buf, tr->sz, t0, tr->compute_ms);
 	off = tt_st_check(buf, tr->sz, seed_of(tr->iter, id));
 	if (off != -1)
 		return tr_fail(tr, "iteration %u layer %u: data differs at offset %lld",
 			tr->iter, id, off);
-	tt_st_compute_from(buf, tr->sz, t0, tr->compute_ms);
 	if (f & TR_PROBE_BWD_END) {
 		if (tr_where(tr, buf, tr->sz, &fast, &slow))
 			return tr_fail(tr, "residency of layer %u failed", id);
