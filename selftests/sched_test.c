@@ -1290,6 +1290,8 @@ TEST_F_TIMEOUT(sched, persistent, 300)
 		ASSERT_EQ(self->tr.sz, fast) TH_LOG("the one-shot tensor of an earlier iteration moved");
 		if (self->tr.slow_seen[0])
 			break;
+		TH_LOG("try %d: %s, layer 1 not seen on the slow node; again", i + 1,
+		       tr_was_planned(&self->tr) ? "planned" : "not planned");
 	}
 	log_layers(_metadata, &self->tr);
 	n = tr_layers(&self->tr, info, TR_MAXL);
