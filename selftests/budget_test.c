@@ -67,7 +67,9 @@
  * @fast:       the fast node.
  * @nl:         layers (ids 1..nl).
  * @sz:         bytes of each layer's tensor.
- * @compute_ms: compute per layer pass (a pass over the tensor, then sleep).
+ * @compute_ms: compute per layer pass (a pass over the tensor, then sleep),
+ *              as written: scaled by the fixture's calibration
+ *              (tt_st_compute(), tt_st_ms()).
  * @t:          the tensors.
  * @iter:       iterations run.
  * @mu:         protects @reg.
@@ -216,7 +218,7 @@ static int bt_iteration(struct btr *b)
 	for (l = 0; l < b->nl; l++)
 		if (bt_forward(b, l))
 			return -1;
-	usleep(b->compute_ms * 1000);
+	usleep(tt_st_ms(b->compute_ms) * 1000);
 	for (l = b->nl; l-- > 0;)
 		if (bt_backward(b, l))
 			return -1;
@@ -287,6 +289,7 @@ FIXTURE_SETUP(budget)
 	ASSERT_EQ(0, tt_st_read_ll(BT_BALANCING, &self->balancing));
 	ASSERT_EQ(0, tt_st_write_file(BT_BALANCING, "0"));
 	TT_OPEN_KERNEL_SESSION(&self->b.s);
+	TT_CALIBRATE(&self->topo, 4 * BT_MIB);
 	pthread_mutex_init(&self->b.mu, NULL);
 	self->b.fast = self->topo.fast;
 	self->b.nl = BT_MAXL;
@@ -593,7 +596,7 @@ static void ps_run(struct ps_child *p, int fast)
 			ret = bt_forward(&b, l);
 			ps_set(p, l, 1);
 		}
-		usleep(b.compute_ms * 1000);
+		usleep(tt_st_ms(b.compute_ms) * 1000);
 		if (!ret && !tt_stats(b.s, &st)) {
 			/* all four saved: 16 MiB held, at least a third demanded */
 			if (p->phase == 1 && st.budget_bytes < p->min_budget_full)

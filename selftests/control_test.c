@@ -3,7 +3,8 @@
  * The control plane in the guest: the generic netlink family "tiertrain"
  * (raw, without libmnl) and every tierctl verb (the built ctl/tierctl),
  * driven by a synthetic trainer in a child process (4 layers, 2 MiB saved
- * per layer, 10 ms of compute per layer pass).
+ * per layer, 10 ms of compute per layer pass, scaled by the fixture's
+ * calibration: tt_st_calibrate()).
  *
  *   usage            help lists every verb; a verb's --help; an unknown
  *                    verb exits 1 (every --help: the host unit tests).
@@ -301,7 +302,7 @@ static int ct_iteration(struct tt_session *s, char **t)
 		ret = tt_layer_begin(s, l, TT_FWD);
 		if (!ret)
 			ret = tt_tensor_saved(s, l, t[l], CT_TENSOR);
-		ct_sleep_ms(10);
+		ct_sleep_ms(tt_st_ms(10));
 		if (!ret)
 			ret = tt_layer_end(s, l, TT_FWD);
 	}
@@ -309,7 +310,7 @@ static int ct_iteration(struct tt_session *s, char **t)
 		ret = tt_layer_begin(s, l, TT_BWD);
 		if (!ret && tt_st_check_sample(t[l], CT_TENSOR, l) != -1)
 			ret = -EIO;
-		ct_sleep_ms(10);
+		ct_sleep_ms(tt_st_ms(10));
 		if (!ret)
 			ret = tt_layer_end(s, l, TT_BWD);
 	}
@@ -481,6 +482,8 @@ FIXTURE_SETUP(ctl)
 		 dirname(exe));
 	if (access(ct_tierctl, X_OK))
 		SKIP(return, "ctl/tierctl is not built");
+	/* the trainers' 10 ms per layer pass, scaled to this guest's moves */
+	TT_CALIBRATE(&self->topo, CT_TENSOR);
 	ASSERT_EQ(0, stat(TT_ST_DEV, &st));
 	self->dev_mode = st.st_mode & 07777;
 

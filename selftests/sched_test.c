@@ -60,11 +60,13 @@
  *                       bad values refused, 3 workers each, back.
  *   event_cost          TT_IOC_EVENT against a null system call (logged).
  *
- * Every tensor is checked word by word at each backward begin and at the
- * end; placement is read with TT_IOC_RESIDENCY. Timing in the QEMU guest is
- * noisy, so the tests check causality and counters, poll for placement,
- * and look for convergence within a window instead of at a fixed
- * iteration.
+ * Every tensor is checked word by word in each backward pass (after its
+ * compute) and at the end; placement is read with TT_IOC_RESIDENCY. Timing
+ * in the QEMU guest is noisy, so the tests check causality and counters,
+ * poll for placement, and look for convergence within a window instead of
+ * at a fixed iteration; the fixture scales the compute to the moves it
+ * times on the guest (tt_st_calibrate()), and each layer pass computes
+ * for its scaled time from its begin event.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,13 +102,15 @@
  * @fast:        the fast node (the test runs on its CPUs).
  * @nl:          layers (ids 1..nl).
  * @sz:          bytes of each layer's tensor.
- * @compute_ms:  busy compute per layer pass.
+ * @compute_ms:  compute per layer pass, as written (tt_st_compute() scales
+ *               it by the fixture's calibration, tt_st_time_scale()).
  * @t:           the tensors.
  * @extra:       the tensor of the extra layer TR_EXTRA_ID (or NULL).
  * @iter:        iterations run so far.
  * @lflags:      TR_* for the next iteration, per layer (index = id - 1).
  * @extra_layer: the next iteration has layer TR_EXTRA_ID after the others.
- * @sleep_ms:    sleep in the middle of the next iteration.
+ * @sleep_ms:    sleep in the middle of the next iteration (ms as given:
+ *               a test that means a pause scaled passes tt_st_ms()).
  * @ts_ahead_ns: when not 0, events carry TT_EV_TIMESTAMP with the
  *               current time plus this (see tr_ev()).
  * @slow_seen:   TR_WAIT_EVICT: slow bytes seen after the forward end.
@@ -239,7 +243,7 @@ static int tr_layer(struct trainer *tr, unsigned int id,
 static int tr_hint_now(struct trainer *tr, unsigned int id, char *buf)
 {
 	unsigned int h = id <= tr->nl ? tr->hint[id - 1] : 0;
-	uint64_t fast = 0, slow, end = tt_st_now_ns() + 2000000000ULL;
+	uint64_t fast = 0, slow, end = tt_st_now_ns() + tt_st_ms(2000) * 1000000ULL;
 	int ret;
 
 	if (!h)
@@ -264,7 +268,7 @@ static int tr_hint_now(struct trainer *tr, unsigned int id, char *buf)
 static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 {
 	unsigned int f = id <= tr->nl ? tr->lflags[id - 1] : 0;
-	uint64_t fast, slow, end, start_by;
+	uint64_t fast, slow, end, start_by, t0 = tt_st_now_ns();
 	struct tt_layer_info li;
 	int ret;
 
@@ -284,7 +288,7 @@ static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 					       strerror(-ret));
 		}
 	}
-	tt_st_compute(buf, tr->sz, tr->compute_ms);
+	tt_st_compute_from(buf, tr->sz, t0, tr->compute_ms);
 	ret = tr_ev(tr, TT_EV_LAYER_END, TT_FWD, id, NULL, 0);
 	if (ret)
 		return tr_fail(tr, "layer %u forward end: %s", id, strerror(-ret));
@@ -292,11 +296,11 @@ static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 		return 0;
 	/*
 	 * When the plan evicts the layer, wait until the eviction ended (at
-	 * most 2 s; 200 ms when it does not start), then see where the
-	 * tensor is.
+	 * most 2 s; 200 ms when it does not start; both scaled), then see
+	 * where the tensor is.
 	 */
-	end = tt_st_now_ns() + 2000000000ULL;
-	start_by = tt_st_now_ns() + 200000000ULL;
+	end = tt_st_now_ns() + tt_st_ms(2000) * 1000000ULL;
+	start_by = tt_st_now_ns() + tt_st_ms(200) * 1000000ULL;
 	for (;;) {
 		if (tr_layer(tr, id, &li))
 			return tr_fail(tr, "TT_IOC_LAYERS failed");
@@ -316,7 +320,7 @@ static int tr_forward(struct trainer *tr, unsigned int id, char *buf)
 static int tr_backward(struct trainer *tr, unsigned int id, char *buf)
 {
 	unsigned int f = id <= tr->nl ? tr->lflags[id - 1] : 0;
-	uint64_t fast, slow;
+	uint64_t fast, slow, t0 = tt_st_now_ns();
 	long long off;
 	int ret;
 
@@ -329,11 +333,19 @@ static int tr_backward(struct trainer *tr, unsigned int id, char *buf)
 		tr->fast_at_bwd[id - 1] = fast;
 		tr->slow_at_bwd[id - 1] = slow;
 	}
+	/*
+	 * The compute first, then the word-by-word check, inside the pass:
+	 * in the TCG guest a thread reading through a late layer's tensor
+	 * while its prefetch runs delays the TLB-shootdown IPIs the
+	 * migration waits for (see tt_st_compute()); on the busy host a
+	 * 4 MiB prefetch then took 0.75-2.6 s instead of ~25 ms and held up
+	 * the backward pass and every prefetch queued behind it (sched.count).
+	 */
+	tt_st_compute_from(buf, tr->sz, t0, tr->compute_ms);
 	off = tt_st_check(buf, tr->sz, seed_of(tr->iter, id));
 	if (off != -1)
 		return tr_fail(tr, "iteration %u layer %u: data differs at offset %lld",
 			tr->iter, id, off);
-	tt_st_compute(buf, tr->sz, tr->compute_ms);
 	if (f & TR_PROBE_BWD_END) {
 		if (tr_where(tr, buf, tr->sz, &fast, &slow))
 			return tr_fail(tr, "residency of layer %u failed", id);
@@ -365,7 +377,7 @@ static int tr_iteration(struct trainer *tr)
 	}
 	if (tr->extra_layer && tr_forward(tr, TR_EXTRA_ID, tr->extra))
 		return -1;
-	usleep(tr->compute_ms * 1000);		/* the loss */
+	usleep(tt_st_ms(tr->compute_ms) * 1000);	/* the loss */
 	if (tr->sleep_ms)
 		usleep(tr->sleep_ms * 1000);
 	if (tr->extra_layer && tr_backward(tr, TR_EXTRA_ID, tr->extra))
@@ -384,10 +396,11 @@ static int tr_iteration(struct trainer *tr)
 	return 0;
 }
 
-/* Wait (at most 5 s) until every tensor is back on the fast node. */
+/* Wait (at most 5 s, scaled) until every tensor is back on the fast node. */
 static int tr_all_fast(struct trainer *tr)
 {
-	uint64_t end = tt_st_now_ns() + 5000000000ULL, fast, slow, sum;
+	uint64_t end = tt_st_now_ns() + tt_st_ms(5000) * 1000000ULL, fast, slow,
+		 sum;
 	unsigned int l;
 
 	do {
@@ -401,8 +414,8 @@ static int tr_all_fast(struct trainer *tr)
 			return 0;
 		usleep(2000);
 	} while (tt_st_now_ns() < end);
-	return tr_fail(tr, "%llu bytes still off the fast node after 5 s",
-		(unsigned long long)sum);
+	return tr_fail(tr, "%llu bytes still off the fast node after %u ms",
+		(unsigned long long)sum, tt_st_ms(5000));
 }
 
 static int tr_data_ok(struct trainer *tr, unsigned int iter)
@@ -469,43 +482,6 @@ static int tr_was_planned(struct trainer *tr)
 	return n > 0 && info[0].status != TT_LAYER_PROFILING;
 }
 
-FIXTURE(sched)
-{
-	struct tt_st_topo topo;
-	struct trainer tr;
-};
-
-FIXTURE_SETUP(sched)
-{
-	unsigned int l;
-
-	memset(&self->tr, 0, sizeof(self->tr));
-	TT_SETUP_NODES(&self->topo, 1);
-	TR_OPEN(&self->tr.s);
-	self->tr.fast = self->topo.fast;
-	self->tr.nl = 4;
-	self->tr.sz = 4 * TT_ST_MIB;
-	self->tr.compute_ms = 20;
-	for (l = 0; l < self->tr.nl; l++) {
-		self->tr.t[l] = tt_st_map(self->tr.sz, -1);
-		ASSERT_NE(NULL, self->tr.t[l]);
-	}
-	self->tr.extra = tt_st_map(self->tr.sz, -1);
-	ASSERT_NE(NULL, self->tr.extra);
-}
-
-FIXTURE_TEARDOWN(sched)
-{
-	unsigned int l;
-
-	tt_close(self->tr.s);
-	for (l = 0; l < TR_MAXL; l++)
-		if (self->tr.t[l])
-			munmap(self->tr.t[l], self->tr.sz);
-	if (self->tr.extra)
-		munmap(self->tr.extra, self->tr.sz);
-}
-
 /*
  * Every test body starts with tr_selected(): SKIP when the fixture did, or
  * when TT_SCHED_ONLY is set (a space-separated list of test names)
@@ -524,16 +500,62 @@ static int tr_named(const char *list, const char *name)
 	return 0;
 }
 
-/* Whether the test runs; SKIPs it when it does not. */
-static int tr_selected(struct __test_metadata *_metadata)
+/* Whether TT_SCHED_ONLY (when set) names test @name. */
+static int tr_wanted(const char *name)
 {
 	const char *only = getenv("TT_SCHED_ONLY");
 
+	return !only || !*only || tr_named(only, name);
+}
+
+/* Whether the test runs; SKIPs it when it does not. */
+static int tr_selected(struct __test_metadata *_metadata)
+{
 	if (_metadata->skip)
 		return 0;
-	if (only && *only && !tr_named(only, _metadata->name))
+	if (!tr_wanted(_metadata->name))
 		SKIP(return 0, "not in TT_SCHED_ONLY");
 	return 1;
+}
+
+FIXTURE(sched)
+{
+	struct tt_st_topo topo;
+	struct trainer tr;
+};
+
+FIXTURE_SETUP(sched)
+{
+	unsigned int l;
+
+	memset(&self->tr, 0, sizeof(self->tr));
+	TT_SETUP_NODES(&self->topo, 1);
+	TR_OPEN(&self->tr.s);
+	self->tr.fast = self->topo.fast;
+	self->tr.nl = 4;
+	self->tr.sz = 4 * TT_ST_MIB;
+	self->tr.compute_ms = 20;
+	/* (not for a test TT_SCHED_ONLY leaves out: on CXL it takes seconds) */
+	if (tr_wanted(_metadata->name))
+		TT_CALIBRATE(&self->topo, tt_st_scaled(self->tr.sz));
+	for (l = 0; l < self->tr.nl; l++) {
+		self->tr.t[l] = tt_st_map(self->tr.sz, -1);
+		ASSERT_NE(NULL, self->tr.t[l]);
+	}
+	self->tr.extra = tt_st_map(self->tr.sz, -1);
+	ASSERT_NE(NULL, self->tr.extra);
+}
+
+FIXTURE_TEARDOWN(sched)
+{
+	unsigned int l;
+
+	tt_close(self->tr.s);
+	for (l = 0; l < TR_MAXL; l++)
+		if (self->tr.t[l])
+			munmap(self->tr.t[l], self->tr.sz);
+	if (self->tr.extra)
+		munmap(self->tr.extra, self->tr.sz);
 }
 
 #define TR_RUN(tr) do {							\
@@ -842,7 +864,7 @@ static void count_pass(struct __test_metadata *_metadata, struct trainer *tr,
 	 */
 	for (tries = 0; tries < 5; tries++) {
 		for (i = 0; i < 4; i++) {
-			tr->sleep_ms = TR_COUNT_PAUSE;
+			tr->sleep_ms = tt_st_ms(TR_COUNT_PAUSE);
 			TR_RUN(tr);
 		}
 		TR_RUN(tr);
@@ -862,7 +884,8 @@ static void count_pass(struct __test_metadata *_metadata, struct trainer *tr,
 		 * backward begin tells (a loaded host can delay the pass
 		 * until it is not).
 		 */
-		if (info[i].last_bwd_start_ns + TR_COUNT_PAUSE / 2 * 1000000ULL >=
+		if (info[i].last_bwd_start_ns +
+		    tt_st_ms(TR_COUNT_PAUSE) / 2 * 1000000ULL >=
 		    info[i].prefetch_ns)
 			continue;
 		if (info[i].last_late_bytes) {
@@ -1153,7 +1176,8 @@ TEST_F_TIMEOUT(sched, new_layer, 300)
 		TR_RUN(&self->tr);
 		TR_STATS(&self->tr, &st0);
 		self->tr.extra_layer = 1;
-		self->tr.sleep_ms = 100;	/* time for an eviction, were it planned */
+		/* time for an eviction, were it planned */
+		self->tr.sleep_ms = tt_st_ms(100);
 		TR_RUN(&self->tr);
 		if (tr_was_planned(&self->tr))
 			break;
@@ -1266,6 +1290,8 @@ TEST_F_TIMEOUT(sched, persistent, 300)
 		ASSERT_EQ(self->tr.sz, fast) TH_LOG("the one-shot tensor of an earlier iteration moved");
 		if (self->tr.slow_seen[0])
 			break;
+		TH_LOG("try %d: %s, layer 1 not seen on the slow node; again", i + 1,
+		       tr_was_planned(&self->tr) ? "planned" : "not planned");
 	}
 	log_layers(_metadata, &self->tr);
 	n = tr_layers(&self->tr, info, TR_MAXL);

@@ -857,7 +857,8 @@ static int hog(FIXTURE_DATA(tiers) *self, int node)
 TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 {
 	struct mini *m = &self->mini;
-	uint64_t pages = ML * SMALL / tt_page_size();
+	uint64_t pages = ML * SMALL / tt_page_size(), took, t0;
+	const uint64_t freed = 16 * TT_ST_MIB / tt_page_size();
 	int a, b, n, p[2], q[2], st;
 	pid_t holder;
 	char go;
@@ -898,13 +899,27 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 	close(q[0]);
 	ASSERT_EQ(0, hog(self, a)) TH_LOG("filling node %d failed", a);
 	sleep(2);
+	took = __atomic_load_n(&self->hog_more[a], __ATOMIC_RELAXED);
 	ASSERT_EQ(1, write(p[1], "g", 1));
 	close(p[1]);
 	ASSERT_EQ(holder, waitpid(holder, &st, 0));
 	ASSERT_EQ(0, st);
-	usleep(500000);
-	TH_LOG("node %d filled, 16 MiB freed there: %lld pages in page lists, %llu taken by the hog",
-	       a, node_pcp_pages(a), (unsigned long long)self->hog_more[a]);
+	/*
+	 * The run starts once the hog has taken back what the holder freed
+	 * (1 MiB every 20 ms: 16 MiB in 0.3 s on an idle host, seconds on a
+	 * busy one, when the page lists drain), not after a fixed time:
+	 * memory still free on node a then would take evictions meant to
+	 * spill. At most 30 s; then the run goes on and the placement
+	 * assertions judge.
+	 */
+	t0 = tt_st_now_ns();
+	while (__atomic_load_n(&self->hog_more[a], __ATOMIC_RELAXED) - took <
+	       freed && tt_st_now_ns() - t0 < 30000000000ULL)
+		usleep(20000);
+	TH_LOG("node %d filled, 16 MiB freed there: the hog took %llu pages back in %.2f s (%lld pages in page lists; %llu taken since the fill)",
+	       a, (unsigned long long)(self->hog_more[a] - took),
+	       (tt_st_now_ns() - t0) / 1e9, node_pcp_pages(a),
+	       (unsigned long long)self->hog_more[a]);
 	ASSERT_EQ(0, mini_open(m, self->topo.fast, SMALL)) TH_LOG("%s", m->err);
 	/* spilling to CXL memory: each eviction tries the full node first */
 	m->pause_ms = 3 * PROFILE_PAUSE_MS;

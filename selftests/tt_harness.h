@@ -40,6 +40,22 @@
 	ASSERT_EQ(0, tt_st_run_on_node((topo)->fast));			\
 } while (0)
 
+/*
+ * FIXTURE_SETUP of a timing test, after TT_SETUP_NODES(@topo): time moves
+ * of @len bytes between the fast and the slow node through the module's
+ * engine and scale the test's compute to them (tt_st_calibrate()); logs
+ * what it measured.
+ */
+#define TT_CALIBRATE(topo, len) do {					\
+	struct tt_st_calib _c;						\
+	int _ret = tt_st_calibrate((topo)->fast, (topo)->slow, (len), &_c); \
+	ASSERT_EQ(0, _ret) TH_LOG("calibration: %s", strerror(-_ret));	\
+	TH_LOG("calibration: %zu KiB node %d <-> %d: %.2f ms/MiB (%.2f-%.2f), factor %.2f, compute x %.2f", \
+	       (size_t)(len) >> 10, (topo)->fast, (topo)->slow,	\
+	       _c.ms_per_mib, _c.min_ms_per_mib, _c.max_ms_per_mib,	\
+	       _c.factor, _c.scale);					\
+} while (0)
+
 /* Open a libtiertrain session on the kernel backend into *@sp. */
 #define TT_OPEN_KERNEL_SESSION(sp) do {					\
 	unsetenv("TIERTRAIN_BACKEND");					\

@@ -851,10 +851,107 @@ unsigned int tt_st_time_mul(void)
 	return mul >= 1 && mul <= 100 ? mul : 1;
 }
 
+/* The calibrated factor (tt_st_calibrate()); 1 until a calibration. */
+static double tt_st_calib_factor = 1.0;
+
+/*
+ * Milliseconds of one TT_IOC_MIGRATE of [buf, buf + len) to @node queued
+ * with TT_MIGRATE_ASYNC and waited for with TT_IOC_FLUSH: the engine's
+ * worker taking it up, as it takes up the scheduler's evictions and
+ * prefetches, and the move itself.
+ */
+static int tt_st_timed_move(int fd, void *buf, size_t len, int node,
+			    double *ms)
+{
+	uint64_t t0 = tt_st_now_ns();
+	int ret;
+
+	ret = tt_st_ioc_migrate(fd, (uintptr_t)buf, len, node,
+				TT_MIGRATE_ASYNC, NULL);
+	if (!ret)
+		ret = tt_st_ioc_flush(fd);
+	*ms = (tt_st_now_ns() - t0) / 1e6;
+	if (ret)
+		return ret;
+	/* every page there: else what was timed was not the whole move */
+	return tt_st_pages_on(buf, len, node) == (long long)(len / tt_st_page()) ?
+	       0 : -EIO;
+}
+
+static int tt_st_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c)
+{
+	double ms[TT_ST_CALIB_ROUNDS], to_slow, to_fast;
+	int fd, ret = 0, i;
+	void *buf;
+
+	memset(c, 0, sizeof(*c));
+	fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = tt_st_map(len, -1);
+	if (!buf) {
+		ret = -errno;
+		goto out;
+	}
+	tt_st_fill(buf, len, 0xca1);
+	/* start from @fast (the first touch may have been elsewhere) */
+	ret = tt_st_timed_move(fd, buf, len, fast, &to_fast);
+	for (i = 0; !ret && i < TT_ST_CALIB_ROUNDS; i++) {
+		ret = tt_st_timed_move(fd, buf, len, slow, &to_slow);
+		if (!ret)
+			ret = tt_st_timed_move(fd, buf, len, fast, &to_fast);
+		/* the slower direction of the round, per MiB */
+		ms[i] = (to_slow > to_fast ? to_slow : to_fast) * TT_ST_MIB / len;
+	}
+	if (!ret && tt_st_check(buf, len, 0xca1) != -1)
+		ret = -EIO;
+	munmap(buf, len);
+	if (ret)
+		goto out;
+	qsort(ms, TT_ST_CALIB_ROUNDS, sizeof(ms[0]), tt_st_cmp_double);
+	c->ms_per_mib = ms[TT_ST_CALIB_ROUNDS - 2];
+	c->min_ms_per_mib = ms[0];
+	c->max_ms_per_mib = ms[TT_ST_CALIB_ROUNDS - 1];
+	c->factor = c->ms_per_mib / TT_ST_REF_MS_PER_MIB;
+	if (c->factor < 1)
+		c->factor = 1;
+	if (c->factor > TT_ST_CALIB_MAX)
+		c->factor = TT_ST_CALIB_MAX;
+	tt_st_calib_factor = c->factor;
+	c->scale = tt_st_time_scale();
+out:
+	close(fd);
+	return ret;
+}
+
+double tt_st_time_scale(void)
+{
+	double mul = tt_st_time_mul();
+
+	return tt_st_calib_factor > mul ? tt_st_calib_factor : mul;
+}
+
+unsigned int tt_st_ms(unsigned int ms)
+{
+	return (unsigned int)(ms * tt_st_time_scale() + 0.5);
+}
+
 void tt_st_compute(const void *buf, size_t len, unsigned int ms)
 {
-	uint64_t end = tt_st_now_ns() + ms * 1000000ULL * tt_st_time_mul(), now,
-		 sum = 0;
+	tt_st_compute_from(buf, len, tt_st_now_ns(), ms);
+}
+
+void tt_st_compute_from(const void *buf, size_t len, uint64_t t0,
+			unsigned int ms)
+{
+	uint64_t end = t0 + tt_st_ms(ms) * 1000000ULL, now, sum = 0;
 	size_t i;
 
 	for (i = 0; i < len; i += 4096)

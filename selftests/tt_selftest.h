@@ -190,17 +190,93 @@ uint64_t tt_st_now_ns(void);
  * vCPU spinning in user mode answers the TLB-shootdown IPIs and per-CPU
  * work that migrate_vma needs very late, and an 8 MiB migration of the
  * spinning process then takes seconds instead of ~50 ms (measured); on
- * hardware a spinning thread does not do that. @ms is multiplied by
- * tt_st_time_mul().
+ * hardware a spinning thread does not do that. @ms is scaled by
+ * tt_st_time_scale() (tt_st_ms()).
  */
 void tt_st_compute(const void *buf, size_t len, unsigned int ms);
+/*
+ * tt_st_compute() of a layer pass that began at @t0 (tt_st_now_ns()): it
+ * ends @ms (scaled) after @t0, whatever the pass did before (filling or
+ * checking its tensor, its events), unless that took longer. A trainer
+ * whose passes keep their length keeps the timeline its profile learned
+ * when a busy host slows the work between its events down.
+ */
+void tt_st_compute_from(const void *buf, size_t len, uint64_t t0,
+			unsigned int ms);
+
+/*
+ * Calibration of the timing tests: a test whose assertions depend on
+ * migrations fitting between its layer events (the scheduler's trainers)
+ * writes its compute for a guest whose engine moves a MiB in
+ * TT_ST_REF_MS_PER_MIB (the stock 6.1 guest between two RAM nodes on an
+ * idle host) and calls tt_st_calibrate() in its fixture before it runs.
+ * That times real moves through the module's engine (TT_IOC_MIGRATE, the
+ * same engine the scheduler's evictions and prefetches use) between the
+ * nodes the test uses, and from then on every compute and pause of the
+ * process (tt_st_compute(), tt_st_ms()) lasts tt_st_time_scale() times its
+ * written length: the ratio of migration time to compute the test was
+ * written for holds on a busy host (another guest beside it), on emulated
+ * CXL memory (~1000x slower than RAM) and on the debug kernel alike. A
+ * scheduler that is late for other reasons (its timers, its work items,
+ * its plan) is not scaled for and still fails the tests.
+ */
+#define TT_ST_REF_MS_PER_MIB	6.0
+/*
+ * Rounds of moves there and back timed; the second slowest round counts:
+ * the spikes of a busy host do, a single outlier does not.
+ */
+#define TT_ST_CALIB_ROUNDS	5
+/* The largest calibrated factor (emulated CXL under load stays below). */
+#define TT_ST_CALIB_MAX		200.0
+
+/**
+ * struct tt_st_calib - what tt_st_calibrate() measured
+ * @ms_per_mib:     the second slowest round's time per MiB (each round:
+ *                  the slower of the move to the slow node and the move
+ *                  back, each queued to the engine's worker and waited
+ *                  for).
+ * @min_ms_per_mib: the fastest round's.
+ * @max_ms_per_mib: the slowest round's.
+ * @factor:         @ms_per_mib / TT_ST_REF_MS_PER_MIB, within
+ *                  1..TT_ST_CALIB_MAX.
+ * @scale:          tt_st_time_scale() after the calibration.
+ */
+struct tt_st_calib {
+	double ms_per_mib;
+	double min_ms_per_mib;
+	double max_ms_per_mib;
+	double factor;
+	double scale;
+};
+
+/*
+ * Move @len bytes of fresh private anonymous memory (base pages) to @fast,
+ * then from @fast to @slow and back through /dev/tiertrain
+ * (TT_MIGRATE_ASYNC, then TT_IOC_FLUSH: the engine's worker, as for the
+ * scheduler's work), TT_ST_CALIB_ROUNDS times, timing each move; set the
+ * process's calibrated factor from the second slowest round and fill @c. Returns 0, or -errno (the
+ * factor is then unchanged; -EIO: not every page moved, or the data
+ * changed).
+ */
+int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c);
+
+/*
+ * How many times longer than written a compute or pause lasts: the larger
+ * of tt_st_time_mul() and the factor of the last tt_st_calibrate() of this
+ * process (1 before any).
+ */
+double tt_st_time_scale(void);
+
+/* @ms milliseconds scaled by tt_st_time_scale(), rounded. */
+unsigned int tt_st_ms(unsigned int ms);
 
 /*
  * TT_ST_TIME_MUL (1..100, default 1): how many times longer a layer's
- * compute lasts. A kernel whose migrations are slower than the stock
- * kernel's (the debug kernel: KASAN-instrumented copies and page-table
- * walks, ~3x) keeps the ratio of migration time to compute the timing
- * tests were written for; run-vm sets it per kernel.
+ * compute lasts at least (tt_st_time_scale()), and the factor of the
+ * bounds some tests put on how long an operation may take. A kernel whose
+ * migrations and everything else are slower than the stock kernel's (the
+ * debug kernel: KASAN-instrumented copies and page-table walks, ~3x) keeps
+ * the ratio the tests were written for; run-vm sets it per kernel.
  */
 unsigned int tt_st_time_mul(void);
 
