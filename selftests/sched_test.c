@@ -708,12 +708,13 @@ TEST_F_TIMEOUT(sched, late_counted, 300)
 		/*
 		 * 1 TB/s: the plan evicts every layer whole and starts each
 		 * prefetch at the profiled backward begin; the iteration is
-		 * stamped 3 s ahead, so no prefetch timer fires before it
-		 * ends: every evicted byte is late.
+		 * stamped 3 s (scaled, as its compute is) ahead, so no
+		 * prefetch timer fires before it ends: every evicted byte is
+		 * late.
 		 */
 		ASSERT_EQ(0, tr_set(&self->tr, TT_SCHED_SET_RATES, 0,
 				    st0.er_bps, 1000ULL * 1000 * 1000 * 1000));
-		self->tr.ts_ahead_ns = 3000000000ULL;
+		self->tr.ts_ahead_ns = tt_st_ms(3000) * 1000000ULL;
 		TR_RUN(&self->tr);
 		ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
 		if (tr_was_planned(&self->tr))
@@ -762,7 +763,7 @@ static int tr_late_iteration(struct trainer *tr, uint32_t flags, uint64_t er,
 			       strerror(-ret));
 	for (l = 0; l < tr->nl; l++)
 		tr->lflags[l] = lflags;
-	tr->ts_ahead_ns = 3000000000ULL;
+	tr->ts_ahead_ns = tt_st_ms(3000) * 1000000ULL;
 	return tr_iteration(tr);
 }
 
