@@ -1248,7 +1248,7 @@ TEST_F_TIMEOUT(sched, missing_backward, 300)
 	       (unsigned long long)(self->tr.sz - fast));
 	/* the next iteration begin brings it back */
 	ASSERT_EQ(0, tt_iter_begin(self->tr.s));
-	end = tt_st_now_ns() + 5000000000ULL;
+	end = tt_st_now_ns() + tt_st_ms(5000) * 1000000ULL;
 	do {
 		ASSERT_EQ(0, tr_where(&self->tr, self->tr.t[0], self->tr.sz, &fast, &slow));
 		if (fast == self->tr.sz)
@@ -1354,9 +1354,9 @@ TEST_F_TIMEOUT(sched, close_pending, 300)
 		ASSERT_EQ(0, tr_forward_only(&self->tr)) TH_LOG("%s", self->tr.err);
 		memset(self->tr.lflags, 0, sizeof(self->tr.lflags));
 		if (i == 1)
-			usleep(60000);
+			usleep(tt_st_ms(60) * 1000);
 		if (i == 2)
-			usleep(5000);
+			usleep(tt_st_ms(5) * 1000);
 		tt_close(self->tr.s);
 		self->tr.s = NULL;
 		for (l = 0; l < self->tr.nl; l++)
