@@ -226,10 +226,10 @@ static int bt_iteration(struct btr *b)
 	return 0;
 }
 
-/* Wait (at most 10 s) until every tensor is on the fast node again. */
+/* Wait (at most 10 s, scaled) until every tensor is on the fast node again. */
 static int bt_all_fast(struct btr *b)
 {
-	uint64_t end = tt_st_now_ns() + 10000000000ULL, on, sum;
+	uint64_t end = tt_st_now_ns() + tt_st_ms(10000) * 1000000ULL, on, sum;
 	unsigned int l;
 
 	do {
@@ -243,8 +243,8 @@ static int bt_all_fast(struct btr *b)
 			return 0;
 		usleep(5000);
 	} while (tt_st_now_ns() < end);
-	snprintf(b->err, sizeof(b->err), "%llu bytes off the fast node after 10 s",
-		 (unsigned long long)(b->nl * b->sz - sum));
+	snprintf(b->err, sizeof(b->err), "%llu bytes off the fast node after %u ms",
+		 (unsigned long long)(b->nl * b->sz - sum), tt_st_ms(10000));
 	return -1;
 }
 

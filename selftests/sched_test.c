@@ -99,6 +99,7 @@
 /**
  * struct trainer - the synthetic training process
  * @s:           session.
+ * @topo:        the fixture's nodes (for a calibration again).
  * @fast:        the fast node (the test runs on its CPUs).
  * @nl:          layers (ids 1..nl).
  * @sz:          bytes of each layer's tensor.
@@ -127,6 +128,7 @@
  */
 struct trainer {
 	struct tt_session *s;
+	const struct tt_st_topo *topo;
 	int fast;
 	unsigned int nl;
 	size_t sz;
@@ -532,6 +534,7 @@ FIXTURE_SETUP(sched)
 	TT_SETUP_NODES(&self->topo, 1);
 	TR_OPEN(&self->tr.s);
 	self->tr.fast = self->topo.fast;
+	self->tr.topo = &self->topo;
 	self->tr.nl = 4;
 	self->tr.sz = 4 * TT_ST_MIB;
 	self->tr.compute_ms = 20;
@@ -708,12 +711,13 @@ TEST_F_TIMEOUT(sched, late_counted, 300)
 		/*
 		 * 1 TB/s: the plan evicts every layer whole and starts each
 		 * prefetch at the profiled backward begin; the iteration is
-		 * stamped 3 s ahead, so no prefetch timer fires before it
-		 * ends: every evicted byte is late.
+		 * stamped 3 s (scaled, as its compute is) ahead, so no
+		 * prefetch timer fires before it ends: every evicted byte is
+		 * late.
 		 */
 		ASSERT_EQ(0, tr_set(&self->tr, TT_SCHED_SET_RATES, 0,
 				    st0.er_bps, 1000ULL * 1000 * 1000 * 1000));
-		self->tr.ts_ahead_ns = 3000000000ULL;
+		self->tr.ts_ahead_ns = tt_st_ms(3000) * 1000000ULL;
 		TR_RUN(&self->tr);
 		ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
 		if (tr_was_planned(&self->tr))
@@ -762,7 +766,7 @@ static int tr_late_iteration(struct trainer *tr, uint32_t flags, uint64_t er,
 			       strerror(-ret));
 	for (l = 0; l < tr->nl; l++)
 		tr->lflags[l] = lflags;
-	tr->ts_ahead_ns = 3000000000ULL;
+	tr->ts_ahead_ns = tt_st_ms(3000) * 1000000ULL;
 	return tr_iteration(tr);
 }
 
@@ -863,6 +867,12 @@ static void count_pass(struct __test_metadata *_metadata, struct trainer *tr,
 	 * restarts the profile; then pause again.
 	 */
 	for (tries = 0; tries < 5; tries++) {
+		/*
+		 * Each try measures the guest again: load comes in bursts
+		 * (a pass that failed had its 4 MiB moves take a second
+		 * after a calibration at the idle rate)
+		 */
+		TT_CALIBRATE(tr->topo, tt_st_scaled(tr->sz));
 		for (i = 0; i < 4; i++) {
 			tr->sleep_ms = tt_st_ms(TR_COUNT_PAUSE);
 			TR_RUN(tr);
@@ -1247,7 +1257,7 @@ TEST_F_TIMEOUT(sched, missing_backward, 300)
 	       (unsigned long long)(self->tr.sz - fast));
 	/* the next iteration begin brings it back */
 	ASSERT_EQ(0, tt_iter_begin(self->tr.s));
-	end = tt_st_now_ns() + 5000000000ULL;
+	end = tt_st_now_ns() + tt_st_ms(5000) * 1000000ULL;
 	do {
 		ASSERT_EQ(0, tr_where(&self->tr, self->tr.t[0], self->tr.sz, &fast, &slow));
 		if (fast == self->tr.sz)
@@ -1353,9 +1363,9 @@ TEST_F_TIMEOUT(sched, close_pending, 300)
 		ASSERT_EQ(0, tr_forward_only(&self->tr)) TH_LOG("%s", self->tr.err);
 		memset(self->tr.lflags, 0, sizeof(self->tr.lflags));
 		if (i == 1)
-			usleep(60000);
+			usleep(tt_st_ms(60) * 1000);
 		if (i == 2)
-			usleep(5000);
+			usleep(tt_st_ms(5) * 1000);
 		tt_close(self->tr.s);
 		self->tr.s = NULL;
 		for (l = 0; l < self->tr.nl; l++)

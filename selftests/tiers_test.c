@@ -858,7 +858,7 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 {
 	struct mini *m = &self->mini;
 	uint64_t pages = ML * SMALL / tt_page_size(), took, t0;
-	const uint64_t freed = 16 * TT_ST_MIB / tt_page_size();
+	long long full, now_free;
 	int a, b, n, p[2], q[2], st;
 	pid_t holder;
 	char go;
@@ -900,26 +900,29 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 	ASSERT_EQ(0, hog(self, a)) TH_LOG("filling node %d failed", a);
 	sleep(2);
 	took = __atomic_load_n(&self->hog_more[a], __ATOMIC_RELAXED);
+	full = tt_st_zoneinfo_sum(a, "nr_free_pages");
 	ASSERT_EQ(1, write(p[1], "g", 1));
 	close(p[1]);
 	ASSERT_EQ(holder, waitpid(holder, &st, 0));
 	ASSERT_EQ(0, st);
 	/*
-	 * The run starts once the hog has taken back what the holder freed
-	 * (1 MiB every 20 ms: 16 MiB in 0.3 s on an idle host, seconds on a
-	 * busy one, when the page lists drain), not after a fixed time:
-	 * memory still free on node a then would take evictions meant to
-	 * spill. At most 30 s; then the run goes on and the placement
-	 * assertions judge.
+	 * The run starts once node a is as full as before the holder freed
+	 * its 16 MiB (its free pages at most one top-up above), the hog
+	 * having taken them back (1 MiB every 20 ms: 0.3 s on an idle host,
+	 * seconds on a busy one; pages in the CPUs' page lists are not free
+	 * to an allocation until drained), not after a fixed time: memory
+	 * still free there would take evictions meant to spill. At most 10
+	 * s; then the run goes on and the placement assertions judge.
 	 */
 	t0 = tt_st_now_ns();
-	while (__atomic_load_n(&self->hog_more[a], __ATOMIC_RELAXED) - took <
-	       freed && tt_st_now_ns() - t0 < 30000000000ULL)
+	while ((now_free = tt_st_zoneinfo_sum(a, "nr_free_pages")) >
+	       full + (long long)(TT_ST_MIB / tt_page_size()) &&
+	       tt_st_now_ns() - t0 < 10000000000ULL)
 		usleep(20000);
-	TH_LOG("node %d filled, 16 MiB freed there: the hog took %llu pages back in %.2f s (%lld pages in page lists; %llu taken since the fill)",
-	       a, (unsigned long long)(self->hog_more[a] - took),
-	       (tt_st_now_ns() - t0) / 1e9, node_pcp_pages(a),
-	       (unsigned long long)self->hog_more[a]);
+	TH_LOG("node %d filled, 16 MiB freed there: after %.2f s %lld pages free (%lld before), the hog took %llu pages back (%lld pages in page lists; %llu taken since the fill)",
+	       a, (tt_st_now_ns() - t0) / 1e9, now_free, full,
+	       (unsigned long long)(self->hog_more[a] - took),
+	       node_pcp_pages(a), (unsigned long long)self->hog_more[a]);
 	ASSERT_EQ(0, mini_open(m, self->topo.fast, SMALL)) TH_LOG("%s", m->err);
 	/* spilling to CXL memory: each eviction tries the full node first */
 	m->pause_ms = 3 * PROFILE_PAUSE_MS;

@@ -50,8 +50,8 @@
 	struct tt_st_calib _c;						\
 	int _ret = tt_st_calibrate((topo)->fast, (topo)->slow, (len), &_c); \
 	ASSERT_EQ(0, _ret) TH_LOG("calibration: %s", strerror(-_ret));	\
-	TH_LOG("calibration: %zu KiB node %d <-> %d: %.2f ms/MiB (%.2f-%.2f), factor %.2f, compute x %.2f", \
-	       (size_t)(len) >> 10, (topo)->fast, (topo)->slow,	\
+	TH_LOG("calibration: %zu KiB node %d <-> %d, %d rounds: %.2f ms/MiB (%.2f-%.2f), factor %.2f, compute x %.2f", \
+	       (size_t)(len) >> 10, (topo)->fast, (topo)->slow, _c.rounds, \
 	       _c.ms_per_mib, _c.min_ms_per_mib, _c.max_ms_per_mib,	\
 	       _c.factor, _c.scale);					\
 } while (0)

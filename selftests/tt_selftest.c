@@ -888,7 +888,8 @@ static int tt_st_cmp_double(const void *a, const void *b)
 int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c)
 {
 	double ms[TT_ST_CALIB_ROUNDS], to_slow, to_fast;
-	int fd, ret = 0, i;
+	int fd, ret = 0, n;
+	uint64_t t0;
 	void *buf;
 
 	memset(c, 0, sizeof(*c));
@@ -903,22 +904,27 @@ int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c)
 	tt_st_fill(buf, len, 0xca1);
 	/* start from @fast (the first touch may have been elsewhere) */
 	ret = tt_st_timed_move(fd, buf, len, fast, &to_fast);
-	for (i = 0; !ret && i < TT_ST_CALIB_ROUNDS; i++) {
+	t0 = tt_st_now_ns();
+	for (n = 0; !ret && n < TT_ST_CALIB_ROUNDS; n++) {
+		/* a slow node (CXL: seconds a round): three rounds are enough */
+		if (n >= 3 && tt_st_now_ns() - t0 > TT_ST_CALIB_LONG_MS * 1000000ULL)
+			break;
 		ret = tt_st_timed_move(fd, buf, len, slow, &to_slow);
 		if (!ret)
 			ret = tt_st_timed_move(fd, buf, len, fast, &to_fast);
 		/* the slower direction of the round, per MiB */
-		ms[i] = (to_slow > to_fast ? to_slow : to_fast) * TT_ST_MIB / len;
+		ms[n] = (to_slow > to_fast ? to_slow : to_fast) * TT_ST_MIB / len;
 	}
 	if (!ret && tt_st_check(buf, len, 0xca1) != -1)
 		ret = -EIO;
 	munmap(buf, len);
 	if (ret)
 		goto out;
-	qsort(ms, TT_ST_CALIB_ROUNDS, sizeof(ms[0]), tt_st_cmp_double);
-	c->ms_per_mib = ms[TT_ST_CALIB_ROUNDS - 2];
+	qsort(ms, n, sizeof(ms[0]), tt_st_cmp_double);
+	c->rounds = n;
+	c->ms_per_mib = ms[n - 2];
 	c->min_ms_per_mib = ms[0];
-	c->max_ms_per_mib = ms[TT_ST_CALIB_ROUNDS - 1];
+	c->max_ms_per_mib = ms[n - 1];
 	c->factor = c->ms_per_mib / TT_ST_REF_MS_PER_MIB;
 	if (c->factor < 1)
 		c->factor = 1;
