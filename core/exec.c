@@ -355,7 +355,7 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 {
 	unsigned long long *bytes, slice = 0, iter;
 	unsigned int i, done;
-	int idx, fast, have_mm, first = 0, more = 0;
+	int idx, fast, have_mm, first = 0, more = 0, cut = 0;
 
 	tt_x_lock(x);
 	if (x->closing)
@@ -411,6 +411,10 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 		ret = tt_x_evict_chunk(x, l, c, l->ev_slow, l->ev_nr_slow,
 				       &res);
 		c->moved = res.moved * x->page_size;
+		/* the mover stopped inside the chunk (@abort) */
+		if (res.pages < (c->end - c->start) / x->page_size &&
+		    x->ops->stopped(x, l, TT_EXEC_MV_EVICT | TT_EXEC_MV_REMOTE))
+			cut = 1;
 
 		tt_x_lock(x);
 		l->ev_elapsed += res.elapsed_ns;
@@ -443,7 +447,8 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 	/* the first node of the order: a full one spills to the next */
 	x->ops->trace_migration(x, TT_TRACE_EVICT, l->id, iter, l->evicted,
 				l->mig_start, l->ev_slow[0],
-				done < l->nr_chunks ? TT_TRACE_F_STOPPED : 0);
+				done < l->nr_chunks || cut ?
+				TT_TRACE_F_STOPPED : 0);
 	l->nr_chunks = done;
 	l->fast_nid = fast;
 	if (iter == x->tl.iter_seq && tt_x_find(x, l->id, &idx))

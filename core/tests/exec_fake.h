@@ -13,7 +13,9 @@
  *
  * Knobs (the includer sets them; fake_reset() restores the defaults):
  * fake_lim[] (ops->limit), mv_mode (how a move goes: FAKE_MV_*),
- * alloc_fail (every allocation fails), stop_all (ops->stopped).
+ * alloc_fail (every allocation fails), stop_all (ops->stopped),
+ * mid_evict (called half-way through an eviction's move, lock not held:
+ * the mover stops there when the layer is stopped after it).
  */
 #ifndef TT_EXEC_FAKE_H
 #define TT_EXEC_FAKE_H
@@ -58,6 +60,9 @@ static long fake_live;
 static unsigned long long fake_lim[TT_EXEC_LIM_BUDGET_GLOBAL + 1];
 static unsigned int moves, evict_moves, fetch_moves, plain_moves;
 static unsigned int traces[64], late_traces;
+/* The flags of the last trace_migration() of each type. */
+static unsigned int trace_flags[64];
+static void (*mid_evict)(struct tt_exec_layer *l);
 static unsigned long long timer_at;
 
 struct work {
@@ -236,6 +241,17 @@ static int t_move(struct tt_exec *x, struct tt_exec_layer *l,
 		evict_moves++;
 	else
 		fetch_moves++;
+	if (mid_evict && (m->flags & TT_EXEC_MV_EVICT)) {
+		unsigned long long mid = m->start +
+					 (m->end - m->start) / PG / 2 * PG;
+		int ret = fake_move(m->start, mid, m->nids[0], res);
+
+		mid_evict(l);
+		/* stopped at the batch: @res covers what was processed */
+		if (ret || t_stopped(x, l, m->flags))
+			return ret;
+		return fake_move(mid, m->end, m->nids[0], res);
+	}
 	return fake_move(m->start, m->end, m->nids[0], res);
 }
 
@@ -385,8 +401,8 @@ static void t_trace_migration(struct tt_exec *x, unsigned int type,
 	(void)bytes;
 	(void)start;
 	(void)node;
-	(void)flags;
 	traces[type & 63]++;
+	trace_flags[type & 63] = flags;
 }
 
 static void t_trace_layer(struct tt_exec *x, unsigned int type,
@@ -472,6 +488,8 @@ static void fake_reset(unsigned long long now)
 	clk = now;
 	memset(node_of, 0, sizeof(node_of));
 	memset(traces, 0, sizeof(traces));
+	memset(trace_flags, 0, sizeof(trace_flags));
+	mid_evict = NULL;
 	qn = 0;
 	queued_total = moves = evict_moves = fetch_moves = plain_moves = 0;
 	late_traces = 0;

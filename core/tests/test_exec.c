@@ -568,6 +568,53 @@ static void test_budget_overlap_slow(void **state)
 	assert_int_equal(st.fast_registered_bytes, X.bud.held - X.bud.slow);
 }
 
+/* The backward begin of layer 10, half-way through its eviction's move. */
+static void bwd_begin_mid_evict(struct tt_exec_layer *l)
+{
+	(void)l;
+	mid_evict = NULL;
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10, 0, 0), 0);
+}
+
+/*
+ * An eviction whose last (here: only) chunk the backward begin stops
+ * inside the mover ends traced as stopped, with what it moved, and its
+ * prefetch brings that back.
+ */
+static void test_evict_stopped_in_last_chunk(void **state)
+{
+	unsigned int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+		assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
+		assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE,
+				       2 * MIB), 0);
+		advance(10 * MS, 0);
+		assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+		if (!k) {
+			advance(200 * MS, 0);
+			assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10,
+					       0, 0), 0);
+			advance(10 * MS, 0);
+			assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10,
+					       0, 0), 0);
+		}
+	}
+	assert_int_equal(qn, 1);
+	assert_int_equal(q[0].what, TT_EXEC_WORK_EVICT);
+	mid_evict = bwd_begin_mid_evict;
+	run_work(TT_EXEC_WORK_EVICT);
+	assert_null(mid_evict);
+	assert_int_equal(traces[TT_TRACE_EVICT], 1);
+	assert_true(trace_flags[TT_TRACE_EVICT] & TT_TRACE_F_STOPPED);
+	assert_int_equal(on_node(BASE, 2 * MIB, 1), MIB);
+	run_work(-1);
+	assert_int_equal(on_node(BASE, 2 * MIB, 0), 2 * MIB);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10, 0, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -585,6 +632,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fetch_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_overlap_slow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_and_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evict_stopped_in_last_chunk, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
