@@ -172,7 +172,7 @@ static void sort_backward(const struct tt_policy_layer *l, unsigned int *o,
 	tt_heapsort(o, n, sizeof(*o), before, l);
 }
 
-/* Eq. 6/7: how much of the layer the idle time allows to evict. */
+/* Eq. 6/7: how much of the layer the idle time (less the lead) allows to evict. */
 static unsigned long long evict_size(const struct tt_policy_params *p,
 				     const struct tt_policy_layer *l)
 {
@@ -180,7 +180,9 @@ static unsigned long long evict_size(const struct tt_policy_params *p,
 
 	if (!sz)
 		return 0;
+	/* lead extension: the prefetch ends lead_ns before ts_B */
 	it = l->bwd_start_ns - l->fwd_end_ns;
+	it = it > l->lead_ns ? it - l->lead_ns : 0;
 	need = sat_add(sat_add(tt_policy_xfer_ns(sz, p->er_bps),
 			       tt_policy_xfer_ns(sz, p->pr_bps)), p->stay_ns);
 	if (it >= need)

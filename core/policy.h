@@ -24,7 +24,8 @@
  *
  * Extension (default off): @lead_ns of a layer, grown by the scheduler when
  * that layer's prefetch was late, is added to the prefetch duration in
- * eq. 8 and in the trigger time, so the layer's prefetch starts earlier.
+ * eq. 8 and in the trigger time, so the layer's prefetch starts earlier,
+ * and comes off the idle time IT of eq. 6/7.
  * With lead_ns == 0 for every layer the plan is exactly the reference.
  *
  * Extension (default off, @alap in struct tt_policy_params): prefetches

@@ -159,17 +159,54 @@ static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
 }
 
 /*
+ * Fold one slack of @l's prefetch, @s_ns (backward start - prefetch end;
+ * negative: late by that much), into its average and mean deviation. A
+ * slack is taken as at most the layer's prefetch at the current PR
+ * estimate either way: beyond that it comes from a rate far off, which
+ * the rate average corrects, or from a stall, not from the noise.
+ */
+static void slack_sample(const struct tt_tl *tl, struct tt_tl_layer *l,
+			 long long s_ns)
+{
+	unsigned long long most = max_u64(l->final_bytes, l->x.evicted_bytes);
+	long long cap = (long long)min_u64(tt_policy_xfer_ns(most, tl->pr_bps),
+					   TT_TL_NO_TIME / 4);
+	long long err;
+	unsigned long long dev;
+
+	if (s_ns > cap)
+		s_ns = cap;
+	if (s_ns < -cap)
+		s_ns = -cap;
+	err = s_ns - l->slack_avg_ns;
+	dev = err < 0 ? -(unsigned long long)err : (unsigned long long)err;
+	if (!l->slack_samples++) {
+		l->slack_avg_ns = s_ns;
+		return;
+	}
+	l->slack_avg_ns += err / 8;
+	l->slack_dev_ns = l->slack_dev_ns - l->slack_dev_ns / 4 + dev / 4;
+}
+
+/*
  * On time with @slack_ns to spare: while the slack exceeds a margin of
- * lead/4, shrink by at most lead/16 per iteration, so the lead settles
- * with room for the timing noise instead of shrinking until the layer is
- * late again.
+ * max(lead/4, 4 x the slack's mean deviation), shrink by at most lead/16
+ * per iteration, so the lead settles with room for the timing noise
+ * instead of shrinking until the layer is late again; below 2 x the
+ * deviation, grow by half the shortfall (the next noise would make it
+ * late), to at most the layer's profiled idle time.
  */
 static void lead_shrink(struct tt_tl_layer *l, unsigned long long slack_ns)
 {
-	unsigned long long margin = l->lead_ns / 4;
+	unsigned long long margin = max_u64(l->lead_ns / 4,
+					    4 * l->slack_dev_ns);
 
 	if (slack_ns > margin)
 		l->lead_ns -= min_u64(l->lead_ns / 16, (slack_ns - margin) / 2);
+	else if (slack_ns < 3 * l->slack_dev_ns)
+		l->lead_ns = min_u64(l->lead_ns +
+				     (3 * l->slack_dev_ns - slack_ns) / 2,
+				     l->prof.bwd_start - l->prof.fwd_end);
 }
 
 #define TT_TL_S_COMPLETE (TT_TL_S_FWD_END | TT_TL_S_BWD_BEGIN | TT_TL_S_BWD_END)
@@ -650,8 +687,11 @@ static unsigned int close_iteration(struct tt_tl *tl,
 		struct tt_tl_layer *l = &tl->st.layers[i];
 
 		/* A prefetch still running when the iteration ends. */
-		if ((l->seen & TT_TL_S_LATE) && end_rel > l->cur.bwd_start)
+		if ((l->seen & TT_TL_S_LATE) && end_rel > l->cur.bwd_start) {
+			slack_sample(tl, l, -(long long)(end_rel -
+						     l->cur.bwd_start));
 			lead_grow(tl, l, end_rel - l->cur.bwd_start);
+		}
 		l->seen &= ~TT_TL_S_LATE;
 		/*
 		 * Not evicted: the lead fades, so a layer the lead made the
@@ -1111,8 +1151,10 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
 	if (!(l->seen & TT_TL_S_LATE))
 		return;
 	l->seen &= ~TT_TL_S_LATE;
-	if (rel > l->cur.bwd_start)
+	if (rel > l->cur.bwd_start) {
+		slack_sample(tl, l, -(long long)(rel - l->cur.bwd_start));
 		lead_grow(tl, l, rel - l->cur.bwd_start);
+	}
 }
 
 /*
@@ -1174,8 +1216,11 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 		l->seen |= TT_TL_S_LATE;
 	} else {
 		ahead_adapt(tl, l, 0);
-		if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start)
+		if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start) {
+			slack_sample(tl, l, (long long)(l->cur.bwd_start -
+						    l->x.prefetch_end));
 			lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);
+		}
 	}
 }
 

@@ -44,10 +44,15 @@
  *    iteration ends counts as ending then), by no more than the layer's
  *    prefetch takes at the current PR estimate per late iteration, and to
  *    at most the layer's profiled idle time (te_F to ts_B);
- *  - on time, with slack = backward start - prefetch end: while the slack
- *    exceeds lead/4 the lead shrinks by min(lead/16, (slack - lead/4) / 2),
- *    so it settles with a margin of about a quarter of itself for the
- *    timing noise instead of shrinking until the layer is late again;
+ *  - every evicted layer's slack (backward start - prefetch end, negative
+ *    when late, clamped to one prefetch at the current PR) is folded into
+ *    an average and a mean deviation, as TCP's round-trip estimator does
+ *    (RFC 6298: gains 1/8 and 1/4);
+ *  - on time: while the slack exceeds a margin of max(lead/4, 4 x the
+ *    slack's mean deviation), the lead shrinks by min(lead/16, (slack -
+ *    margin) / 2), so it settles with room for the timing noise measured
+ *    on this machine instead of shrinking until the layer is late again;
+ *    below 3 x the deviation it grows by half the shortfall;
  *  - not evicted in an iteration: the lead shrinks by lead/16, so a layer
  *    that a large lead made the policy drop is tried again.
  */
@@ -199,6 +204,10 @@ struct tt_tl_exec {
  * @persist_bytes: bytes of persistent tensors the layer holds; every
  *               iteration starts with them saved.
  * @lead_ns:     extra prefetch lead time learned from late prefetches.
+ * @slack_avg_ns: average slack of the layer's prefetches (backward start -
+ *               prefetch end; negative: late).
+ * @slack_dev_ns: mean deviation of that slack.
+ * @slack_samples: slacks folded in (0: none yet).
  * @status:      plan: enum tt_policy_status (meaningful with TT_TL_L_PLANNED).
  * @final_bytes: plan: bytes to evict and prefetch (szP).
  * @prefetch_ns: plan: prefetch trigger time (relative).
@@ -230,6 +239,9 @@ struct tt_tl_layer {
 	struct tt_tl_times cur;
 	unsigned long long persist_bytes;
 	unsigned long long lead_ns;
+	long long slack_avg_ns;
+	unsigned long long slack_dev_ns;
+	unsigned int slack_samples;
 	enum tt_policy_status status;
 	unsigned long long final_bytes;
 	unsigned long long prefetch_ns;
