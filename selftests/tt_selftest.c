@@ -937,6 +937,50 @@ out:
 	return ret;
 }
 
+static void *tt_st_busy_run(void *arg)
+{
+	struct tt_st_busy *b = arg;
+	uint64_t sum = 0;
+	size_t i;
+
+	while (!b->stop)
+		for (i = 0; i < b->len && !b->stop; i += 64)
+			sum += *(volatile const uint64_t *)((const char *)b->buf + i);
+	tt_st_sink += sum;
+	return NULL;
+}
+
+int tt_st_busy_start(struct tt_st_busy *b, size_t len)
+{
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->buf = tt_st_map(len, -1);
+	if (!b->buf)
+		return -errno;
+	tt_st_fill(b->buf, len, 0xb5);
+	b->len = len;
+	ret = pthread_create(&b->thread, NULL, tt_st_busy_run, b);
+	if (ret) {
+		munmap(b->buf, len);
+		b->buf = NULL;
+		return -ret;
+	}
+	b->running = 1;
+	return 0;
+}
+
+void tt_st_busy_stop(struct tt_st_busy *b)
+{
+	if (!b->running)
+		return;
+	b->stop = 1;
+	pthread_join(b->thread, NULL);
+	munmap(b->buf, b->len);
+	b->buf = NULL;
+	b->running = 0;
+}
+
 double tt_st_time_scale(void)
 {
 	double mul = tt_st_time_mul();

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <linux/tiertrain.h>
 
@@ -269,6 +270,26 @@ struct tt_st_calib {
  * not every page moved, or the data changed).
  */
 int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c);
+
+/*
+ * struct tt_st_busy - a thread of this process that reads its own buffer
+ * until stopped, as a training thread computes while its tensors move:
+ * each page a move unmaps then costs it a TLB shootdown, and the move the
+ * wait for it (what a timing taken with the process idle does not see).
+ */
+struct tt_st_busy {
+	pthread_t thread;
+	void *buf;
+	size_t len;
+	volatile int stop;
+	int running;
+};
+
+/* Start @b's thread over a fresh @len bytes. Returns 0 or -errno. */
+int tt_st_busy_start(struct tt_st_busy *b, size_t len);
+
+/* Stop @b's thread and free its buffer (nothing when not running). */
+void tt_st_busy_stop(struct tt_st_busy *b);
 
 /*
  * How many times longer than written a compute or pause lasts: the larger
