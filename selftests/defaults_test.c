@@ -9,8 +9,11 @@
  *                        layer forward and backward (more where the guest
  *                        moves 8 MiB slower than in 10 ms while another
  *                        thread computes: a loaded host,
- *                        see dt_compute_ms()), 8 iterations; after
- *                        the warm-up (the profile iterations + 1) the
+ *                        see dt_compute_ms()), 9 iterations; after
+ *                        the warm-up (the profile iterations and the
+ *                        first two planned ones, whose leads have not
+ *                        learnt the machine's noise yet: their late
+ *                        bytes are logged, not counted; issue 27) the
  *                        scheduler evicted some of the bytes and at least
  *                        95 % of what it evicted is on the fast node when
  *                        its backward pass begins (as bench/train
@@ -38,7 +41,7 @@
 #define DT_LAYERS	12
 #define DT_SIZE		(8 * TT_ST_MIB)
 #define DT_MS		30
-#define DT_ITERS	8
+#define DT_ITERS	9
 #define DT_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 FIXTURE(defaults)
@@ -157,7 +160,7 @@ TEST_F_TIMEOUT(defaults, fresh_mmap_trainer, 900)
 	TH_LOG("session flags %#x (TT_SCHED_DEFAULT_FLAGS %#x), profile_iters %u",
 	       cfg.flags, (unsigned int)TT_SCHED_DEFAULT_FLAGS,
 	       cfg.profile_iters);
-	warm = cfg.profile_iters + 1;
+	warm = cfg.profile_iters + 2;
 	ASSERT_LT(warm, DT_ITERS);
 	ms = dt_compute_ms(_metadata, s, self->topo.fast, self->topo.slow);
 	ASSERT_LT(0, ms);
@@ -193,10 +196,10 @@ TEST_F_TIMEOUT(defaults, fresh_mmap_trainer, 900)
 			/* the query is not compute: the clock of the pass starts after it */
 			ASSERT_EQ(0, dt_where(s, t[l], DT_SIZE, self->topo.fast,
 					      &f, &o));
+			late_iter[it] += o;
 			if (it >= warm) {
 				fast += f;
 				total += f + o;
-				late_iter[it] += o;
 			}
 			TT_ASSERT_PATTERN(t[l], DT_SIZE, it * 131 + l);
 			tt_st_compute(t[l], DT_SIZE, ms);
@@ -205,9 +208,10 @@ TEST_F_TIMEOUT(defaults, fresh_mmap_trainer, 900)
 			ASSERT_EQ(0, tt_layer_end(s, l, TT_BWD));
 		}
 	}
-	for (it = warm; it < DT_ITERS; it++)
-		TH_LOG("iteration %u: %llu KiB off the fast node at backward begins",
-		       it, (unsigned long long)late_iter[it] >> 10);
+	for (it = cfg.profile_iters; it < DT_ITERS; it++)
+		TH_LOG("iteration %u%s: %llu KiB off the fast node at backward begins",
+		       it, it < warm ? " (warm-up, not counted)" : "",
+		       (unsigned long long)late_iter[it] >> 10);
 	ASSERT_LT(0, total);
 	ASSERT_LT(0, ev_total);
 	ASSERT_EQ(0, tt_stats(s, &st));
