@@ -60,7 +60,8 @@ python: lib
 ctl: lib
 	$(MAKE) -C ctl
 
-selftests: lib build/kselftest/.stamp
+# the tests run ctl/tierctl (control_test, tiers_test)
+selftests: lib ctl build/kselftest/.stamp
 	$(MAKE) -C selftests
 
 # The ABI fuzzer in the guest (selftests/README): N seconds (default 60) on
