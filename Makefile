@@ -82,6 +82,7 @@ bench-build: lib
 
 bench: deps all bench-build
 	bench/run-migrate
+	bench/run-movecost
 	bench/run-train
 	bench/run-events
 	bench/run-torch
