@@ -30,9 +30,9 @@ flags() {
 rc=0
 for w in $TT_FLAG_WORKLOADS; do
 	case "$w" in
-	base) wargs="--movers 1" ;;
+	base) wargs="--movers 1 --base-pages" ;;
 	thp) wargs="--movers 1 --thp" ;;
-	fresh) wargs="--sizes 8,8,8,8,8,8,8,8,8,8,8,8 --compute-ms 30" ;;
+	fresh) wargs="--sizes 8,8,8,8,8,8,8,8,8,8,8,8 --compute-ms 30 --base-pages" ;;
 	torch:*) wargs="" ;;
 	*) echo "flagsets: unknown workload $w" >&2; exit 2 ;;
 	esac

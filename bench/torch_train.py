@@ -27,7 +27,9 @@ none's step of the same round); time-weighted average and peak
 fast-tier bytes of the saved tensors and their change against off; the
 oracle (every layer's tensors off the fast tier exactly while the layer
 is idle, from the same samples); on time (ontime_bytes / (ontime_bytes +
-late_bytes) of the measured iterations); late and moved MiB;
+late_bytes) of the measured iterations); late and moved MiB; TLB
+shootdowns received (the "TLB" row of /proc/interrupts, every CPU) over
+the measured iterations per MiB moved in them, and per iteration;
 layer-iterations accepted, modified, dropped. Losses and final parameters
 must be bit-identical in every mode (exit status 2 otherwise): every
 mode's iteration i starts from torch.manual_seed(--seed + i), so dropout
@@ -200,6 +202,20 @@ def weighted(samples, idx):
     return area / tot if tot else 0.0, float(max(s[idx] for s in samples))
 
 
+def tlb_shootdowns():
+    """TLB-shootdown interrupts every CPU received so far (the "TLB" row
+    of /proc/interrupts); 0 when it cannot be read."""
+    try:
+        with open("/proc/interrupts") as f:
+            for line in f:
+                w = line.split()
+                if w and w[0] == "TLB:":
+                    return sum(int(v) for v in w[1:] if v.isdigit())
+    except OSError:
+        pass
+    return 0
+
+
 class Mode:
     """One mode's model, optimizer, handle and figures."""
 
@@ -217,7 +233,7 @@ class Mode:
         self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01,
                                    momentum=0.9)
         self.res = {"mode": mode, "kind": kind, "flag_set": fs or None,
-                    "ok": True, "iter_ms": [], "losses": []}
+                    "ok": True, "iter_ms": [], "losses": [], "tlb": []}
         self.h = self.sampler = None
         self.st0 = None
         self.warm = 2
@@ -265,6 +281,7 @@ class Mode:
             # unsampled (step time: a pass over the tensors' residency
             # from Python costs milliseconds in the TCG guest)
             self.sampler.on = i >= self.warm and (i - self.warm) % 2 == 0
+        tlb0 = tlb_shootdowns()
         t0 = time.monotonic()
         try:
             self.opt.zero_grad()
@@ -282,6 +299,7 @@ class Mode:
             if self.sampler:
                 self.sampler.on = False
         r["iter_ms"].append((time.monotonic() - t0) * 1e3)
+        r["tlb"].append(tlb_shootdowns() - tlb0)
         r["losses"].append(loss.item())
         print("torch_train: %s iteration %d: %.0f ms, loss %.6f" %
               (r["mode"], i, r["iter_ms"][-1], r["losses"][-1]),
@@ -307,6 +325,7 @@ class Mode:
             return r
         r["timed"] = timed_rounds(r["iter_ms"], self.warm)
         r["step_ms"] = statistics.median(r["timed"])
+        r["tlb_per_iter"] = statistics.median(r["tlb"][self.warm:])
         r["params"] = [p.detach().clone() for p in self.model.parameters()] \
             + [b.detach().clone() for b in self.model.buffers()]
         if h:
@@ -320,6 +339,9 @@ class Mode:
             r["stats"] = {k: v for k, v in st.items() if k != "session"}
             r["session"] = st["session"]
             r["layers"] = h.layers()
+            moved = d["evicted_bytes"] + d["prefetched_bytes"]
+            r["tlb_per_mib"] = sum(r["tlb"][self.warm:]) * MIB / moved \
+                if moved else None
             due = d["ontime_bytes"] + d["late_bytes"]
             r["ontime_pct"] = 100.0 * d["ontime_bytes"] / due if due \
                 else None
@@ -449,10 +471,10 @@ def table(a, results):
             print("%s: %d iterations done; %s" % (
                 r["mode"], r.get("iters_done", len(r.get("iter_ms", []))),
                 r.get("error") or "stopped early: " + r["stopped_early"]))
-    print("%-16s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s" % (
+    print("%-16s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %8s %9s %11s" % (
         "mode", "step ms", "vs none", "avg MiB", "vs off", "peak MiB",
         "vs off", "oracle avg/pk", "on time", "late MiB", "moved MiB",
-        "acc/mod/dr"))
+        "tlb/MiB", "tlb/iter", "acc/mod/dr"))
     for r in results:
         if not r["ok"]:
             print("%-16s n/a: %s" % (r["mode"], r["reason"]))
@@ -460,7 +482,9 @@ def table(a, results):
         step = "%+.1f%%" % r["step_vs_none_pct"] \
             if "step_vs_none_pct" in r else "-"
         if "fast_avg" not in r:
-            print("%-16s %9.1f %8s" % (r["mode"], r["step_ms"], step))
+            print("%-16s %9.1f %8s %9s %8s %9s %8s %13s %8s %8s %9s %8s "
+                  "%9.0f" % (r["mode"], r["step_ms"], step, "", "", "", "",
+                             "", "", "", "", "-", r["tlb_per_iter"]))
             continue
         ref = off if off and r["mode"] != "off" else None
         avg = "%+.1f%%" % pct(r["fast_avg"], ref["fast_avg"]) if ref else "-"
@@ -469,12 +493,14 @@ def table(a, results):
         d = r["measured"]
         ot = "-" if r["ontime_pct"] is None or r["kind"] == "off" else \
             "%.2f%%" % r["ontime_pct"]
+        tpm = "-" if r["tlb_per_mib"] is None else "%.1f" % r["tlb_per_mib"]
         print("%-16s %9.1f %8s %9.1f %8s %9.1f %8s %6.1f/%6.1f %8s %8.1f "
-              "%9.0f %11s" % (
+              "%9.0f %8s %9.0f %11s" % (
                   r["mode"], r["step_ms"], step, r["fast_avg"] / MIB, avg,
                   r["fast_peak"] / MIB, peak, r["oracle_avg"] / MIB,
                   r["oracle_peak"] / MIB, ot, d["late_bytes"] / MIB,
-                  (d["evicted_bytes"] + d["prefetched_bytes"]) / MIB,
+                  (d["evicted_bytes"] + d["prefetched_bytes"]) / MIB, tpm,
+                  r["tlb_per_iter"],
                   "%d/%d/%d" % (d["accepted"], d["modified"], d["dropped"])))
     print("%-16s %9s %8s %9s %8s %9s %8s %13s %8s" % (
         "goal", "", "<=+%.0f%%" % GOAL_STEP, "", "<=%.0f%%" % GOAL_AVG, "",
@@ -521,6 +547,17 @@ def table(a, results):
                   d["saved_tensors"] // max(1, r["iters_done"] - r["warmup"]),
                   st["er_bps"] / 1e6, st["pr_bps"] / 1e6, r["nsamples"],
                   r["max_pass_ms"]))
+    for r in results:
+        if not r["ok"] or r["kind"] != "tiertrain" or "session" not in r:
+            continue
+        se = r["session"]
+        tot = se["engine_bytes"] + se["mover_bytes"]
+        print("%s: backends (whole run): engine %.1f MiB, movers %.1f MiB "
+              "(%s of the moved bytes in whole huge pages), huge pages kept "
+              "%d, split %d, partly covered and left %d" % (
+                  r["mode"], se["engine_bytes"] / MIB, se["mover_bytes"] / MIB,
+                  "%.1f%%" % (100.0 * se["mover_bytes"] / tot) if tot else "-",
+                  se["huge_kept"], se["huge_split"], se["huge_partial"]))
     if off and "step_vs_none_pct" in off:
         print("off: hooks and events cost %+.1f%% step time, round by round "
               "(%.1f events per iteration)" % (off["step_vs_none_pct"],

@@ -7,12 +7,18 @@
  * The model: L layers. Each iteration runs the forward pass of layers
  * 0..L-1 and then the backward pass of layers L-1..0. A layer's forward
  * runs --compute passes over the running activation and the layer's
- * weights, maps a fresh private anonymous buffer (its saved activation),
- * writes its output there in one pass, reports it as a saved tensor and
- * ends. A layer's backward reads its saved
- * activation whole and checks its checksum (a mismatch exits with status 2:
- * tiering lost or corrupted data), runs --compute passes over it and the
- * weights into a gradient buffer, unmaps it and ends. Only the saved
+ * weights, allocates its saved activation, writes its output there in one
+ * pass, reports it as a saved tensor and ends. A layer's backward reads
+ * its saved activation whole and checks its checksum (a mismatch exits with
+ * status 2: tiering lost or corrupted data), runs --compute passes over it
+ * and the weights into a gradient buffer, frees it and ends. Activations
+ * are allocated as PyTorch's CPU allocator does (posix_memalign(3) with a
+ * 64-byte alignment: glibc's malloc, so the system's THP setting, Debian's
+ * "always", decides their pages, and a large one is an mmap(2) of its own
+ * whose ends share huge pages with nothing 2 MiB aligned), or with
+ * --base-pages each in a fresh mapping of base pages (MADV_NOHUGEPAGE where
+ * THP is "always"), or with --thp each in a fresh 2 MiB-aligned
+ * MADV_HUGEPAGE mapping, unmapped when freed. Only the saved
  * activations are reported to the scheduler; weights and the two scratch
  * buffers (running activation, gradient) stay on the fast node.
  *
@@ -61,6 +67,20 @@
 #define TT_MIB			(1024.0 * 1024.0)
 #define TT_MUL			0x9e3779b97f4a7c15ULL
 
+/* How activations are allocated (struct tt_cfg @alloc). */
+enum {
+	TT_ALLOC_MALLOC,
+	TT_ALLOC_BASE,
+	TT_ALLOC_THP,
+};
+
+static const char *const tt_alloc_name[] = {
+	"malloc", "base-page", "THP",
+};
+
+/* PyTorch's CPU allocator alignment (c10 gAlignment). */
+#define TT_MALLOC_ALIGN		64
+
 /* Goals printed next to the figures. */
 #define TT_GOAL_AVG_PCT		-80.0
 #define TT_GOAL_PEAK_PCT	-60.0
@@ -95,8 +115,12 @@ static const char *const tt_mode_name[TT_MODE_NR] = {
  * @iters:         iterations per mode, warm-up included.
  * @profile_iters: scheduler profile iterations; 0 = the session's default.
  * @sample_ns:     sampler period.
- * @thp:           map activations with MADV_HUGEPAGE (else base pages).
- * @map_thp:       tt_st_map()'s @thp argument for activations: 1 huge pages,
+ * @alloc:         how activations are allocated: TT_ALLOC_MALLOC (the
+ *                 default), TT_ALLOC_BASE (--base-pages), TT_ALLOC_THP
+ *                 (--thp).
+ * @thp:           @alloc is TT_ALLOC_THP.
+ * @map_thp:       tt_st_map()'s @thp argument for activations (not
+ *                 TT_ALLOC_MALLOC): 1 huge pages,
  *                 -1 base pages where THP is "always", 0 base pages where
  *                 it is "madvise" or "never" (no madvise(2) call: each
  *                 one takes mmap_lock for writing, which a migration in
@@ -136,6 +160,7 @@ struct tt_cfg {
 	unsigned int iters;
 	unsigned int profile_iters;
 	uint64_t sample_ns;
+	int alloc;
 	int thp;
 	int map_thp;
 	int verify_ontime;
@@ -247,6 +272,9 @@ struct tt_live {
  * @st:         those deltas (rates: the final values).
  * @late_own:   bytes found slow at backward begins (--verify-ontime).
  * @tlb_per_iter: median TLB shootdowns received per measured iteration.
+ * @tlb_per_mib: TLB shootdowns received over the measured iterations per
+ *              MiB the session moved in them (evicted + prefetched); -1
+ *              when it moved nothing or has no counters.
  * @peak_med:   median over the measured iterations of each one's peak
  *              fast-tier bytes (@fast_peak is the maximum).
  * @nlayers:    entries in @layers.
@@ -276,6 +304,7 @@ struct tt_result {
 	struct tt_ioc_stats st;
 	uint64_t late_own;
 	double tlb_per_iter;
+	double tlb_per_mib;
 	double peak_med;
 	int nlayers;
 	struct tt_layer_info *layers;
@@ -715,10 +744,20 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	for (p = 0; p < t->cfg.fwd_passes[l]; p++)
 		tt_fwd_pass(t->x, t->w[l], wmask, n);
 	r->fwd_computed = tt_now();
-	a = tt_st_map(len, t->cfg.map_thp);
-	if (!a)
-		tt_die("mmap of layer %u's %zu-byte activation: %s", l, len,
-		       strerror(errno));
+	if (t->cfg.alloc == TT_ALLOC_MALLOC) {
+		void *p = NULL;
+		int err = posix_memalign(&p, TT_MALLOC_ALIGN, len);
+
+		if (err)
+			tt_die("posix_memalign of layer %u's %zu-byte activation: %s",
+			       l, len, strerror(err));
+		a = p;
+	} else {
+		a = tt_st_map(len, t->cfg.map_thp);
+		if (!a)
+			tt_die("mmap of layer %u's %zu-byte activation: %s", l,
+			       len, strerror(errno));
+	}
 	r->mapped = tt_now();
 	t->sum[l] = tt_fwd_out(a, t->x, n, (uint64_t)it << 32 | l);
 	r->touched = tt_now();
@@ -776,7 +815,9 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 		tt_bwd_pass(t->g, a, t->w[l], wmask, n);
 	r->bwd_computed = tt_now();
 	tt_live_del(t, l);
-	if (munmap(a, len))
+	if (t->cfg.alloc == TT_ALLOC_MALLOC)
+		free(a);
+	else if (munmap(a, len))
 		tt_die("munmap of layer %u's activation: %s", l, strerror(errno));
 	t->act[l] = NULL;
 	r->freed = tt_now();
@@ -1295,6 +1336,16 @@ static void tt_mode_finish(struct tt_train *t)
 		res->tlb_per_iter = tt_median(v, res->measured);
 		free(v);
 	}
+	res->tlb_per_mib = -1;
+	if (res->have_stats &&
+	    res->st.bytes_evicted + res->st.bytes_prefetched) {
+		double tlb = 0;
+
+		for (it = res->warmup; it < t->cfg.iters; it++)
+			tlb += t->irec[it].tlb;
+		res->tlb_per_mib = tlb * TT_MIB / (res->st.bytes_evicted +
+						    res->st.bytes_prefetched);
+	}
 	tt_measured(t, res);
 	tt_models(t, res);
 	tt_keep_timeline(t, res);
@@ -1492,13 +1543,13 @@ static void tt_print_table(const struct tt_train *t)
 	int m;
 
 	if (t->cfg.compute_ms > 0)
-		printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, compute %.0f ms per layer forward and backward (calibrated passes), %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
+		printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, compute %.0f ms per layer forward and backward (calibrated passes), %u iterations (%u warm-up), %s activations, sample every %.1f ms\n",
 		       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute_ms, t->cfg.iters, t->cfg.profile_iters + 1,
-		       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
+		       tt_alloc_name[t->cfg.alloc], t->cfg.sample_ns / 1e6);
 	else
-		printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s pages, sample every %.1f ms\n",
+		printf("\nbench/train: %u layers, %.1f MiB of saved activations per iteration, %u compute passes, %u iterations (%u warm-up), %s activations, sample every %.1f ms\n",
 		       t->cfg.layers, tt_total_bytes(&t->cfg) / TT_MIB, t->cfg.compute, t->cfg.iters, t->cfg.profile_iters + 1,
-		       t->cfg.thp ? "huge" : "base", t->cfg.sample_ns / 1e6);
+		       tt_alloc_name[t->cfg.alloc], t->cfg.sample_ns / 1e6);
 	if (t->stopped[0])
 		printf("STOPPED EARLY after %u of %u rounds: %s; the figures are from the rounds done\n",
 		       t->cfg.iters, t->iters_planned, t->stopped);
@@ -1515,15 +1566,15 @@ static void tt_print_table(const struct tt_train *t)
 	       "none (the paper's reference, TT_SCHED_REFERENCE)");
 	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
 	       ref ? "" : " (not run: against this run's untiered model)");
-	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %11s\n",
+	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %8s %11s\n",
 	       "mode", "step ms", "vs none", "avg MiB", "vs none", "peak MiB",
 	       "vs none", "oracle avg/pk", "on time", "late MiB",
-	       "moved MiB", "acc/mod/dr");
+	       "moved MiB", "tlb/MiB", "acc/mod/dr");
 	for (m = 0; m < TT_MODE_NR; m++) {
 		const struct tt_result *r = &t->res[m];
 		double ravg, rpeak, ot;
 		char step[16], avg[16], peak[16], ots[16], late[16], moved[16];
-		char lay[32];
+		char lay[32], tlb[16];
 
 		if (!r->ran)
 			continue;
@@ -1565,11 +1616,15 @@ static void tt_print_table(const struct tt_train *t)
 			snprintf(moved, sizeof(moved), "-");
 			snprintf(lay, sizeof(lay), "-");
 		}
-		printf("%-10s %9.1f %8s %9.1f %8s %9.1f %8s %6.1f/%6.1f %8s %8s %9s %11s\n",
+		if (r->tlb_per_mib < 0)
+			snprintf(tlb, sizeof(tlb), "-");
+		else
+			snprintf(tlb, sizeof(tlb), "%.1f", r->tlb_per_mib);
+		printf("%-10s %9.1f %8s %9.1f %8s %9.1f %8s %6.1f/%6.1f %8s %8s %9s %8s %11s\n",
 		       tt_mode_name[m], r->step_ms, step, r->fast_avg / TT_MIB,
 		       avg, r->fast_peak / TT_MIB, peak,
 		       r->oracle_avg / TT_MIB, r->oracle_peak / TT_MIB, ots,
-		       late, moved, lay);
+		       late, moved, tlb, lay);
 	}
 	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s\n", "goal", "",
 	       "<=+3%", "", "<=-80%", "", "<=-60%", "", ">=99%");
@@ -1579,8 +1634,8 @@ static void tt_print_table(const struct tt_train *t)
 
 		if (!r->ok || !r->have_stats || strcmp(r->backend, "kernel"))
 			continue;
-		printf("%s (%s pages, %llu mover threads): engine %.0f MiB, movers %.0f MiB, huge pages kept %llu, split %llu, partly covered and left %llu, orders back to the engine %llu\n",
-		       tt_mode_name[m], t->cfg.thp ? "huge" : "base",
+		printf("%s (%s activations, %llu mover threads): engine %.0f MiB, movers %.0f MiB, huge pages kept %llu, split %llu, partly covered and left %llu, orders back to the engine %llu\n",
+		       tt_mode_name[m], tt_alloc_name[t->cfg.alloc],
 		       (unsigned long long)r->st.movers,
 		       r->st.engine_bytes / TT_MIB, r->st.mover_bytes / TT_MIB,
 		       (unsigned long long)r->st.huge_kept,
@@ -1641,11 +1696,11 @@ static void tt_print_goals(const struct tt_train *t)
 		       tt_pct(r->oracle_avg, r->base_avg), peak,
 		       TT_GOAL_PEAK_PCT, tt_verdict(peak <= TT_GOAL_PEAK_PCT),
 		       tt_pct(r->oracle_peak, r->base_peak));
-		printf("%s: per-iteration peak fast %.1f MiB (median over the measured iterations; %+.1f%% against none's %.1f MiB); TLB shootdowns received per iteration %.0f (none %.0f)\n",
+		printf("%s: per-iteration peak fast %.1f MiB (median over the measured iterations; %+.1f%% against none's %.1f MiB); TLB shootdowns received per iteration %.0f (none %.0f), per MiB moved %.1f\n",
 		       tt_mode_name[m], r->peak_med / TT_MIB,
 		       ref ? tt_pct(r->peak_med, ref->peak_med) : 0.0,
 		       ref ? ref->peak_med / TT_MIB : 0.0, r->tlb_per_iter,
-		       ref ? ref->tlb_per_iter : 0.0);
+		       ref ? ref->tlb_per_iter : 0.0, r->tlb_per_mib);
 		if (ot >= 0)
 			printf("%s: on time %.2f%% of %.1f MiB due (goal >= %.0f%%: %s), late %.1f MiB in %llu layer-iterations, sync-fetched %.1f MiB\n",
 			       tt_mode_name[m], ot,
@@ -2037,8 +2092,8 @@ static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 		fprintf(f, "%s%.3f", i ? ", " : "", r->iter_ms[i]);
 	fprintf(f, "],\n     \"fast_avg_bytes\": %.0f, \"fast_peak_bytes\": %.0f, \"slow_avg_bytes\": %.0f, \"slow_peak_bytes\": %.0f,\n",
 		r->fast_avg, r->fast_peak, r->slow_avg, r->slow_peak);
-	fprintf(f, "     \"fast_peak_median_bytes\": %.0f, \"tlb_shootdowns_per_iter\": %.0f,\n",
-		r->peak_med, r->tlb_per_iter);
+	fprintf(f, "     \"fast_peak_median_bytes\": %.0f, \"tlb_shootdowns_per_iter\": %.0f, \"tlb_shootdowns_per_mib\": %.2f,\n",
+		r->peak_med, r->tlb_per_iter, r->tlb_per_mib);
 	fprintf(f, "     \"untiered_model_avg_bytes\": %.0f, \"untiered_model_peak_bytes\": %.0f, \"oracle_avg_bytes\": %.0f, \"oracle_peak_bytes\": %.0f",
 		r->base_avg, r->base_peak, r->oracle_avg, r->oracle_peak);
 	if (ref && mode != TT_MODE_NONE)
@@ -2113,9 +2168,9 @@ static void tt_write_json(const struct tt_train *t)
 	fprintf(f, ", \"iterations_planned\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->iters_planned ? t->iters_planned : t->cfg.iters,
 		t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"verify_ontime\": %s, \"session_default_flags\": %s, \"reference\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"alloc\": \"%s\", \"verify_ontime\": %s, \"session_default_flags\": %s, \"reference\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"schedule\": \"interleaved\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
-		t->cfg.thp ? "true" : "false",
+		t->cfg.thp ? "true" : "false", tt_alloc_name[t->cfg.alloc],
 		t->cfg.verify_ontime ? "true" : "false",
 		tt_flags_given(&t->cfg) ? "false" : "true",
 		t->cfg.reference ? "true" : "false",
@@ -2177,7 +2232,9 @@ static void tt_usage(FILE *f)
 		"  --profile-iters N  scheduler profile iterations, 1..1000 (default 1);\n"
 		"                     the first N + 1 iterations are not measured\n"
 		"  --sample-ms MS     sampler period (default 10)\n"
-		"  --thp              map activations with huge pages (default base pages)\n"
+		"  --thp              activations in fresh MADV_HUGEPAGE mappings (default:\n"
+		"                     posix_memalign(3), as PyTorch's CPU allocator)\n"
+		"  --base-pages       activations in fresh mappings of base pages\n"
 		"  --movers N         the tiertrain session's mover threads (TIERTRAIN_MOVER;\n"
 		"                     default: libtiertrain's, one; 0: none, the engine\n"
 		"                     splits huge pages)\n"
@@ -2385,6 +2442,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "profile-iters", required_argument, NULL, 'P' },
 		{ "sample-ms", required_argument, NULL, 's' },
 		{ "thp", no_argument, NULL, 'T' },
+		{ "base-pages", no_argument, NULL, 'b' },
 		{ "movers", required_argument, NULL, 'v' },
 		{ "verify-ontime", no_argument, NULL, 'V' },
 		{ "sync-late", no_argument, NULL, 'Y' },
@@ -2487,7 +2545,15 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 			c->sample_ns = (uint64_t)(ms * 1e6);
 			break;
 		case 'T':
+			if (c->alloc == TT_ALLOC_BASE)
+				tt_die("--thp and --base-pages: pick one");
+			c->alloc = TT_ALLOC_THP;
 			c->thp = 1;
+			break;
+		case 'b':
+			if (c->alloc == TT_ALLOC_THP)
+				tt_die("--thp and --base-pages: pick one");
+			c->alloc = TT_ALLOC_BASE;
 			break;
 		case 'v':	/* tt_open() starts them (TIERTRAIN_MOVER) */
 			if (strspn(optarg, "0123456789") != strlen(optarg) ||
