@@ -515,19 +515,11 @@ static void tt_print_table(const struct tt_bench *b)
 /* mkdir -p of the directory part of @path. */
 static void tt_mkdirs(const char *path)
 {
-	char *p, *d = strdup(path);
+	char dir[4096] = "";
+	int ret = tt_st_mkdirs(path, dir, sizeof(dir));
 
-	if (!d)
-		tt_die("out of memory");
-	for (p = d + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(d, 0755) && errno != EEXIST)
-			tt_die("mkdir %s: %s", d, strerror(errno));
-		*p = '/';
-	}
-	free(d);
+	if (ret)
+		tt_die("mkdir %s: %s", dir[0] ? dir : path, strerror(-ret));
 }
 
 /* The tiertrain method's counters (both directions, all repetitions). */

@@ -518,21 +518,12 @@ static void tt_mc_json(const struct tt_mc *b, const char *path)
 	struct utsname u;
 	size_t ki;
 	int m, rows = 0;
+	char dir[4096] = "";
 	FILE *f;
-	char *d, *p;
+	int ret = tt_st_mkdirs(path, dir, sizeof(dir));
 
-	d = strdup(path);
-	if (!d)
-		tt_die("out of memory");
-	for (p = d + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(d, 0755) && errno != EEXIST)
-			tt_die("mkdir %s: %s", d, strerror(errno));
-		*p = '/';
-	}
-	free(d);
+	if (ret)
+		tt_die("mkdir %s: %s", dir[0] ? dir : path, strerror(-ret));
 	f = fopen(path, "w");
 	if (!f)
 		tt_die("cannot write %s: %s", path, strerror(errno));

@@ -1914,19 +1914,11 @@ static void tt_print_timeline(const struct tt_train *t, enum tt_mode mode)
 
 static void tt_mkdirs(const char *path)
 {
-	char *d = strdup(path), *p;
+	char dir[4096] = "";
+	int ret = tt_st_mkdirs(path, dir, sizeof(dir));
 
-	if (!d)
-		tt_die("out of memory");
-	for (p = d + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(d, 0755) && errno != EEXIST)
-			tt_die("mkdir %s: %s", d, strerror(errno));
-		*p = '/';
-	}
-	free(d);
+	if (ret)
+		tt_die("mkdir %s: %s", dir[0] ? dir : path, strerror(-ret));
 }
 
 /* JSON string contents: our strings come from strerror() and our own text. */

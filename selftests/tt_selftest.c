@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +65,28 @@ int tt_st_write_file(const char *path, const char *s)
 	if (n < 0)
 		return -err;
 	return (size_t)n == len ? 0 : -EIO;
+}
+
+int tt_st_mkdirs(const char *path, char *failed, size_t size)
+{
+	char *d = strdup(path), *p;
+	int ret = 0;
+
+	if (!d)
+		return -ENOMEM;
+	for (p = d + 1; *p && !ret; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0755) && errno != EEXIST) {
+			ret = -errno;
+			if (failed)
+				snprintf(failed, size, "%s", d);
+		}
+		*p = '/';
+	}
+	free(d);
+	return ret;
 }
 
 int tt_st_read_ll(const char *path, long long *v)

@@ -161,6 +161,12 @@ long long tt_st_vmstat(const char *name);
 int tt_st_read_file(const char *path, char *buf, size_t size);
 /* Write @s to a file in one write(2): 0 or -errno. */
 int tt_st_write_file(const char *path, const char *s);
+/*
+ * Create the directories of @path up to its last '/' (mkdir -p of its
+ * directory part, mode 0755): 0, or -errno with the failing directory in
+ * @failed (@size bytes) when not NULL.
+ */
+int tt_st_mkdirs(const char *path, char *failed, size_t size);
 /* A file holding one integer (sysfs): 0 or -errno. */
 int tt_st_read_ll(const char *path, long long *v);
 
