@@ -60,11 +60,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/mempolicy.h>
 
 #include <tiertrain.h>
 #include "tt_selftest.h"
@@ -306,10 +304,7 @@ static void tt_mc_move(struct tt_mc *b, enum tt_mc_method m, void *buf,
 		       size_t len, int node)
 {
 	struct tt_migrate_result r;
-	size_t n = len / tt_page_size(), i;
-	void **pages;
-	int *nodes, *status, ret;
-	long lret;
+	int ret, left = 0;
 
 	if (m != TT_MC_MOVE_PAGES && m != TT_MC_COLLAPSE) {
 		ret = tt_migrate_ex(b->s[m], buf, len, node, 0, &r);
@@ -323,25 +318,13 @@ static void tt_mc_move(struct tt_mc *b, enum tt_mc_method m, void *buf,
 	    errno != EAGAIN)
 		tt_die("madvise(MADV_COLLAPSE, %zu MiB): %s", len / TT_ST_MIB,
 		       strerror(errno));
-	pages = malloc(n * sizeof(*pages));
-	nodes = malloc(n * sizeof(*nodes));
-	status = malloc(n * sizeof(*status));
-	if (!pages || !nodes || !status)
-		tt_die("out of memory for move_pages arrays");
-	for (i = 0; i < n; i++) {
-		pages[i] = (char *)buf + i * tt_page_size();
-		nodes[i] = node;
-	}
-	lret = syscall(SYS_move_pages, 0, n, pages, nodes, status,
-		       MPOL_MF_MOVE);
-	if (lret < 0)
-		tt_die("move_pages(%zu pages to node %d): %s", n, node,
-		       strerror(errno));
-	if (lret > 0)
-		tt_die("move_pages left %ld of %zu pages behind", lret, n);
-	free(pages);
-	free(nodes);
-	free(status);
+	ret = tt_st_move_pages(buf, len, node, &left);
+	if (ret)
+		tt_die("move_pages(%zu MiB to node %d): %s", len / TT_ST_MIB,
+		       node, strerror(-ret));
+	if (left)
+		tt_die("move_pages left %d pages of %zu MiB behind", left,
+		       len / TT_ST_MIB);
 }
 
 static double tt_mc_huge_pct(const void *buf, size_t len)
