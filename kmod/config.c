@@ -27,6 +27,7 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "config.h"
 #include "exec.h"
 
@@ -99,6 +100,9 @@
 #define TT_MOVER_TIMEOUT_MS_DEF 1000
 #define TT_MOVER_TIMEOUT_MS_DESC \
 	"How long a migration order given to a session's mover thread may take per huge page it holds before it goes back to the in-kernel engine, ms, 0..600000; 0 means no orders (the engine moves everything, huge pages split) (default 1000)"
+/* TT_MOVER_BASE_DEF: compat.h, by kernel version */
+#define TT_MOVER_BASE_DESC \
+	"How base pages move when every mover of the session takes base-page orders, 0..2: 0 the in-kernel engine (a TLB flush per page), 1 move_pages(2) by the movers, 2 the same after collapsing whole 2 MiB blocks into huge pages (default: 1 on Linux 6.3 and later, else 2)"
 #define TT_EVENT_RING_DEF 4096
 #define TT_EVENT_RING_DESC \
 	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"
@@ -215,6 +219,11 @@ static const struct tt_cfg_desc tt_cfg_descs[TT_CFG_NR] = {
 		.unit = "MiB", .applies = TT_CFG_APPLIES_NOW,
 		.desc = TT_BUDGET_MIB_DESC,
 	},
+	[TT_CFG_MOVER_BASE] = {
+		.name = "mover_base", .def = TT_MOVER_BASE_DEF, .min = 0, .max = 2,
+		.unit = "", .applies = TT_CFG_APPLIES_NOW,
+		.desc = TT_MOVER_BASE_DESC,
+	},
 };
 
 /* The values; written under kernel_param_lock(THIS_MODULE) only. */
@@ -241,6 +250,7 @@ static u32 tt_cfg_values[TT_CFG_NR] = {
 	[TT_CFG_MOVER_TIMEOUT_MS] = TT_MOVER_TIMEOUT_MS_DEF,
 	[TT_CFG_DYNAMIC] = TT_DYNAMIC_DEF,
 	[TT_CFG_BUDGET_MIB] = TT_BUDGET_MIB_DEF,
+	[TT_CFG_MOVER_BASE] = TT_MOVER_BASE_DEF,
 };
 
 /**
@@ -464,6 +474,9 @@ MODULE_PARM_DESC(dynamic, TT_DYNAMIC_DESC);
 module_param_cb(budget_mib, &tt_config_param_ops, &tt_cfg_values[TT_CFG_BUDGET_MIB],
 		0644);
 MODULE_PARM_DESC(budget_mib, TT_BUDGET_MIB_DESC);
+module_param_cb(mover_base, &tt_config_param_ops, &tt_cfg_values[TT_CFG_MOVER_BASE],
+		0644);
+MODULE_PARM_DESC(mover_base, TT_MOVER_BASE_DESC);
 
 /**
  * tt_config_init() - check that every key has its module parameter

@@ -14,9 +14,14 @@
  * Runs of blocks that are each one anonymous THP mapped by a pmd, inside
  * the range and not on a target node, become orders for the session's
  * mover threads (a long run is shared among the live movers, at least
- * TT_ORDER_MIN_BLOCKS huge pages per order); the rest goes to the
- * in-kernel engine (migrate.c), in the caller, while the movers work. An
- * order gets mover_timeout_ms per huge page it holds.
+ * TT_ORDER_MIN_BLOCKS huge pages per order). With the setting mover_base
+ * and movers that all registered with TT_MOVER_BASE, the gaps between
+ * those runs that lie in supported vmas become base-page orders
+ * (TT_ORDER_BASE, shared the same way; the pages already on a target are
+ * counted when the order is issued, so that its completion tells moved
+ * from already there). The rest goes to the in-kernel engine (migrate.c),
+ * in the caller, while the movers work. An order gets mover_timeout_ms per
+ * huge-page-aligned block it touches.
  *
  * An order belongs to its issuer (it lives on the issuer's in-flight list
  * and is freed by it); it is on the session's queue or taken list only
@@ -62,6 +67,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "budget.h"
 #include "config.h"
 #include "migrate.h"
 #include "mover.h"
@@ -78,6 +84,12 @@
 #define TT_MOVER_CHECK_MS	20
 /* Huge pages per order at least, when a run is shared among movers. */
 #define TT_ORDER_MIN_BLOCKS	4
+/*
+ * Base-page pieces smaller than this stay with the engine: an order's
+ * round trip (a wakeup, two ioctls, two page-table reads) costs more than
+ * the few TLB flushes it saves.
+ */
+#define TT_ORDER_BASE_MIN	(256UL << 10)
 /* Orders in flight per live mover thread, and in all. */
 #define TT_MOVER_INFLIGHT	2
 #define TT_MOVER_INFLIGHT_MAX	16
@@ -92,10 +104,12 @@
  * struct tt_mover_thread - a thread registered as a mover
  * @link: on the session's @threads list.
  * @pid:  the thread (a reference).
+ * @base: it registered with TT_MOVER_BASE (under the mover lock).
  */
 struct tt_mover_thread {
 	struct list_head link;
 	struct pid *pid;
+	bool base;
 };
 
 enum tt_order_state {
@@ -111,8 +125,10 @@ enum tt_order_state {
  * @link:     on the mover's queue or taken list (under its lock).
  * @flight:   on the issuer's list of orders in flight.
  * @id:       unique in the session, from 1.
- * @start:    first address, huge page aligned.
- * @end:      end, huge page aligned.
+ * @start:    first address, huge page aligned (page aligned: base order).
+ * @end:      end, huge page aligned (page aligned: base order).
+ * @flags:    TT_ORDER_* bits.
+ * @pre_on:   base order: its pages on a target when it was issued.
  * @nids:     target nodes in order of preference.
  * @nr_nids:  entries of @nids.
  * @state:    enum tt_order_state, under the mover lock.
@@ -128,6 +144,8 @@ struct tt_mover_order {
 	u64 id;
 	unsigned long start;
 	unsigned long end;
+	u32 flags;
+	u64 pre_on;
 	int nids[TT_MIG_TARGETS];
 	unsigned int nr_nids;
 	enum tt_order_state state;
@@ -151,6 +169,8 @@ struct tt_mover_order {
  * @nr_flight:  entries of @flight.
  * @max_flight: most orders in flight.
  * @movers:     live movers when the call started.
+ * @base:       the mover_base mode for the call: 0 (base pages to the
+ *              engine), 1 or 2 (base-page orders, 2 with collapse).
  * @ret:        first error (0, -EINTR, -ENOMEM, -ESRCH).
  * @counts:     what goes to the mover counters at the end.
  */
@@ -166,6 +186,7 @@ struct tt_mover_run {
 	unsigned int nr_flight;
 	unsigned int max_flight;
 	unsigned int movers;
+	unsigned int base;
 	int ret;
 	struct tt_mover_counts counts;
 };
@@ -273,12 +294,39 @@ static unsigned int tt_mover_usable_locked(struct tt_mover *mv)
 	return n;
 }
 
-static unsigned int tt_mover_usable(struct tt_mover *mv)
+/*
+ * The mover_base mode that base pages move by (lock held, after
+ * tt_mover_usable_locked()): 0 (the engine) unless every live mover
+ * registered with TT_MOVER_BASE.
+ */
+static unsigned int tt_mover_base_locked(struct tt_mover *mv)
 {
+	struct tt_mover_thread *th;
+
+	if (list_empty(&mv->threads))
+		return 0;
+	list_for_each_entry(th, &mv->threads, link)
+		if (!th->base)
+			return 0;
+	return tt_config_get(TT_CFG_MOVER_BASE);
+}
+
+/*
+ * tt_mover_usable_locked(), and *@base the mover_base mode (or 0). A
+ * session with a fast-tier budget in force keeps base pages on the engine
+ * (Documentation/mover.md: with base-page orders its accounted peak went
+ * past the budget under load).
+ */
+static unsigned int tt_mover_usable_base(struct tt_ksession *s,
+					 unsigned int *base)
+{
+	struct tt_mover *mv = &s->mover;
+	bool budget = tt_budget_active(s);
 	unsigned int n;
 
 	spin_lock(&mv->lock);
 	n = tt_mover_usable_locked(mv);
+	*base = n && !budget ? tt_mover_base_locked(mv) : 0;
 	spin_unlock(&mv->lock);
 	wake_up_all(&mv->done_wq);	/* orders of pruned threads went back */
 	return n;
@@ -470,6 +518,13 @@ static unsigned long tt_mover_slot_end(unsigned long a, unsigned long end)
 		   TT_SLOT_BLOCKS * TT_HUGE_SIZE);
 }
 
+/* The huge-page-aligned blocks [start, end) touches. */
+static unsigned long tt_span_blocks(unsigned long start, unsigned long end)
+{
+	return (ALIGN(end, TT_HUGE_SIZE) - ALIGN_DOWN(start, TT_HUGE_SIZE)) /
+	       TT_HUGE_SIZE;
+}
+
 /* A page of a completed order that is not on a target, by its status. */
 static void tt_mover_reason(struct tt_migrate_result *res, const s32 *status,
 			    unsigned long n)
@@ -523,13 +578,17 @@ static unsigned long tt_mover_count_piece(const struct tt_mover_order *o,
 	return on;
 }
 
-/* Count one huge block of a completed order into @o (mmap_lock not held). */
+/*
+ * Count [bstart, bend), the part of one huge-page-aligned block an order
+ * covers, into @o (mmap_lock not held).
+ */
 static void tt_mover_count_block(struct mm_struct *mm,
 				 struct tt_mover_order *o,
 				 struct tt_pagescan *ps, unsigned long bstart,
-				 unsigned long *pfns, const s32 *status)
+				 unsigned long bend, unsigned long *pfns,
+				 const s32 *status)
 {
-	unsigned long bend = bstart + TT_HUGE_SIZE, addr, next, seq, on;
+	unsigned long n = (bend - bstart) >> PAGE_SHIFT, addr, next, seq, on;
 	struct tt_migrate_result br;
 	struct vm_area_struct *vma;
 	int tries = 0, err;
@@ -566,12 +625,14 @@ again:
 			goto again;
 		}
 		memset(&br, 0, sizeof(br));
-		br.skipped_busy = TT_HUGE_PAGES;
+		br.skipped_busy = n;
 		on = 0;
 	}
 	br.moved = on;
-	br.pages = TT_HUGE_PAGES;
+	br.pages = n;
 	tt_result_add(&o->res, &br);
+	if (o->flags & TT_ORDER_BASE)
+		return;		/* no huge page to keep or split */
 	if (whole && on == TT_HUGE_PAGES)
 		o->kept++;
 	else if (on)
@@ -579,14 +640,16 @@ again:
 }
 
 /*
- * A completion: count the order from its page tables (the caller is the
- * mover, a thread of the session's mm). @status: one per huge page, or
- * NULL when the mover's could not be read.
+ * Count the order from its page tables into @o->res, its pages on a target
+ * as moved (the caller is a thread of the session's mm, or holds it).
+ * @status: one per huge-page-aligned block, or NULL when the mover's could
+ * not be read (or before the order is issued).
  */
 static void tt_mover_count(struct mm_struct *mm, struct tt_mover_order *o,
 			   const s32 *status)
 {
-	unsigned long nb = (o->end - o->start) / TT_HUGE_SIZE, b, *pfns;
+	unsigned long nb = tt_span_blocks(o->start, o->end), b, *pfns;
+	unsigned long b0 = ALIGN_DOWN(o->start, TT_HUGE_SIZE), lo, hi;
 	struct tt_pagescan ps;
 
 	memset(&o->res, 0, sizeof(o->res));
@@ -601,12 +664,28 @@ static void tt_mover_count(struct mm_struct *mm, struct tt_mover_order *o,
 		kfree(pfns);
 		return;
 	}
-	for (b = 0; b < nb; b++)
-		tt_mover_count_block(mm, o, &ps, o->start + b * TT_HUGE_SIZE,
-				     pfns, status ? &status[b] : NULL);
+	for (b = 0; b < nb; b++) {
+		lo = max(o->start, b0 + b * TT_HUGE_SIZE);
+		hi = min(o->end, b0 + (b + 1) * TT_HUGE_SIZE);
+		tt_mover_count_block(mm, o, &ps, lo, hi, pfns,
+				     status ? &status[b] : NULL);
+		cond_resched();
+	}
 	tt_pagescan_exit(&ps);
 	kfree(pfns);
 	WARN_ON_ONCE(!tt_result_consistent(&o->res));
+}
+
+/*
+ * A completed order's pages found on a target that were there when it was
+ * issued: already_on_node, not moved (as far as they are still there).
+ */
+static void tt_mover_count_pre(struct tt_mover_order *o)
+{
+	u64 n = min(o->pre_on, o->res.moved);
+
+	o->res.moved -= n;
+	o->res.already_on_node += n;
 }
 
 /*
@@ -654,7 +733,7 @@ static int tt_mover_done(struct tt_ksession *s, struct tt_mover_thread *th,
 
 	spin_lock(&mv->lock);
 	o = tt_mover_taken(mv, th, arg->done_id, &ret);
-	nb = o ? (o->end - o->start) / TT_HUGE_SIZE : 0;
+	nb = o ? tt_span_blocks(o->start, o->end) : 0;
 	spin_unlock(&mv->lock);
 	if (!o)
 		return ret;
@@ -679,6 +758,7 @@ static int tt_mover_done(struct tt_ksession *s, struct tt_mover_thread *th,
 	spin_unlock(&mv->lock);
 
 	tt_mover_count(s->mm, o, have_status ? status : NULL);
+	tt_mover_count_pre(o);
 
 	spin_lock(&mv->lock);
 	o->state = TT_ORDER_DONE;
@@ -730,6 +810,7 @@ static int tt_mover_take(struct tt_mover *mv, struct tt_mover_thread *th,
 		arg->id = o->id;
 		arg->addr = o->start;
 		arg->len = o->end - o->start;
+		arg->order_flags = o->flags;
 		arg->nr_nodes = o->nr_nids;
 		for (i = 0; i < o->nr_nids; i++)
 			arg->nodes[i] = o->nids[i];
@@ -774,7 +855,8 @@ long tt_mover_ioctl(struct tt_ksession *s, void __user *argp)
 	if (arg.flags & ~TT_MOVER_FLAGS_ALL)
 		return -EOPNOTSUPP;
 	if (!arg.flags ||
-	    ((arg.flags & TT_MOVER_WAIT) && !(arg.flags & TT_MOVER_TAKE)))
+	    ((arg.flags & TT_MOVER_WAIT) && !(arg.flags & TT_MOVER_TAKE)) ||
+	    ((arg.flags & TT_MOVER_BASE) && !(arg.flags & TT_MOVER_REGISTER)))
 		return -EINVAL;
 	if (arg.flags & TT_MOVER_REGISTER) {
 		new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
@@ -790,6 +872,8 @@ long tt_mover_ioctl(struct tt_ksession *s, void __user *argp)
 		th = new;
 		new = NULL;
 	}
+	if (arg.flags & TT_MOVER_REGISTER)
+		th->base = arg.flags & TT_MOVER_BASE;
 	spin_unlock(&mv->lock);
 	if (new) {
 		put_pid(new->pid);
@@ -922,7 +1006,8 @@ static void tt_mover_reap(struct tt_mover_run *r)
 						    flight);
 	struct tt_migrate_result er = {};
 	struct tt_engine_counts ec = {};
-	u64 nb = (o->end - o->start) / TT_HUGE_SIZE;
+	u64 nb = (o->flags & TT_ORDER_BASE) ? 0 :
+		 (o->end - o->start) / TT_HUGE_SIZE, late;
 	int ret;
 
 	tt_mover_wait(r->mv, o, !(r->flags & TT_MIG_REMOTE));
@@ -935,21 +1020,22 @@ static void tt_mover_reap(struct tt_mover_run *r)
 		return;
 	}
 	/*
-	 * Back: the engine moves the order. Every page of it was off the
-	 * targets when it was issued, so a page the engine finds on a
-	 * target got there through the late mover: moved all the same.
+	 * Back: the engine moves the order. A page the engine finds on a
+	 * target beyond the @pre_on that were there at the issue got there
+	 * through the late mover: moved all the same.
 	 */
 	ret = tt_migrate_range_to(r->s->mm, o->start, o->end, r->nids,
 				  r->nr_nids, r->flags, r->stop, &er, &ec);
+	late = er.already_on_node - min(er.already_on_node, o->pre_on);
 	r->counts.large_pte += ec.large_pte;
 	r->counts.engine_bytes += er.moved << PAGE_SHIFT;
-	r->counts.mover_bytes += er.already_on_node << PAGE_SHIFT;
+	r->counts.mover_bytes += late << PAGE_SHIFT;
 	if (er.moved)
 		r->counts.huge_split += min_t(u64, nb,
 					      DIV_ROUND_UP(er.moved,
 							   TT_HUGE_PAGES));
-	er.moved += er.already_on_node;
-	er.already_on_node = 0;
+	er.moved += late;
+	er.already_on_node -= late;
 	er.elapsed_ns = 0;
 	tt_result_add(r->res, &er);
 	if (ret && !r->ret)
@@ -957,9 +1043,13 @@ static void tt_mover_reap(struct tt_mover_run *r)
 	kfree(o);
 }
 
-/* Issue [start, end) (whole huge pages) as an order; false: not possible. */
+/*
+ * Issue [start, end) as an order: whole huge pages, or any pages with
+ * TT_ORDER_BASE in @flags (their pages on a target are counted first).
+ * Return false when it is not possible.
+ */
 static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
-			   unsigned long end)
+			   unsigned long end, u32 flags)
 {
 	struct tt_mover *mv = r->mv;
 	struct tt_mover_order *o;
@@ -973,8 +1063,23 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 	INIT_LIST_HEAD(&o->link);
 	o->start = start;
 	o->end = end;
+	o->flags = flags;
 	memcpy(o->nids, r->nids, sizeof(o->nids));
 	o->nr_nids = r->nr_nids;
+	if (flags & TT_ORDER_BASE) {
+		tt_mover_count(r->s->mm, o, NULL);
+		if (o->res.moved == o->res.pages) {
+			/* all there already: nothing to order */
+			o->res.already_on_node = o->res.moved;
+			o->res.moved = 0;
+			o->res.elapsed_ns = 0;
+			tt_result_add(r->res, &o->res);
+			kfree(o);
+			return true;
+		}
+		o->pre_on = o->res.moved;
+		memset(&o->res, 0, sizeof(o->res));
+	}
 
 	spin_lock(&mv->lock);
 	if (!tt_mover_usable_locked(mv)) {
@@ -986,7 +1091,7 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 	timeout = (u64)tt_config_get(TT_CFG_MOVER_TIMEOUT_MS) * NSEC_PER_MSEC;
 	o->id = ++mv->last_id;
 	o->state = TT_ORDER_QUEUED;
-	o->deadline = ktime_get_ns() + timeout * ((end - start) / TT_HUGE_SIZE);
+	o->deadline = ktime_get_ns() + timeout * tt_span_blocks(start, end);
 	list_add_tail(&o->link, &mv->queue);
 	spin_unlock(&mv->lock);
 	list_add_tail(&o->flight, &r->flight);
@@ -1028,6 +1133,133 @@ static void tt_mover_edge(struct tt_mover_run *r, unsigned long start,
 		tt_mover_leave(r, start, end);
 }
 
+/*
+ * The large folio mapped at @addr (by ptes: a pmd-mapped one is a whole
+ * huge block): *@fs, *@fe its extent; 0 and 0 when the page there is
+ * not part of one. Return 0, or -EBUSY when the page tables cannot be
+ * read (mmap_lock not held).
+ */
+static int tt_mover_folio_at(struct mm_struct *mm, unsigned long addr,
+			     unsigned long *fs, unsigned long *fe)
+{
+	struct vm_area_struct *vma;
+	enum tt_page_kind kind;
+	struct tt_pagescan ps;
+	unsigned long pfn, seq;
+	struct folio *folio;
+	struct page *page;
+	int tries = 0, ret;
+
+	*fs = 0;
+	*fe = 0;
+	if (tt_pagescan_init(&ps, mm, addr, addr + PAGE_SIZE))
+		return -EBUSY;
+	do {
+		seq = tt_pagescan_begin(&ps);
+		mmap_read_lock(mm);
+		vma = vma_lookup(mm, addr);
+		ret = vma ? tt_pagescan_fill(&ps, seq, addr, addr + PAGE_SIZE,
+					     &pfn) : 0;
+		if (vma && !ret) {
+			page = tt_pagescan_page(vma, pfn, &kind);
+			folio = page ? page_folio(page) : NULL;
+			if (folio && folio_test_large(folio)) {
+				*fs = addr - folio_page_idx(folio, page) *
+					     PAGE_SIZE;
+				*fe = *fs + folio_size(folio);
+			}
+		}
+		mmap_read_unlock(mm);
+	} while (ret == -EBUSY && ++tries < TT_MOVER_SCAN_TRIES);
+	tt_pagescan_exit(&ps);
+	return ret == -EBUSY ? ret : 0;
+}
+
+/*
+ * Cut [*start, *end) so that no large folio lies in it only in part:
+ * move_pages(2) would move the folio whole, bytes outside the range too.
+ * What is cut off goes to the engine (which leaves such a folio where it
+ * is: large_pte). When the page tables cannot be read, all of it.
+ */
+static void tt_mover_trim(struct mm_struct *mm, unsigned long *start,
+			  unsigned long *end)
+{
+	unsigned long fs, fe;
+
+	if (tt_mover_folio_at(mm, *start, &fs, &fe)) {
+		*start = *end;
+		return;
+	}
+	if (fe && fs < *start)
+		*start = min(fe, *end);
+	if (*start >= *end)
+		return;
+	if (tt_mover_folio_at(mm, *end - PAGE_SIZE, &fs, &fe)) {
+		*start = *end;
+		return;
+	}
+	if (fe > *end)
+		*end = max(fs, *start);
+}
+
+/*
+ * A gap of a slot, [start, end), with @huge huge pages that did not become
+ * orders: the engine moves it, or, in base mode with no such huge page,
+ * its parts in supported vmas become base-page orders shared among the
+ * movers (TT_ORDER_MIN_BLOCKS blocks per order at least), each cut so that
+ * no large folio lies in it only in part (tt_mover_trim()), and the engine
+ * moves the rest (holes, unsupported vmas, what was cut off, pieces under
+ * TT_ORDER_BASE_MIN, orders that could not issue).
+ */
+static void tt_mover_gap(struct tt_mover_run *r, unsigned long start,
+			 unsigned long end, u64 huge)
+{
+	u32 flags = TT_ORDER_BASE | (r->base == 2 ? TT_ORDER_COLLAPSE : 0);
+	struct mm_struct *mm = r->s->mm;
+	struct vm_area_struct *vma;
+	unsigned long addr, next, per, s, e;
+	bool base;
+
+	if (!r->base || huge || start >= end) {
+		tt_mover_engine(r, start, end, huge);
+		return;
+	}
+	per = max_t(unsigned long, TT_ORDER_MIN_BLOCKS,
+		    DIV_ROUND_UP(tt_span_blocks(start, end), r->movers));
+	for (addr = start; addr < end && !r->ret; addr = next) {
+		mmap_read_lock(mm);
+		vma = find_vma(mm, addr);
+		base = false;
+		if (!vma || vma->vm_start >= end) {
+			next = end;
+		} else if (vma->vm_start > addr) {
+			next = vma->vm_start;
+		} else {
+			next = min(end, vma->vm_end);
+			base = tt_vma_supported(vma) &&
+			       (vma->vm_flags & VM_READ);
+		}
+		mmap_read_unlock(mm);
+		if (!base || (r->stop && atomic_read(r->stop))) {
+			tt_mover_engine(r, addr, next, 0);
+			continue;
+		}
+		e = min(next, ALIGN_DOWN(addr, TT_HUGE_SIZE) +
+			      per * TT_HUGE_SIZE);
+		/* no tail too small for an order of its own (same slot) */
+		if (next - e >= TT_ORDER_BASE_MIN)
+			next = e;
+		s = addr;
+		e = next;
+		tt_mover_trim(mm, &s, &e);
+		tt_mover_engine(r, addr, s, 0);
+		if (s < e && (e - s < TT_ORDER_BASE_MIN ||
+			      !tt_mover_issue(r, s, e, flags)))
+			tt_mover_engine(r, s, e, 0);
+		tt_mover_engine(r, max(s, e), next, 0);
+	}
+}
+
 /* One slot of tt_mover_migrate(): orders first, then the engine's part. */
 static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 			  unsigned long end)
@@ -1038,7 +1270,7 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	unsigned int i, j, lo, per;
 
 	tt_mover_scan(r->s->mm, start, end, r->nids, r->nr_nids, &sc);
-	if (!tt_mover_usable(r->mv)) {
+	if (!tt_mover_usable_base(r->s, &r->base)) {
 		tt_mover_engine(r, start, end, hweight_long(sc.huge) +
 				sc.edge_lo + sc.edge_hi);
 		return;
@@ -1064,7 +1296,7 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	if (start >= end)
 		return;
 	if (!sc.huge) {
-		tt_mover_engine(r, start, end, 0);
+		tt_mover_gap(r, start, end, 0);
 		return;
 	}
 	/* the runs of huge blocks to the movers, shared among them */
@@ -1076,7 +1308,7 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 		if (r->stop && atomic_read(r->stop))
 			break;
 		if (tt_mover_issue(r, first + i * TT_HUGE_SIZE,
-				   first + j * TT_HUGE_SIZE))
+				   first + j * TT_HUGE_SIZE, 0))
 			sent |= GENMASK(j - 1, i);
 	}
 	/* the gaps between the runs sent to the engine, meanwhile */
@@ -1085,8 +1317,8 @@ static void tt_mover_slot(struct tt_mover_run *r, unsigned long start,
 	i = find_first_bit(&sent, sc.nb);
 	for (;;) {
 		next = i < sc.nb ? first + i * TT_HUGE_SIZE : end;
-		tt_mover_engine(r, addr, next,
-				tt_bits(sc.huge, lo, min(i, sc.nb)));
+		tt_mover_gap(r, addr, next,
+			     tt_bits(sc.huge, lo, min(i, sc.nb)));
 		if (i >= sc.nb)
 			break;
 		j = find_next_zero_bit(&sent, sc.nb, i);
@@ -1113,7 +1345,7 @@ static void tt_mover_run_init(struct tt_mover_run *r, struct tt_ksession *s,
 	r->stop = stop;
 	r->res = res;
 	INIT_LIST_HEAD(&r->flight);
-	n = tt_mover_usable(r->mv);
+	n = tt_mover_usable_base(r->s, &r->base);
 	r->movers = max(n, 1U);
 	r->max_flight = clamp_t(unsigned int, n * TT_MOVER_INFLIGHT, 1,
 				TT_MOVER_INFLIGHT_MAX);
@@ -1207,8 +1439,9 @@ static u64 tt_mover_count_huge(struct mm_struct *mm, unsigned long start,
 
 /*
  * One pass of tt_mover_migrate_sync() over the whole range: the huge pages
- * to the movers and the rest to the engine in the caller when the session
- * has movers, else tt_migrate_sync() (the engine spread over the worker
+ * (and the base pages, in base mode) to the movers and the rest to the
+ * engine in the caller when the session has movers and the range has
+ * something for them, else tt_migrate_sync() (the engine spread over the worker
  * pool), the huge pages it splits counted.
  */
 static int tt_mover_sync_pass(struct tt_ksession *s, unsigned long start,
@@ -1218,10 +1451,11 @@ static int tt_mover_sync_pass(struct tt_ksession *s, unsigned long start,
 	struct tt_mover *mv = &s->mover;
 	u64 huge = tt_mover_count_huge(s->mm, start, end, nid);
 	struct tt_engine_counts ec = {};
+	unsigned int base;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (huge && tt_mover_usable(mv))
+	if (tt_mover_usable_base(s, &base) && (huge || base))
 		return tt_mover_migrate(s, start, end, &nid, 1,
 					flags | TT_MIG_SPLIT_PARTIAL, NULL,
 					res);

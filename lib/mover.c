@@ -9,13 +9,17 @@
  * descriptor (POLLIN: an order is queued) and on an eventfd that
  * tt_mover_stop() writes. No busy polling: an idle mover is asleep.
  *
- * An order is a range of whole huge pages and up to 8 target nodes in
- * order of preference: move_pages(2) of the first address of each huge
- * page to the first node, then the pages it had no room for (-ENOMEM) or
- * did not get to (a move_pages(2) that stops at its first failing batch
- * leaves the later statuses unwritten) to the next node, once each. The
- * module reads the outcome from the page tables itself; the statuses only
- * tell it why a page stayed.
+ * An order is a range of whole huge pages, or of base pages
+ * (TT_ORDER_BASE, taken because the threads register with TT_MOVER_BASE),
+ * and up to 8 target nodes in order of preference: move_pages(2) of the
+ * first address of each huge page, or of every base page, to the first
+ * node, then the pages it had no room for (-ENOMEM) or did not get to (a
+ * move_pages(2) that stops at its first failing batch leaves the later
+ * statuses unwritten) to the next node, once each. With TT_ORDER_COLLAPSE
+ * each 2 MiB block lying whole inside the order is first collapsed into a
+ * huge page (MADV_COLLAPSE) and moved by its first address. The module
+ * reads the outcome from the page tables itself; the statuses (one per
+ * block) only tell it why a page stayed.
  *
  * Mover threads block every signal, so the process's signals go to its own
  * threads; they are named "tt-mover".
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/mempolicy.h>
@@ -38,6 +43,10 @@
 
 /* A status move_pages(2) never writes: the page was not attempted. */
 #define TT_MV_UNTRIED	INT_MIN
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25	/* <asm-generic/mman-common.h>, Linux 6.1+ */
+#endif
 
 /**
  * struct tt_mv_thread - one mover thread
@@ -89,14 +98,21 @@ static int tt_mv_ioctl(int fd, struct tt_ioc_mover *m)
 
 /**
  * struct tt_mv_buf - the move_pages(2) arrays of a thread
- * @pages:  addresses.
+ * @addr:   per address of the order (one per huge page, or per base page
+ *          of a base-page order): the address.
+ * @blk:    its block: the index of the huge-page-aligned block it is in.
+ * @st:     its status so far (TT_MV_UNTRIED: not attempted yet).
+ * @pages:  one move_pages(2) call: addresses.
  * @nodes:  target node of each.
  * @status: status of each.
- * @idx:    order index of each.
- * @all:    per huge page of the order: the status reported to the module.
+ * @idx:    index in @addr of each.
+ * @all:    per block of the order: the status reported to the module.
  * @cap:    entries of each array.
  */
 struct tt_mv_buf {
+	uintptr_t *addr;
+	size_t *blk;
+	int *st;
 	void **pages;
 	int *nodes;
 	int *status;
@@ -105,28 +121,29 @@ struct tt_mv_buf {
 	size_t cap;
 };
 
+#define TT_MV_GROW(b, field, n)						\
+	({								\
+		void *__p = realloc((b)->field, (n) * sizeof(*(b)->field)); \
+		if (__p)						\
+			(b)->field = __p;				\
+		__p != NULL;						\
+	})
+
 static int tt_mv_buf_grow(struct tt_mv_buf *b, size_t n)
 {
-	void *p[5];
+	int ok = 1;
 
 	if (n <= b->cap)
 		return 0;
-	p[0] = realloc(b->pages, n * sizeof(*b->pages));
-	if (p[0])
-		b->pages = p[0];
-	p[1] = realloc(b->nodes, n * sizeof(*b->nodes));
-	if (p[1])
-		b->nodes = p[1];
-	p[2] = realloc(b->status, n * sizeof(*b->status));
-	if (p[2])
-		b->status = p[2];
-	p[3] = realloc(b->idx, n * sizeof(*b->idx));
-	if (p[3])
-		b->idx = p[3];
-	p[4] = realloc(b->all, n * sizeof(*b->all));
-	if (p[4])
-		b->all = p[4];
-	if (!p[0] || !p[1] || !p[2] || !p[3] || !p[4])
+	ok &= TT_MV_GROW(b, addr, n);
+	ok &= TT_MV_GROW(b, blk, n);
+	ok &= TT_MV_GROW(b, st, n);
+	ok &= TT_MV_GROW(b, pages, n);
+	ok &= TT_MV_GROW(b, nodes, n);
+	ok &= TT_MV_GROW(b, status, n);
+	ok &= TT_MV_GROW(b, idx, n);
+	ok &= TT_MV_GROW(b, all, n);
+	if (!ok)
 		return -ENOMEM;
 	b->cap = n;
 	return 0;
@@ -134,6 +151,9 @@ static int tt_mv_buf_grow(struct tt_mv_buf *b, size_t n)
 
 static void tt_mv_buf_free(struct tt_mv_buf *b)
 {
+	free(b->addr);
+	free(b->blk);
+	free(b->st);
 	free(b->pages);
 	free(b->nodes);
 	free(b->status);
@@ -142,19 +162,57 @@ static void tt_mv_buf_free(struct tt_mv_buf *b)
 }
 
 /*
- * The pages of the order still to try at target @t: all of them for the
- * first node, then those the previous node had no room for or that were
- * not attempted. Return how many were put into the arrays.
+ * The addresses of order @m into @b: one per huge page, or for a base-page
+ * order one per page, and one per block that MADV_COLLAPSE made a huge page
+ * (TT_ORDER_COLLAPSE). Return how many (> 0), or 0 when the order cannot
+ * be executed (malformed, no memory); *@nblk: the blocks it touches.
+ */
+static size_t tt_mv_plan(const struct tt_ioc_mover *m, struct tt_mv_buf *b,
+			 size_t *nblk)
+{
+	uint64_t h = m->huge_size, unit, end = m->addr + m->len, b0, bs, be, a;
+	int base = !!(m->order_flags & TT_ORDER_BASE);
+	size_t n = 0, i;
+
+	unit = base ? (uint64_t)sysconf(_SC_PAGESIZE) : h;
+	if (!h || !unit || !m->len || m->addr % unit || m->len % unit ||
+	    end < m->addr || tt_mv_buf_grow(b, m->len / unit))
+		return 0;
+	b0 = m->addr / h * h;
+	*nblk = (end - b0 + h - 1) / h;
+	if (*nblk > b->cap)
+		return 0;
+	for (i = 0; i < *nblk; i++) {
+		bs = b0 + i * h > m->addr ? b0 + i * h : m->addr;
+		be = b0 + (i + 1) * h < end ? b0 + (i + 1) * h : end;
+		if (base && (m->order_flags & TT_ORDER_COLLAPSE) &&
+		    be - bs == h && !madvise((void *)(uintptr_t)bs, h,
+					      MADV_COLLAPSE))
+			be = bs + unit;	/* one huge page: its first address */
+		for (a = bs; a < be; a += unit) {
+			b->addr[n] = a;
+			b->blk[n] = i;
+			b->st[n++] = TT_MV_UNTRIED;
+		}
+	}
+	return n;
+}
+
+/*
+ * The addresses of the order still to try at target @t: those not
+ * attempted yet, and at a new node (@retry 0) those the previous node had
+ * no room for. Return how many were put into the call's arrays.
  */
 static size_t tt_mv_pick(const struct tt_ioc_mover *m, struct tt_mv_buf *b,
-			 size_t n, unsigned int t)
+			 size_t n, unsigned int t, int retry)
 {
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++) {
-		if (t && b->all[i] != -ENOMEM && b->all[i] != TT_MV_UNTRIED)
+		if (b->st[i] != TT_MV_UNTRIED &&
+		    (retry || !t || b->st[i] != -ENOMEM))
 			continue;
-		b->pages[k] = (char *)(uintptr_t)m->addr + i * m->huge_size;
+		b->pages[k] = (void *)b->addr[i];
 		b->nodes[k] = m->nodes[t];
 		b->status[k] = TT_MV_UNTRIED;
 		b->idx[k++] = i;
@@ -162,34 +220,45 @@ static size_t tt_mv_pick(const struct tt_ioc_mover *m, struct tt_mv_buf *b,
 	return k;
 }
 
-/* Execute order @m: b->all[] gets the status of each huge page. */
+/*
+ * Execute order @m, planned in @b (@n addresses in @nblk blocks): b->all[]
+ * gets each block's status, the first negative one among its addresses,
+ * else the node of its first.
+ */
 static void tt_mv_exec(const struct tt_ioc_mover *m, struct tt_mv_buf *b,
-		       size_t n)
+		       size_t n, size_t nblk)
 {
 	unsigned int t, tries;
 	size_t i, k;
 	long ret;
+	int st;
 
-	for (i = 0; i < n; i++)
-		b->all[i] = TT_MV_UNTRIED;
 	for (t = 0; t < m->nr_nodes && t < 8; t++) {
 		/* a call that stops early is made again for the rest, once */
 		for (tries = 0; tries < 2; tries++) {
-			k = tt_mv_pick(m, b, n, t);
+			k = tt_mv_pick(m, b, n, t, tries);
 			if (!k)
 				break;
 			ret = syscall(SYS_move_pages, 0, k, b->pages, b->nodes,
 				      b->status, MPOL_MF_MOVE);
 			for (i = 0; i < k; i++)
 				if (b->status[i] != TT_MV_UNTRIED || ret < 0)
-					b->all[b->idx[i]] =
+					b->st[b->idx[i]] =
 						b->status[i] != TT_MV_UNTRIED ?
 						b->status[i] : -errno;
 			if (ret <= 0)
 				break;
 		}
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < nblk; i++)
+		b->all[i] = TT_MV_UNTRIED;
+	for (i = 0; i < n; i++) {
+		st = b->st[i] == TT_MV_UNTRIED ? -EBUSY : b->st[i];
+		if (b->all[b->blk[i]] == TT_MV_UNTRIED ||
+		    (st < 0 && b->all[b->blk[i]] >= 0))
+			b->all[b->blk[i]] = st;
+	}
+	for (i = 0; i < nblk; i++)
 		if (b->all[i] == TT_MV_UNTRIED)
 			b->all[i] = -EBUSY;
 }
@@ -234,13 +303,19 @@ static void *tt_mv_main(void *arg)
 {
 	struct tt_mv_thread *t = arg;
 	struct tt_movers *mv = t->mv;
-	struct tt_ioc_mover m = { .flags = TT_MOVER_REGISTER };
+	struct tt_ioc_mover m = { .flags = TT_MOVER_REGISTER | TT_MOVER_BASE };
 	struct tt_mv_buf b = { 0 };
 	uint64_t done = 0;
+	size_t n, nblk = 0;
 	uint32_t nr_done = 0;
 	int ret;
 
 	ret = tt_mv_ioctl(mv->fd, &m);
+	if (ret == -EOPNOTSUPP) {
+		/* a module without base-page orders: huge pages only */
+		m.flags = TT_MOVER_REGISTER;
+		ret = tt_mv_ioctl(mv->fd, &m);
+	}
 	tt_mv_ready(t, ret);
 	if (ret)
 		return NULL;
@@ -270,12 +345,13 @@ static void *tt_mv_main(void *arg)
 				break;
 			continue;
 		}
-		nr_done = m.huge_size ? m.len / m.huge_size : 0;
-		if (!nr_done || tt_mv_buf_grow(&b, nr_done)) {
+		n = tt_mv_plan(&m, &b, &nblk);
+		if (!n) {
 			/* cannot execute it: the module's timeout takes it back */
 			continue;
 		}
-		tt_mv_exec(&m, &b, nr_done);
+		tt_mv_exec(&m, &b, n, nblk);
+		nr_done = nblk;
 		done = m.id;
 	}
 	memset(&m, 0, sizeof(m));

@@ -1,23 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The process-context mover (TT_IOC_MOVER, tt_mover_start()): huge pages
- * moved whole by mover threads, the rest by the in-kernel engine, orders
- * that go back to the engine when their mover dies or stalls.
+ * moved whole by mover threads, base pages by them too (base-page orders,
+ * mover_base) or by the in-kernel engine, orders that go back to the
+ * engine when their mover dies or stalls.
  *
  *   no_mover        a session without movers: the engine moves a THP range
  *                   and splits it (engine_bytes, huge_split; no order).
  *   thp_kept        with tt_mover_start(): a THP range to the slow node and
  *                   back stays huge (AnonHugePages, thp_split_page
  *                   unchanged, huge_kept, mover_bytes).
- *   base_to_engine  with movers, base pages still go to the engine.
+ *   base_to_engine  with movers and mover_base 0, base pages go to the
+ *                   engine.
+ *   base_orders     mover_base 1: base pages go to the movers as base-page
+ *                   orders; pages already on the target count as such,
+ *                   pages never touched as not present; a range that
+ *                   starts and ends inside huge-page blocks moves exactly.
+ *   base_large_folio a huge page mapped by ptes: a range that covers it
+ *                   in part leaves it (large_pte, EBUSY), none of its
+ *                   bytes outside the range moves; one that covers it
+ *                   whole moves it.
+ *   base_collapse   mover_base 2: each whole 2 MiB block of base pages in
+ *                   a vma that allows huge pages is collapsed into a huge
+ *                   page and moved whole; the parts of blocks, under
+ *                   MADV_NOHUGEPAGE, move page by page.
+ *   base_needs_base_movers a mover registered without TT_MOVER_BASE (an
+ *                   older library) gets no base-page order; registered
+ *                   with it, it does (an order it never takes goes back
+ *                   at mover_timeout_ms).
  *   mixed           a range that covers two huge pages whole and two in
  *                   part: asynchronously, the whole ones to the movers,
  *                   the parts stay where they are (huge_partial,
  *                   skipped_unsupported) and no huge page is split;
  *                   synchronously, the engine then splits the two and
  *                   moves the range's parts (huge_split); nothing outside
- *                   the range moves; a base-page part of the range goes
- *                   to the engine.
+ *                   the range moves; with mover_base 1 a base-page part
+ *                   of the range goes to the movers.
  *   sched_round_trip the scheduler evicts and prefetches a THP-backed
  *                   tensor through the movers: AnonHugePages the same
  *                   after the round trip, thp_split_page unchanged.
@@ -57,6 +75,7 @@
 
 #define MV_PARAM	TT_ST_SYSMOD "/parameters/mover_timeout_ms"
 #define MV_BATCH_PARAM	TT_ST_SYSMOD "/parameters/batch_pages"
+#define MV_BASE_PARAM	TT_ST_SYSMOD "/parameters/mover_base"
 #define MV_HUGE		TT_ST_THP_SIZE
 
 FIXTURE(mover)
@@ -70,6 +89,7 @@ FIXTURE(mover)
 	long long khugepaged_sleep;	/* to restore, -1: untouched */
 	long long timeout_ms;		/* to restore, -1: untouched */
 	long long batch_pages;		/* to restore, -1: untouched */
+	long long mover_base;		/* to restore */
 };
 
 FIXTURE_SETUP(mover)
@@ -82,6 +102,7 @@ FIXTURE_SETUP(mover)
 	self->khugepaged_sleep = -1;
 	self->timeout_ms = -1;
 	self->batch_pages = -1;
+	self->mover_base = -1;
 	self->ps = tt_page_size();
 	TT_SETUP_NODES(&self->topo, 1);
 	if (tt_st_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
@@ -89,6 +110,7 @@ FIXTURE_SETUP(mover)
 		SKIP(return, "transparent huge pages are not available");
 	if (tt_st_read_ll(MV_PARAM, &self->timeout_ms))
 		SKIP(return, "the module has no mover_timeout_ms parameter");
+	ASSERT_EQ(0, tt_st_read_ll(MV_BASE_PARAM, &self->mover_base));
 	/*
 	 * khugepaged would collapse the pages the engine splits, on the node
 	 * it saw them on: keep it out of the huge page counts.
@@ -114,6 +136,8 @@ FIXTURE_TEARDOWN(mover)
 	if (self->batch_pages >= 0) {
 		tt_st_param_write("batch_pages", self->batch_pages);
 	}
+	if (self->mover_base >= 0)
+		tt_st_param_write("mover_base", self->mover_base);
 }
 
 #define MV_NEED_THP(self, len, seed) do {				\
@@ -206,6 +230,7 @@ TEST_F_TIMEOUT(mover, base_to_engine, 120)
 	size_t len = 8 * TT_ST_MIB, pages = len / self->ps;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_param_write("mover_base", 0));
 	self->len = len;
 	self->buf = tt_st_map(len, -1);
 	ASSERT_NE(NULL, self->buf);
@@ -234,6 +259,7 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 	char *b, *base;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_param_write("mover_base", 1));
 	MV_NEED_THP(self, len, 4);
 	b = self->buf;
 	ASSERT_EQ(0, tt_mover_start(self->s, 2));
@@ -279,7 +305,7 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 	EXPECT_EQ(split0 + 2, tt_st_vmstat("thp_split_page"));
 	EXPECT_EQ((long long)(2 * MV_HUGE / 1024),
 		  tt_st_smaps_kb(b, len, "AnonHugePages"));
-	/* a base-page part of a range still goes to the engine */
+	/* a base-page part of a range goes to the movers (mover_base 1) */
 	base = tt_st_map(MV_HUGE, -1);
 	ASSERT_NE(NULL, base);
 	tt_st_fill(base, MV_HUGE, 5);
@@ -287,10 +313,131 @@ TEST_F_TIMEOUT(mover, mixed, 120)
 				   0, &r));
 	TT_ASSERT_RESULT(r, MV_HUGE / ps - 2, MV_HUGE / ps - 2, 0, 0, 0, 0);
 	TT_ASSERT_PATTERN(base, MV_HUGE, 5);
+	TT_ASSERT_PLACED(base + ps, MV_HUGE - 2 * ps, slow);
+	TT_ASSERT_PLACED(base, ps, fast);
+	TT_ASSERT_PLACED(base + MV_HUGE - ps, ps, fast);
 	ASSERT_EQ(0, tt_stats(self->s, &st));
-	EXPECT_EQ(2 * half + MV_HUGE - 2 * ps, st.engine_bytes);
+	EXPECT_EQ(2 * half, st.engine_bytes);
+	EXPECT_EQ(2 * MV_HUGE + MV_HUGE - 2 * ps, st.mover_bytes);
 	EXPECT_EQ(2, st.huge_partial);
 	munmap(base, MV_HUGE);
+}
+
+TEST_F_TIMEOUT(mover, base_orders, 120)
+{
+	struct tt_ioc_stats st;
+	struct tt_migrate_result r;
+	size_t len = 8 * TT_ST_MIB, ps = self->ps, pages = len / ps;
+	size_t half = len / 2, hole = 16 * ps, sub;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	char *b;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_param_write("mover_base", 1));
+	self->len = len;
+	self->buf = b = tt_st_map(len, -1);
+	ASSERT_NE(NULL, b);
+	tt_st_fill(b, len, 6);
+	/* the last pages never touched again: not present */
+	ASSERT_EQ(0, madvise(b + len - hole, hole, MADV_DONTNEED));
+	ASSERT_EQ(0, tt_mover_start(self->s, 2));
+
+	/* the first half, then the whole range: half of it is there */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, half, slow, 0, &r));
+	TT_ASSERT_RESULT(r, half / ps, half / ps, 0, 0, 0, 0);
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, len, slow, 0, &r));
+	TT_ASSERT_RESULT(r, pages, (half - hole) / ps, half / ps, hole / ps,
+			 0, 0);
+	TT_ASSERT_PLACED(b, len - hole, slow);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(len - hole, st.mover_bytes);
+	EXPECT_EQ(0, st.engine_bytes);
+	EXPECT_LE(2, st.mover_orders);
+	EXPECT_EQ(0, st.mover_fallbacks);
+	EXPECT_EQ(0, st.huge_kept);
+	EXPECT_EQ(0, st.huge_split);
+
+	/* back, from inside one block to inside another: exactly that */
+	sub = len - hole - 2 * ps - MV_HUGE / 2;
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + ps, sub, fast, 0, &r));
+	TT_ASSERT_RESULT(r, sub / ps, sub / ps, 0, 0, 0, 0);
+	TT_ASSERT_PLACED(b + ps, sub, fast);
+	TT_ASSERT_PLACED(b, ps, slow);
+	TT_ASSERT_PLACED(b + ps + sub, len - hole - ps - sub, slow);
+	TT_ASSERT_PATTERN(b, len - hole, 6);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(len - hole + sub, st.mover_bytes);
+	EXPECT_EQ(0, st.engine_bytes);
+	EXPECT_EQ(0, st.mover_fallbacks);
+}
+
+TEST_F_TIMEOUT(mover, base_large_folio, 120)
+{
+	size_t len = 2 * MV_HUGE, ps = self->ps, hp = MV_HUGE / ps;
+	int fast = self->topo.fast, slow = self->topo.slow;
+	struct tt_migrate_result r;
+	char *b;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_param_write("mover_base", 1));
+	MV_NEED_THP(self, len, 10);
+	b = self->buf;
+	/* huge page 0 stays whole, mapped by ptes, in one vma again */
+	ASSERT_EQ(0, mprotect(b + ps, ps, PROT_READ));
+	ASSERT_EQ(0, mprotect(b + ps, ps, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, tt_mover_start(self->s, 1));
+
+	/* a range that cuts it: its part stays, nothing before it moves */
+	ASSERT_EQ(-EBUSY, tt_migrate_ex(self->s, b + MV_HUGE / 2,
+					len - MV_HUGE / 2, slow, 0, &r));
+	EXPECT_EQ(hp / 2, r.skipped_unsupported);
+	EXPECT_EQ(hp, r.moved);
+	TT_ASSERT_PLACED(b, MV_HUGE, fast);
+	TT_ASSERT_PLACED(b + MV_HUGE, MV_HUGE, slow);
+	/* a range that holds it whole: it moves */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b, len, slow, 0, &r));
+	TT_ASSERT_RESULT(r, 2 * hp, hp, hp, 0, 0, 0);
+	TT_ASSERT_PLACED(b, len, slow);
+	TT_ASSERT_PATTERN(b, len, 10);
+}
+
+TEST_F_TIMEOUT(mover, base_collapse, 120)
+{
+	struct tt_ioc_stats st;
+	struct tt_migrate_result r;
+	size_t len = 4 * MV_HUGE, ps = self->ps, pages = len / ps;
+	int slow = self->topo.slow;
+	char *b;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_param_write("mover_base", 2));
+	/*
+	 * Base pages; the two middle blocks may then hold huge pages (a
+	 * wakeup of khugepaged, paused, may still collapse them first: they
+	 * move whole either way), the outer ones may not.
+	 */
+	self->len = len;
+	self->buf = b = tt_st_map(len, 1);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, madvise(b, len, MADV_NOHUGEPAGE));
+	tt_st_fill(b, len, 8);
+	ASSERT_EQ(0, madvise(b + MV_HUGE, 2 * MV_HUGE, MADV_HUGEPAGE));
+	ASSERT_EQ(0, tt_mover_start(self->s, 1));
+
+	/* two whole blocks and two halves */
+	ASSERT_EQ(0, tt_migrate_ex(self->s, b + MV_HUGE / 2, len - MV_HUGE,
+				   slow, 0, &r));
+	TT_ASSERT_RESULT(r, pages - MV_HUGE / ps, pages - MV_HUGE / ps, 0, 0,
+			 0, 0);
+	TT_ASSERT_PATTERN(b, len, 8);
+	TT_ASSERT_PLACED(b + MV_HUGE / 2, len - MV_HUGE, slow);
+	TT_ASSERT_PLACED(b, MV_HUGE / 2, self->topo.fast);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	EXPECT_EQ(len - MV_HUGE, st.mover_bytes);
+	EXPECT_EQ(0, st.engine_bytes);
+	/* the whole blocks were collapsed, and moved whole */
+	EXPECT_EQ((long long)(2 * MV_HUGE / 1024),
+		  tt_st_smaps_kb(b, len, "AnonHugePages"));
 }
 
 /* Where the bytes of [p, p + len) are: on @node (1), elsewhere (0). */
@@ -697,6 +844,53 @@ TEST_F_TIMEOUT(mover, stalled_then_late, 120)
 	close(f.from[1]);
 }
 
+TEST_F_TIMEOUT(mover, base_needs_base_movers, 120)
+{
+	size_t len = 4 * MV_HUGE, pages = len / self->ps;
+	struct tt_ioc_mover m = { .flags = TT_MOVER_REGISTER };
+	struct mv_migration mig = { 0 };
+	struct tt_ioc_stats st;
+	pthread_t th;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_param_write("mover_base", 1));
+	mv_set_timeout(200);
+	self->len = len;
+	self->buf = tt_st_map(len, -1);
+	ASSERT_NE(NULL, self->buf);
+	tt_st_fill(self->buf, len, 9);
+	self->fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	/* this thread: a mover that never takes an order; another migrates */
+	ASSERT_EQ(0, mv_ioctl(self->fd, &m));
+	mig.fd = self->fd;
+	mig.buf = self->buf;
+	mig.len = len;
+	mig.node = self->topo.slow;
+	ASSERT_EQ(0, pthread_create(&th, NULL, mv_migrate_main, &mig));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(0, mig.ret);
+	TT_ASSERT_RESULT(mig.res, pages, pages, 0, 0, 0, 0);
+	ASSERT_EQ(0, tt_st_ioc_stats(self->fd, &st));
+	EXPECT_EQ(len, st.engine_bytes);
+	EXPECT_EQ(0, st.mover_fallbacks);
+
+	/* now it says it takes base-page orders: one is issued, times out */
+	m.flags = TT_MOVER_REGISTER | TT_MOVER_BASE;
+	ASSERT_EQ(0, mv_ioctl(self->fd, &m));
+	mig.node = self->topo.fast;
+	ASSERT_EQ(0, pthread_create(&th, NULL, mv_migrate_main, &mig));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(0, mig.ret);
+	TT_ASSERT_RESULT(mig.res, pages, pages, 0, 0, 0, 0);
+	TT_ASSERT_PATTERN(self->buf, len, 9);
+	TT_ASSERT_PLACED(self->buf, len, self->topo.fast);
+	ASSERT_EQ(0, tt_st_ioc_stats(self->fd, &st));
+	EXPECT_LE(1, st.mover_fallbacks);
+	EXPECT_EQ(2 * len, st.engine_bytes);
+	EXPECT_EQ(0, st.mover_orders);
+}
+
 TEST_F_TIMEOUT(mover, ioctl_errors, 60)
 {
 	struct tt_ioc_mover m;
@@ -713,6 +907,10 @@ TEST_F_TIMEOUT(mover, ioctl_errors, 60)
 	EXPECT_EQ(-EINVAL, mv_ioctl(self->fd, &m));		/* WAIT alone */
 	m.flags = TT_MOVER_TAKE;
 	EXPECT_EQ(-EINVAL, mv_ioctl(self->fd, &m));		/* not registered */
+	m.flags = TT_MOVER_BASE;
+	EXPECT_EQ(-EINVAL, mv_ioctl(self->fd, &m));		/* BASE alone */
+	m.flags = TT_MOVER_REGISTER | TT_MOVER_BASE;
+	EXPECT_EQ(0, mv_ioctl(self->fd, &m));
 	m.flags = TT_MOVER_REGISTER;
 	EXPECT_EQ(0, mv_ioctl(self->fd, &m));
 	EXPECT_EQ(0, mv_ioctl(self->fd, &m));			/* again: fine */

@@ -1084,27 +1084,43 @@ struct tt_ioc_hint {
  *     leaves the fast tier); TT_MIGRATE_ASYNC leaves it where it is
  *     (counted in huge_partial; its pages in the range as
  *     skipped_unsupported);
- *   - everything else (base pages, huge pages made PROT_NONE by NUMA
- *     balancing, whose mapping size the module cannot see) goes to the
- *     in-kernel engine, as it does when the session has no mover.
+ *   - the rest of the range that lies in private anonymous memory (base
+ *     pages, huge pages made PROT_NONE by NUMA balancing, whose mapping
+ *     size the module cannot see) goes to a mover too, as base-page
+ *     orders (TT_ORDER_BASE) of 256 KiB or more, when the setting
+ *     mover_base is not 0, every live mover of the session registered
+ *     with TT_MOVER_BASE and no fast-tier budget is in force for the
+ *     session (its own or the module's);
+ *     with mover_base 2 the order also carries TT_ORDER_COLLAPSE. An
+ *     order never holds part of a large folio: move_pages(2) moves folios
+ *     whole, so one mapped by base page-table entries (pte) that lies
+ *     whole in the order moves, and the part of one that the order would
+ *     cover only in part goes to the engine (which leaves it: large_pte);
+ *   - everything else goes to the in-kernel engine, as it does when the
+ *     session has no mover.
  * Without a mover every piece goes to the engine, which splits the huge
- * pages it moves (huge_split). libtiertrain's tt_open() lends every
- * session one mover thread unless the program opts out
+ * pages it moves (huge_split) and unmaps each base page with a TLB flush
+ * of its own. libtiertrain's tt_open() lends every session one mover
+ * thread, able to take base-page orders, unless the program opts out
  * (TIERTRAIN_MOVER=0), so huge pages stay huge by default.
  *
  * An order is one range and the target nodes in order of preference; the
- * mover moves it (one address per huge page is enough) and reports the
- * per-huge-page status move_pages(2) gave it. The module then reads the
- * page tables of the order itself: a page on a target node is counted
- * moved, a huge page still mapped huge there kept (huge_kept), otherwise
- * split (huge_split); a page left behind counts by its status (-ENOMEM:
- * skipped_no_memory, -ENOENT or -EFAULT: skipped_not_present, anything
- * else: skipped_busy). So the counters and the scheduler's accounting do
- * not depend on what a mover claims.
+ * mover moves it (one address per huge page is enough; every page of a
+ * TT_ORDER_BASE order) and reports, per @huge_size-aligned block the
+ * order touches, the status move_pages(2) gave it (for a base-page order:
+ * the first negative status among the block's pages, else the node of its
+ * first page). The module then reads the page tables of the order itself:
+ * a page on a target node is counted moved (already_on_node when it was
+ * there when the order was issued: the module counts those first), a
+ * huge page of a huge-page order still mapped huge there kept
+ * (huge_kept), otherwise split (huge_split); a page left behind counts by
+ * its block's status (-ENOMEM: skipped_no_memory, -ENOENT or -EFAULT:
+ * skipped_not_present, anything else: skipped_busy). So the counters and
+ * the scheduler's accounting do not depend on what a mover claims.
  *
  * A mover never blocks the module: an order not completed within the
- * setting mover_timeout_ms (default 1000) per huge page it holds, counted
- * from its issue, or whose mover thread died, goes back to the in-kernel
+ * setting mover_timeout_ms (default 1000) per @huge_size-aligned block it
+ * touches, counted from its issue, or whose mover thread died, goes back to the in-kernel
  * engine (mover_fallbacks), and
  * the movers of the session are not given orders again until one of them
  * calls TT_IOC_MOVER. A completion that comes after that is ignored
@@ -1115,20 +1131,25 @@ struct tt_ioc_hint {
 /*
  * struct tt_ioc_mover - argument of TT_IOC_MOVER
  * @flags:       in: TT_MOVER_* bits, at least one.
- * @nr_status:   in (TT_MOVER_DONE): entries at @status_ptr: the order's
- *               length divided by its @huge_size.
+ * @nr_status:   in (TT_MOVER_DONE): entries at @status_ptr: the number of
+ *               @huge_size-aligned blocks the order touches (its length
+ *               divided by @huge_size for a huge-page order).
  * @done_id:     in (TT_MOVER_DONE): the id of the order completed.
- * @status_ptr:  in (TT_MOVER_DONE): user pointer to @nr_status __s32, the
- *               status move_pages(2) stored for the first page of each huge
- *               page of the order (a node id, or a negative errno).
+ * @status_ptr:  in (TT_MOVER_DONE): user pointer to @nr_status __s32, per
+ *               block: the status move_pages(2) stored for the first page
+ *               of the block's huge page, or for a TT_ORDER_BASE order the
+ *               first negative status among the block's pages, else the
+ *               node of its first page (a node id, or a negative errno).
  * @id:          out (TT_MOVER_TAKE): the order taken, 0 when none was
  *               queued.
- * @addr:        out: its start, aligned to @huge_size.
- * @len:         out: its length, a multiple of @huge_size.
- * @huge_size:   out: the size of the huge pages the order is made of
- *               (2 MiB on x86-64): moving the first page of each moves it
- *               whole.
- * @order_flags: out: 0 (none defined yet).
+ * @addr:        out: its start, aligned to @huge_size (to the page size
+ *               for a TT_ORDER_BASE order).
+ * @len:         out: its length, a multiple of @huge_size (of the page
+ *               size for a TT_ORDER_BASE order).
+ * @huge_size:   out: the size of the huge pages (2 MiB on x86-64): the
+ *               pages of a huge-page order, whose first page moves each
+ *               whole; the blocks the statuses are given for.
+ * @order_flags: out: TT_ORDER_* bits (0: a huge-page order).
  * @nr_nodes:    out: entries of @nodes used, 1..8.
  * @nodes:       out: target nodes in order of preference: a page goes to
  *               the first one with room for it.
@@ -1158,21 +1179,41 @@ struct tt_ioc_mover {
  *   session descriptor: POLLIN means an order is queued.
  * TT_MOVER_UNREGISTER: the calling thread is no mover any more (last, after
  *   the other bits).
+ * TT_MOVER_BASE: with TT_MOVER_REGISTER: the thread executes TT_ORDER_BASE
+ *   orders (and TT_ORDER_COLLAPSE); a registration without it, also a
+ *   repeated one, says it does not. A module older than this bit refuses
+ *   it with EOPNOTSUPP: register again without it.
  */
 #define TT_MOVER_REGISTER	(1U << 0)
 #define TT_MOVER_DONE		(1U << 1)
 #define TT_MOVER_TAKE		(1U << 2)
 #define TT_MOVER_WAIT		(1U << 3)
 #define TT_MOVER_UNREGISTER	(1U << 4)
+#define TT_MOVER_BASE		(1U << 5)
 #define TT_MOVER_FLAGS_ALL	(TT_MOVER_REGISTER | TT_MOVER_DONE | \
 				 TT_MOVER_TAKE | TT_MOVER_WAIT | \
-				 TT_MOVER_UNREGISTER)
+				 TT_MOVER_UNREGISTER | TT_MOVER_BASE)
+
+/*
+ * Order flags (@order_flags of struct tt_ioc_mover):
+ * TT_ORDER_BASE: a base-page order: move every page of [@addr, @addr +
+ *   @len) (move_pages(2) of each, or of the first page of a huge page).
+ * TT_ORDER_COLLAPSE: with TT_ORDER_BASE: first collapse each
+ *   @huge_size-aligned block lying whole inside the order into one huge
+ *   page (madvise(2) MADV_COLLAPSE), then move it by its first page; a
+ *   block that does not collapse moves page by page. Where move_pages(2)
+ *   flushes the TLB once per page (Linux before 6.3) this leaves one
+ *   flush per block.
+ */
+#define TT_ORDER_BASE		(1U << 0)
+#define TT_ORDER_COLLAPSE	(1U << 1)
 
 /*
  * TT_IOC_MOVER - register or unregister the calling thread as a mover,
  * report a completed order, take the next one (see "Mover").
  * Errors: EOPNOTSUPP (unknown flag bits), EINVAL (no bit, TT_MOVER_WAIT
- * without TT_MOVER_TAKE, DONE or TAKE from a thread that is not
+ * without TT_MOVER_TAKE, TT_MOVER_BASE without TT_MOVER_REGISTER, DONE or
+ * TAKE from a thread that is not
  * registered, @nr_status not the order's number of huge pages), ENOENT
  * (DONE: the session never issued an order @done_id, or another thread
  * took it), EINTR (a signal while waiting), EFAULT, besides the common
@@ -1364,6 +1405,16 @@ struct tt_ioc_mover {
  *                     bytes of all sessions on the fast tier together,
  *                     shared max-min fairly (see "Fast-tier budget" under
  *                     TT_IOC_SET_SCHED), 0..1048576; 0 means off (0). Now.
+ *   mover_base        how the base pages of a migration move when every
+ *                     live mover of its session takes base-page orders
+ *                     (see "Mover"), 0..2: 0 the in-kernel engine moves
+ *                     them (a TLB flush per page); 1 base-page orders,
+ *                     move_pages(2) by the movers; 2 the same, each whole
+ *                     2 MiB block collapsed into a huge page first
+ *                     (TT_ORDER_COLLAPSE) (1 on Linux 6.3 and later, whose
+ *                     move_pages(2) flushes once per batch of up to 512
+ *                     pages; 2 before; bench/README.md has the
+ *                     measurement). Now.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
  * its own with TT_IOC_SET_SCHED).
