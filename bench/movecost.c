@@ -10,14 +10,18 @@
  * and counts the 64 KiB units it finishes. The main thread, on the fast
  * node's other CPUs, moves a second buffer of the same process (--size MiB,
  * 2 MiB aligned; base pages: faulted under MADV_NOHUGEPAGE, which is then
- * lifted for the collapse method only; THP: MADV_HUGEPAGE) to the slow
+ * lifted for the two collapse methods only; THP: MADV_HUGEPAGE) to the slow
  * node and back with each method:
  *
  *   engine      tiertrain's in-kernel engine: TT_IOC_MIGRATE of a session
  *               without movers (TIERTRAIN_MOVER=0; huge pages are split);
  *   movers      TT_IOC_MIGRATE of a session as tt_open() gives it (one
  *               mover thread: huge pages to it, moved whole with
- *               move_pages(2); base pages to the engine);
+ *               move_pages(2)), the module's mover_base set to 1: base
+ *               pages to it too, as base-page orders;
+ *   movers_col  the same with mover_base 2 (the mover collapses each
+ *               2 MiB block into a huge page, then moves it), on a
+ *               buffer that allows huge pages;
  *   userspace   tt_migrate() of libtiertrain's move_pages backend (what
  *               its userspace scheduler calls: 2 MiB chunks);
  *   move_pages  one move_pages(2) call over the whole buffer;
@@ -78,6 +82,7 @@
 enum tt_mc_method {
 	TT_MC_ENGINE,
 	TT_MC_MOVERS,
+	TT_MC_MOVERS_COL,
 	TT_MC_USERSPACE,
 	TT_MC_MOVE_PAGES,
 	TT_MC_COLLAPSE,
@@ -86,7 +91,8 @@ enum tt_mc_method {
 };
 
 static const char *const tt_mc_name[TT_MC_NR] = {
-	"engine", "movers", "userspace", "move_pages", "collapse", "memcpy",
+	"engine", "movers", "movers_col", "userspace", "move_pages", "collapse",
+	"memcpy",
 };
 
 /**
@@ -306,6 +312,13 @@ static void tt_mc_move(struct tt_mc *b, enum tt_mc_method m, void *buf,
 	struct tt_migrate_result r;
 	int ret, left = 0;
 
+	if (m == TT_MC_MOVERS || m == TT_MC_MOVERS_COL) {
+		ret = tt_st_param_write("mover_base",
+					m == TT_MC_MOVERS_COL ? 2 : 1);
+		if (ret)
+			tt_die("setting the module's mover_base: %s",
+			       strerror(-ret));
+	}
 	if (m != TT_MC_MOVE_PAGES && m != TT_MC_COLLAPSE) {
 		ret = tt_migrate_ex(b->s[m], buf, len, node, 0, &r);
 		if (ret)
@@ -388,7 +401,8 @@ static void tt_mc_round(struct tt_mc *b, size_t ki, enum tt_mc_method m,
 	char *buf, *on_slow = NULL, *on_fast = NULL, what[96];
 	long long split0;
 
-	buf = tt_mc_buffer(b, k, -1, seed, m == TT_MC_COLLAPSE);
+	buf = tt_mc_buffer(b, k, -1, seed,
+			   m == TT_MC_COLLAPSE || m == TT_MC_MOVERS_COL);
 	tt_mc_verify("before", buf, b->size, b->fast, seed, 0);
 	if (m == TT_MC_MEMCPY) {
 		on_slow = tt_mc_buffer(b, k, b->slow, 0, 0);
@@ -550,7 +564,8 @@ static void tt_usage(FILE *f)
 		"Usage: movecost [-k base|thp] [-s MIB] [-w MIB] [-r REPS] [-i MS] [-o FILE]\n"
 		"Measure what moving a buffer to the slow node and back costs a thread of the\n"
 		"same process that computes meanwhile, for tiertrain's engine, tiertrain with\n"
-		"its mover thread, libtiertrain's move_pages backend, one move_pages(2) call,\n"
+		"its mover thread (module setting mover_base 1, and 2 on a buffer that allows\n"
+		"huge pages), libtiertrain's move_pages backend, one move_pages(2) call,\n"
 		"MADV_COLLAPSE then move_pages(2), and a plain memcpy. Needs tiertrain.ko loaded, a node with 2 or more CPUs\n"
 		"and a memory-only node.\n"
 		"  -k KIND  only base-page or only THP-backed moved buffers (default both)\n"
@@ -618,7 +633,7 @@ int main(int argc, char **argv)
 	const char *out = "build/bench/movecost.json", *only = NULL;
 	static struct tt_mc b;
 	struct tt_st_topo topo;
-	long long khp_sleep;
+	long long khp_sleep, mover_base = 0;
 	cpu_set_t rest;
 	size_t ki;
 	int opt, ret, m, rep;
@@ -686,8 +701,11 @@ int main(int argc, char **argv)
 		tt_die("tt_open (kernel, no mover): %s", strerror(errno));
 	unsetenv("TIERTRAIN_MOVER");
 	b.s[TT_MC_MOVERS] = tt_open();
-	if (!b.s[TT_MC_MOVERS])
+	b.s[TT_MC_MOVERS_COL] = tt_open();
+	if (!b.s[TT_MC_MOVERS] || !b.s[TT_MC_MOVERS_COL])
 		tt_die("tt_open (kernel): %s", strerror(errno));
+	if (tt_st_read_ll(TT_ST_SYSMOD "/parameters/mover_base", &mover_base))
+		tt_die("the module has no mover_base parameter: load this tree's tiertrain.ko");
 	setenv("TIERTRAIN_BACKEND", "move_pages", 1);
 	b.s[TT_MC_USERSPACE] = tt_open();
 	if (!b.s[TT_MC_USERSPACE])
@@ -726,6 +744,7 @@ int main(int argc, char **argv)
 	atomic_store(&b.stop, 1);
 	pthread_join(b.thread, NULL);
 	tt_st_khugepaged_resume(khp_sleep);
+	tt_st_param_write("mover_base", mover_base);
 	for (m = 0; m < TT_MC_NR; m++)
 		tt_close(b.s[m]);
 
