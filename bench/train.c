@@ -28,7 +28,13 @@
  * userspace scheduler; "budget" (only with --budget-mib N) is "tiertrain"
  * with a fast-tier budget of N MiB (TT_SCHED_SET_BUDGET), and there an
  * activation enters the sampler's sight when its registration returns, so
- * its figures are the registered bytes the budget counts. A backend that cannot tier is reported as such and
+ * its figures are the registered bytes the budget counts; "copy" (only
+ * when asked for) tiers nothing, and a thread of the process copies, as
+ * each forward ends and as each backward nears, the share of the
+ * activation that the tiertrain mode evicted and prefetched per iteration
+ * between two buffers on the fast and the slow node, the iteration ending
+ * when it is done: the step cost of the bytes alone, with no page-table
+ * change, the floor of any mover (tt_copier_share()). A backend that cannot tier is reported as such and
  * its row is "n/a". The modes take turns iteration by iteration in this
  * one process (tt_run_modes()), each with its own session, so a change in
  * the host's load weighs on all of them alike.
@@ -86,17 +92,20 @@ static const char *const tt_alloc_name[] = {
 #define TT_GOAL_PEAK_PCT	-60.0
 #define TT_GOAL_ONTIME_PCT	99.0
 #define TT_GOAL_STEP_PCT	3.0
+/* or within this many points of the copy mode's step cost (the floor) */
+#define TT_GOAL_FLOOR_PTS	1.0
 
 enum tt_mode {
 	TT_MODE_NONE,
 	TT_MODE_TIERTRAIN,
 	TT_MODE_USERSPACE,
 	TT_MODE_BUDGET,
+	TT_MODE_COPY,
 	TT_MODE_NR,
 };
 
 static const char *const tt_mode_name[TT_MODE_NR] = {
-	"none", "tiertrain", "userspace", "budget",
+	"none", "tiertrain", "userspace", "budget", "copy",
 };
 
 /**
@@ -274,7 +283,9 @@ struct tt_live {
  * @tlb_per_iter: median TLB shootdowns received per measured iteration.
  * @tlb_per_mib: TLB shootdowns received over the measured iterations per
  *              MiB the session moved in them (evicted + prefetched); -1
- *              when it moved nothing or has no counters.
+ *              when it moved nothing or has no counters (the copy mode:
+ *              per MiB it copied).
+ * @copied:     the copy mode: bytes copied in the measured iterations.
  * @peak_med:   median over the measured iterations of each one's peak
  *              fast-tier bytes (@fast_peak is the maximum).
  * @nlayers:    entries in @layers.
@@ -305,6 +316,7 @@ struct tt_result {
 	uint64_t late_own;
 	double tlb_per_iter;
 	double tlb_per_mib;
+	uint64_t copied;
 	double peak_med;
 	int nlayers;
 	struct tt_layer_info *layers;
@@ -344,6 +356,37 @@ struct tt_mstate {
 };
 
 /**
+ * struct tt_copier - the copy mode's thread: the floor of every mover
+ * @th:      the thread.
+ * @lock:    protects the fields below.
+ * @cond:    signalled when work is posted, done, or the thread must stop.
+ * @pending: bytes still to copy: [0] fast to slow, [1] slow to fast.
+ * @stop:    the thread ends.
+ * @fast:    a buffer on the fast node, @len bytes.
+ * @slow:    a buffer bound to the slow node, @len bytes.
+ * @len:     their size (the largest activation).
+ * @off:     where the next copy starts in them.
+ * @copied:  bytes copied in the measured iterations.
+ * @count:   add to @copied.
+ * @running: the thread was started.
+ * @share:   this iteration's share of each activation to copy out ([0])
+ *           and back ([1]) (tt_copier_share()).
+ */
+struct tt_copier {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t pending[2];
+	int stop;
+	char *fast, *slow;
+	size_t len, off;
+	uint64_t copied;
+	int count;
+	int running;
+	double share[2];
+};
+
+/**
  * struct tt_train - the whole run
  * @cfg:       configuration.
  * @obs:       observer session for residency (never gets events).
@@ -352,6 +395,8 @@ struct tt_mstate {
  * @nr_nodes:  node ids 0..nr_nodes - 1 exist.
  * @fast:      node ids with CPUs.
  * @fast_node: the node the process runs on.
+ * @slow_node: a memory-only node (the copy mode's target), or -1.
+ * @cp:        the copy mode's thread.
  * @x:         running activation (max layer size).
  * @g:         gradient scratch (max layer size).
  * @w:         weights of each layer.
@@ -374,6 +419,8 @@ struct tt_train {
 	int nr_nodes;
 	unsigned char fast[TT_MAX_NODES];
 	int fast_node;
+	int slow_node;
+	struct tt_copier cp;
 	uint64_t *x, *g;
 	uint64_t *w[TT_TRAIN_MAX_LAYERS];
 	uint64_t *act[TT_TRAIN_MAX_LAYERS];
@@ -530,6 +577,7 @@ static void tt_topology(struct tt_train *t)
 	if (!nfast)
 		tt_die("no NUMA node has CPUs (read /sys/devices/system/node/node*/cpulist)");
 	t->fast_node = topo.fast;
+	t->slow_node = topo.slow;
 	if (t->fast_node >= 0) {
 		ret = tt_st_run_on_node(t->fast_node);
 		if (ret)
@@ -729,6 +777,8 @@ static void tt_saved_pieces(struct tt_train *t, unsigned int l,
 	}
 }
 
+static void tt_copier_post(struct tt_train *t, int dir, double bytes);
+
 static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 {
 	struct tt_lrec *r = tt_rec(t, it, l);
@@ -769,6 +819,9 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	/* the budget counts registered bytes: in sight once registered */
 	if (t->mode == TT_MODE_BUDGET)
 		tt_live_add(t, l, a, len);
+	/* the copy mode: as the activation would be evicted */
+	if (t->mode == TT_MODE_COPY)
+		tt_copier_post(t, 0, len * t->cp.share[0]);
 	r->fwd_end = tt_now();
 	if (t->s)
 		tt_call(t, tt_layer_end(t->s, l, TT_FWD), "tt_layer_end(TT_FWD)",
@@ -786,6 +839,13 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 	int ret;
 
 	r->bwd_call = tt_now();
+	if (t->mode == TT_MODE_COPY) {
+		/* as this layer's and the next one's would be prefetched */
+		if (l + 1 == t->irec[it].depth)
+			tt_copier_post(t, 1, len * t->cp.share[1]);
+		if (l)
+			tt_copier_post(t, 1, t->cfg.size[l - 1] * t->cp.share[1]);
+	}
 	if (t->s)
 		tt_call(t, tt_layer_begin(t->s, l, TT_BWD), "tt_layer_begin(TT_BWD)",
 			l, it);
@@ -1057,6 +1117,144 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 #undef TT_D
 }
 
+/* ---- the copy mode: the floor ------------------------------------------ */
+
+/* Bytes the copier copies between two looks at its work. */
+#define TT_COPY_CHUNK	(2UL << 20)
+
+static void *tt_copier_main(void *arg)
+{
+	struct tt_copier *c = arg;
+	size_t n, off;
+	int dir;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->stop && !c->pending[0] && !c->pending[1])
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (c->stop)
+			break;
+		dir = c->pending[0] ? 0 : 1;
+		n = c->pending[dir] < TT_COPY_CHUNK ? c->pending[dir] :
+						       TT_COPY_CHUNK;
+		if (n > c->len)
+			n = c->len;
+		if (c->off + n > c->len)
+			c->off = 0;
+		off = c->off;
+		c->off += n;
+		pthread_mutex_unlock(&c->lock);
+		if (dir)
+			memcpy(c->fast + off, c->slow + off, n);
+		else
+			memcpy(c->slow + off, c->fast + off, n);
+		pthread_mutex_lock(&c->lock);
+		c->pending[dir] -= n;
+		if (c->count)
+			c->copied += n;
+		if (!c->pending[0] && !c->pending[1])
+			pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Start the copier with two buffers of the largest activation's size. */
+static void tt_copier_start(struct tt_train *t)
+{
+	struct tt_copier *c = &t->cp;
+	unsigned int l;
+	int ret;
+
+	if (t->slow_node < 0)
+		tt_die("--mode copy needs a memory-only (slow) node");
+	for (l = 0; l < t->cfg.layers; l++)
+		if (t->cfg.size[l] > c->len)
+			c->len = t->cfg.size[l];
+	c->fast = tt_st_map(c->len, 0);
+	c->slow = tt_st_map(c->len, 0);
+	if (!c->fast || !c->slow)
+		tt_die("mmap of the copy mode's two %zu-byte buffers: %s",
+		       c->len, strerror(errno));
+	ret = tt_st_bind(c->slow, c->len, t->slow_node);
+	if (ret)
+		tt_die("binding the copy mode's buffer to node %d: %s",
+		       t->slow_node, strerror(-ret));
+	memset(c->fast, 1, c->len);
+	memset(c->slow, 2, c->len);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	ret = pthread_create(&c->th, NULL, tt_copier_main, c);
+	if (ret)
+		tt_die("starting the copy mode's thread: %s", strerror(ret));
+	c->running = 1;
+}
+
+/* Copy @bytes in direction @dir (0: to the slow node, 1: back). */
+static void tt_copier_post(struct tt_train *t, int dir, double bytes)
+{
+	struct tt_copier *c = &t->cp;
+
+	if (bytes < 1)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->pending[dir] += (uint64_t)bytes;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Wait until everything posted is copied. */
+static void tt_copier_drain(struct tt_train *t)
+{
+	struct tt_copier *c = &t->cp;
+
+	pthread_mutex_lock(&c->lock);
+	while (c->pending[0] || c->pending[1])
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void tt_copier_stop(struct tt_train *t)
+{
+	struct tt_copier *c = &t->cp;
+
+	if (!c->running)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->th, NULL);
+	munmap(c->fast, c->len);
+	munmap(c->slow, c->len);
+	c->running = 0;
+}
+
+/*
+ * The copy mode's iteration @it copies out and back the share of each
+ * activation that the tiertrain mode evicted and prefetched per measured
+ * iteration so far (it runs before the copy mode in every round); all of
+ * it when the tiertrain mode does not run or has measured nothing yet.
+ */
+static void tt_copier_share(struct tt_train *t, unsigned int it,
+			    double share[2])
+{
+	const struct tt_mstate *k = &t->ms[TT_MODE_TIERTRAIN];
+	const struct tt_result *kr = &t->res[TT_MODE_TIERTRAIN];
+	struct tt_ioc_stats st;
+	double per = 0;
+	unsigned int l;
+
+	share[0] = share[1] = 1;
+	if (!k->active || !k->s || it < kr->warmup || tt_stats(k->s, &st))
+		return;
+	for (l = 0; l < t->cfg.layers; l++)
+		per += t->cfg.size[l];
+	per *= it - kr->warmup + 1;
+	share[0] = (st.bytes_evicted - k->st0.bytes_evicted) / per;
+	share[1] = (st.bytes_prefetched - k->st0.bytes_prefetched) / per;
+}
+
 /* ---- one mode ----------------------------------------------------------- */
 
 /* Open the session of @mode; NULL with @res->reason set when unavailable. */
@@ -1197,7 +1395,9 @@ static int tt_mode_begin(struct tt_train *t, enum tt_mode mode)
 	res->warmup = t->cfg.profile_iters + 1;
 	res->measured = t->cfg.iters - res->warmup;
 	memset(ms, 0, sizeof(*ms));
-	if (mode != TT_MODE_NONE) {
+	if (mode == TT_MODE_COPY)
+		tt_copier_start(t);
+	else if (mode != TT_MODE_NONE) {
 		ms->s = tt_mode_open(t, mode, res);
 		if (!ms->s)
 			return 0;
@@ -1273,10 +1473,16 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 	}
 	L = tt_depth(t, it);
 	t->irec[it].depth = L;
+	if (mode == TT_MODE_COPY) {
+		tt_copier_share(t, it, t->cp.share);
+		t->cp.count = it >= res->warmup;
+	}
 	for (l = 0; l < L; l++)
 		tt_forward(t, it, l);
 	for (l = L; l-- > 0;)
 		tt_backward(t, it, l);
+	if (mode == TT_MODE_COPY)
+		tt_copier_drain(t);
 	t->irec[it].end = tt_now();
 	t->irec[it].tlb = tt_tlb_shootdowns() - t->irec[it].tlb;
 	return 1;
@@ -1345,6 +1551,14 @@ static void tt_mode_finish(struct tt_train *t)
 			tlb += t->irec[it].tlb;
 		res->tlb_per_mib = tlb * TT_MIB / (res->st.bytes_evicted +
 						    res->st.bytes_prefetched);
+	}
+	if (mode == TT_MODE_COPY && t->cp.copied) {
+		double tlb = 0;
+
+		for (it = res->warmup; it < t->cfg.iters; it++)
+			tlb += t->irec[it].tlb;
+		res->copied = t->cp.copied;
+		res->tlb_per_mib = tlb * TT_MIB / res->copied;
 	}
 	tt_measured(t, res);
 	tt_models(t, res);
@@ -1445,6 +1659,7 @@ static void tt_run_modes(struct tt_train *t, size_t maxlen)
 			 "signal %d in round %u of %u (its times are left out, not its counters)",
 			 (int)tt_signalled, it, t->cfg.iters);
 	tt_sampler_stop(t);
+	tt_copier_stop(t);
 	if (it < t->cfg.iters) {
 		/* the rounds every mode completed */
 		fprintf(stderr, "train: stopped early: %s; the table is made from the %u rounds done\n",
@@ -1615,6 +1830,9 @@ static void tt_print_table(const struct tt_train *t)
 			snprintf(late, sizeof(late), "-");
 			snprintf(moved, sizeof(moved), "-");
 			snprintf(lay, sizeof(lay), "-");
+			if (m == TT_MODE_COPY)
+				snprintf(moved, sizeof(moved), "%.0f",
+					 r->copied / TT_MIB);
 		}
 		if (r->tlb_per_mib < 0)
 			snprintf(tlb, sizeof(tlb), "-");
@@ -1671,18 +1889,37 @@ static void tt_print_budget(const struct tt_train *t, const struct tt_result *r)
 		       r->st.late_bytes / TT_MIB, k->st.late_bytes / TT_MIB);
 }
 
+/*
+ * The step goal: at most TT_GOAL_STEP_PCT over none, or within
+ * TT_GOAL_FLOOR_PTS points of the copy mode's (the floor), when it ran.
+ */
+static int tt_step_met(const struct tt_train *t, double step)
+{
+	const struct tt_result *ref = tt_ref(t), *cp = &t->res[TT_MODE_COPY];
+
+	if (step <= TT_GOAL_STEP_PCT)
+		return 1;
+	return cp->ok && ref &&
+	       step <= tt_pct(cp->step_ms, ref->step_ms) + TT_GOAL_FLOOR_PTS;
+}
+
 static void tt_print_goals(const struct tt_train *t)
 {
 	const struct tt_result *ref = tt_ref(t);
 	const struct tt_result *us = &t->res[TT_MODE_USERSPACE];
+	const struct tt_result *cp = &t->res[TT_MODE_COPY];
 	int m;
 
 	printf("\n");
+	if (cp->ok && ref)
+		printf("copy: step %.1f ms (median; %.1f..%.1f) vs %.1f ms without tiering: %+.1f%%: the floor, a thread of the process copying the bytes the tiertrain mode moved (%.0f MiB in the measured iterations) between the same nodes, as they would move\n",
+		       cp->step_ms, tt_min(cp), tt_max(cp), ref->step_ms,
+		       tt_pct(cp->step_ms, ref->step_ms), cp->copied / TT_MIB);
 	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR; m++) {
 		const struct tt_result *r = &t->res[m];
 		double ravg, rpeak, avg, peak, ot, own, step;
 
-		if (!r->ok)
+		if (!r->ok || m == TT_MODE_COPY)
 			continue;
 		ravg = ref ? ref->fast_avg : r->base_avg;
 		rpeak = ref ? ref->fast_peak : r->base_peak;
@@ -1728,11 +1965,20 @@ static void tt_print_goals(const struct tt_train *t)
 			       r->st.late_bytes / TT_MIB, own);
 		if (ref) {
 			step = tt_pct(r->step_ms, ref->step_ms);
-			printf("%s: step %.1f ms (median; %.1f..%.1f) vs %.1f ms (%.1f..%.1f) without tiering: %+.1f%% (goal <= +%.0f%%: %s)\n",
-			       tt_mode_name[m], r->step_ms, tt_min(r), tt_max(r),
-			       ref->step_ms, tt_min(ref), tt_max(ref), step,
-			       TT_GOAL_STEP_PCT,
-			       tt_verdict(step <= TT_GOAL_STEP_PCT));
+			if (cp->ok)
+				printf("%s: step %.1f ms (median; %.1f..%.1f) vs %.1f ms (%.1f..%.1f) without tiering: %+.1f%% (goal <= +%.0f%% or within %.0f point of the floor's %+.1f%%: %s)\n",
+				       tt_mode_name[m], r->step_ms, tt_min(r),
+				       tt_max(r), ref->step_ms, tt_min(ref),
+				       tt_max(ref), step, TT_GOAL_STEP_PCT,
+				       TT_GOAL_FLOOR_PTS,
+				       tt_pct(cp->step_ms, ref->step_ms),
+				       tt_verdict(tt_step_met(t, step)));
+			else
+				printf("%s: step %.1f ms (median; %.1f..%.1f) vs %.1f ms (%.1f..%.1f) without tiering: %+.1f%% (goal <= +%.0f%%: %s)\n",
+				       tt_mode_name[m], r->step_ms, tt_min(r),
+				       tt_max(r), ref->step_ms, tt_min(ref),
+				       tt_max(ref), step, TT_GOAL_STEP_PCT,
+				       tt_verdict(tt_step_met(t, step)));
 		}
 		if (m == TT_MODE_BUDGET)
 			tt_print_budget(t, r);
@@ -2084,8 +2330,9 @@ static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 		fprintf(f, "%s%.3f", i ? ", " : "", r->iter_ms[i]);
 	fprintf(f, "],\n     \"fast_avg_bytes\": %.0f, \"fast_peak_bytes\": %.0f, \"slow_avg_bytes\": %.0f, \"slow_peak_bytes\": %.0f,\n",
 		r->fast_avg, r->fast_peak, r->slow_avg, r->slow_peak);
-	fprintf(f, "     \"fast_peak_median_bytes\": %.0f, \"tlb_shootdowns_per_iter\": %.0f, \"tlb_shootdowns_per_mib\": %.2f,\n",
-		r->peak_med, r->tlb_per_iter, r->tlb_per_mib);
+	fprintf(f, "     \"fast_peak_median_bytes\": %.0f, \"tlb_shootdowns_per_iter\": %.0f, \"tlb_shootdowns_per_mib\": %.2f, \"copied_bytes\": %llu,\n",
+		r->peak_med, r->tlb_per_iter, r->tlb_per_mib,
+		(unsigned long long)r->copied);
 	fprintf(f, "     \"untiered_model_avg_bytes\": %.0f, \"untiered_model_peak_bytes\": %.0f, \"oracle_avg_bytes\": %.0f, \"oracle_peak_bytes\": %.0f",
 		r->base_avg, r->base_peak, r->oracle_avg, r->oracle_peak);
 	if (ref && mode != TT_MODE_NONE)
@@ -2174,9 +2421,9 @@ static void tt_write_json(const struct tt_train *t)
 		t->cfg.count ? "true" : "false",
 		t->cfg.dynamic ? "true" : "false", t->cfg.min_depth,
 		t->cfg.pieces, t->cfg.budget_mib);
-	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f},\n",
+	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f, \"step_vs_floor_points\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
-		TT_GOAL_STEP_PCT);
+		TT_GOAL_STEP_PCT, TT_GOAL_FLOOR_PTS);
 	fprintf(f, "  \"modes\": [\n");
 	for (m = 0; m < TT_MODE_NR; m++) {
 		if (!t->res[m].ran)
@@ -2200,9 +2447,12 @@ static void tt_usage(FILE *f)
 		"activations, the step time and the scheduler's punctuality without tiering,\n"
 		"with tiertrain's kernel scheduler and with libtiertrain's userspace one.\n"
 		"\n"
-		"  --mode M[,M]...    none, tiertrain, userspace, budget or all (default\n"
-		"                     all); modes take turns, iteration by iteration, in\n"
-		"                     this process\n"
+		"  --mode M[,M]...    none, tiertrain, userspace, budget, copy or all\n"
+		"                     (default all: the first three); modes take turns,\n"
+		"                     iteration by iteration, in this process; copy: no\n"
+		"                     tiering, a thread copies the bytes the tiertrain\n"
+		"                     mode moved between the fast and the slow node as\n"
+		"                     they would move (the floor of any mover's cost)\n"
 		"  --budget-mib N     the budget mode: tiertrain with a fast-tier budget\n"
 		"                     of N MiB (TT_SCHED_SET_BUDGET); its figures are\n"
 		"                     the registered bytes the budget counts, printed\n"
@@ -2373,7 +2623,7 @@ static int tt_parse_modes(struct tt_cfg *c, const char *list)
 			all = 1;
 		for (m = 0; m < TT_MODE_NR; m++) {
 			if ((len == 3 && !strncmp(p, "all", 3) &&
-			     m != TT_MODE_BUDGET) ||
+			     m != TT_MODE_BUDGET && m != TT_MODE_COPY) ||
 			    (len == strlen(tt_mode_name[m]) &&
 			     !strncmp(p, tt_mode_name[m], len))) {
 				c->run[m] = 1;
@@ -2381,7 +2631,7 @@ static int tt_parse_modes(struct tt_cfg *c, const char *list)
 			}
 		}
 		if (!found)
-			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget or all",
+			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget, copy or all",
 			       list, (int)len, p);
 		p += len;
 		if (*p == ',')
@@ -2470,7 +2720,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	c->rows = 40;
 	c->timeline = 1;
 	for (m = 0; m < TT_MODE_NR; m++)
-		c->run[m] = m != TT_MODE_BUDGET;
+		c->run[m] = m != TT_MODE_BUDGET && m != TT_MODE_COPY;
 	tt_default_out(c);
 
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -2697,7 +2947,7 @@ int main(int argc, char **argv)
 	tt_print_table(&t);
 	tt_print_goals(&t);
 	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR && t.cfg.timeline; m++) {
-		if (!t.res[m].ok)
+		if (!t.res[m].ok || m == TT_MODE_COPY)
 			continue;
 		tt_print_timeline(&t, m);
 		tt_print_moves(&t, m);
