@@ -68,19 +68,4 @@ static inline bool tt_page_mapped_shared(struct page *page)
 #endif
 }
 
-/*
- * TT_MOVER_BASE_DEF - the default of the setting mover_base
- *
- * Linux 6.3 made move_pages(2) unmap up to 512 base pages per TLB flush
- * (migrate_pages_batch()); before, it flushes once per page, as the
- * in-kernel engine does, and collapsing each whole 2 MiB block into a huge
- * page first (TT_ORDER_COLLAPSE) leaves one flush per block
- * (bench/README.md has the measurement).
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-#define TT_MOVER_BASE_DEF 1
-#else
-#define TT_MOVER_BASE_DEF 2
-#endif
-
 #endif /* TT_COMPAT_H */
