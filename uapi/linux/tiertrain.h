@@ -1411,9 +1411,9 @@ struct tt_ioc_mover {
  *                     them (a TLB flush per page); 1 base-page orders,
  *                     move_pages(2) by the movers; 2 the same, each whole
  *                     2 MiB block collapsed into a huge page first
- *                     (TT_ORDER_COLLAPSE) (0: with 1 or 2, moves that
- *                     outlive their order's deadline under load raced
- *                     with later moves of the same pages; 1 is the
+ *                     (TT_ORDER_COLLAPSE) (0: with 1 or 2, pages were
+ *                     left on the slow node under load, see
+ *                     Documentation/mover.md; 1 is the
  *                     cheaper path on Linux 6.3 and later, 2 before;
  *                     bench/README.md has the measurement). Now.
  * "Now" means the running sessions see the new value at once; "new
