@@ -312,13 +312,6 @@ static void tt_mc_move(struct tt_mc *b, enum tt_mc_method m, void *buf,
 	struct tt_migrate_result r;
 	int ret, left = 0;
 
-	if (m == TT_MC_MOVERS || m == TT_MC_MOVERS_COL) {
-		ret = tt_st_param_write("mover_base",
-					m == TT_MC_MOVERS_COL ? 2 : 1);
-		if (ret)
-			tt_die("setting the module's mover_base: %s",
-			       strerror(-ret));
-	}
 	if (m != TT_MC_MOVE_PAGES && m != TT_MC_COLLAPSE) {
 		ret = tt_migrate_ex(b->s[m], buf, len, node, 0, &r);
 		if (ret)
@@ -401,6 +394,15 @@ static void tt_mc_round(struct tt_mc *b, size_t ki, enum tt_mc_method m,
 	char *buf, *on_slow = NULL, *on_fast = NULL, what[96];
 	long long split0;
 
+	/* the movers' path for base pages, set outside the timed window */
+	if (m == TT_MC_MOVERS || m == TT_MC_MOVERS_COL) {
+		int ret = tt_st_param_write("mover_base",
+					    m == TT_MC_MOVERS_COL ? 2 : 1);
+
+		if (ret)
+			tt_die("setting the module's mover_base: %s",
+			       strerror(-ret));
+	}
 	buf = tt_mc_buffer(b, k, -1, seed,
 			   m == TT_MC_COLLAPSE || m == TT_MC_MOVERS_COL);
 	tt_mc_verify("before", buf, b->size, b->fast, seed, 0);

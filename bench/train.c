@@ -367,7 +367,7 @@ struct tt_mstate {
  * @len:     their size (the largest activation).
  * @off:     where the next copy starts in them.
  * @copied:  bytes copied in the measured iterations.
- * @count:   add to @copied.
+ * @count:   add to @copied (written between iterations, under @lock).
  * @running: the thread was started.
  * @share:   this iteration's share of each activation to copy out ([0])
  *           and back ([1]) (tt_copier_share()).
@@ -1475,7 +1475,9 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 	t->irec[it].depth = L;
 	if (mode == TT_MODE_COPY) {
 		tt_copier_share(t, it, t->cp.share);
+		pthread_mutex_lock(&t->cp.lock);
 		t->cp.count = it >= res->warmup;
+		pthread_mutex_unlock(&t->cp.lock);
 	}
 	for (l = 0; l < L; l++)
 		tt_forward(t, it, l);

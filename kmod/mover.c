@@ -85,9 +85,11 @@
 /* Huge pages per order at least, when a run is shared among movers. */
 #define TT_ORDER_MIN_BLOCKS	4
 /*
- * Base-page pieces smaller than this stay with the engine: an order's
- * round trip (a wakeup, two ioctls, two page-table reads) costs more than
- * the few TLB flushes it saves.
+ * Base-page pieces smaller than this stay with the engine, which moves
+ * them in the caller at once: an order adds a wakeup, two ioctls and two
+ * page-table reads (a chosen bound, not a measured one; with 64 KiB
+ * orders the scheduler of visibility_test dynamic_grow measured a rate
+ * too low to evict its last layers).
  */
 #define TT_ORDER_BASE_MIN	(256UL << 10)
 /* Orders in flight per live mover thread, and in all. */
@@ -301,14 +303,15 @@ static unsigned int tt_mover_usable_locked(struct tt_mover *mv)
  */
 static unsigned int tt_mover_base_locked(struct tt_mover *mv)
 {
+	unsigned int mode = tt_config_get(TT_CFG_MOVER_BASE);
 	struct tt_mover_thread *th;
 
-	if (list_empty(&mv->threads))
+	if (!mode || list_empty(&mv->threads))
 		return 0;
 	list_for_each_entry(th, &mv->threads, link)
 		if (!th->base)
 			return 0;
-	return tt_config_get(TT_CFG_MOVER_BASE);
+	return mode;
 }
 
 /*
@@ -1240,8 +1243,10 @@ static void tt_mover_gap(struct tt_mover_run *r, unsigned long start,
 			       (vma->vm_flags & VM_READ);
 		}
 		mmap_read_unlock(mm);
-		if (!base || (r->stop && atomic_read(r->stop))) {
+		if (!base || next - addr < TT_ORDER_BASE_MIN ||
+		    (r->stop && atomic_read(r->stop))) {
 			tt_mover_engine(r, addr, next, 0);
+			cond_resched();
 			continue;
 		}
 		e = min(next, ALIGN_DOWN(addr, TT_HUGE_SIZE) +
@@ -1257,6 +1262,7 @@ static void tt_mover_gap(struct tt_mover_run *r, unsigned long start,
 			      !tt_mover_issue(r, s, e, flags)))
 			tt_mover_engine(r, s, e, 0);
 		tt_mover_engine(r, max(s, e), next, 0);
+		cond_resched();
 	}
 }
 
