@@ -595,6 +595,10 @@ static void ps_run(struct ps_child *p, int fast)
 		for (l = 0; !ret && l < PS_L; l++) {
 			ret = bt_forward(&b, l);
 			ps_set(p, l, 1);
+			/* what it holds, after each save */
+			if (!ret && !tt_stats(b.s, &st) &&
+			    st.fast_registered_bytes > p->max_fast)
+				p->max_fast = st.fast_registered_bytes;
 		}
 		usleep(tt_st_ms(b.compute_ms) * 1000);
 		if (!ret && !tt_stats(b.s, &st)) {
@@ -657,13 +661,15 @@ static long long ps_fast_pages(pid_t pid, struct ps_child *p, int fast,
 
 /*
  * Sample the sum of the registered bytes of children @from..PS_N-1 on the
- * fast node until each did @more iterations past @it0 (at most 120 s);
- * the largest sum goes to *@max_sum. Return: 0, 1 + the index of a child
- * that failed, or -errno of move_pages(2).
+ * fast node until each did @more iterations past @it0 and accounted more
+ * than @above bytes on the fast tier (at most 120 s); the largest sum goes
+ * to *@max_sum. Return: 0, 1 + the index of a child that failed, or
+ * -errno of move_pages(2).
  */
 static int ps_sample(const pid_t *pid, struct ps_child *pc, int from,
-		     const uint64_t *it0, uint64_t more, int fast, void **pages,
-		     int *status, uint64_t *max_sum, uint64_t *samples)
+		     const uint64_t *it0, uint64_t more, uint64_t above,
+		     int fast, void **pages, int *status, uint64_t *max_sum,
+		     uint64_t *samples)
 {
 	const size_t ps = tt_page_size();
 	uint64_t end = tt_st_now_ns() + 120000000000ULL;
@@ -682,7 +688,8 @@ static int ps_sample(const pid_t *pid, struct ps_child *pc, int from,
 			if (on < 0)
 				return on;
 			sum += on * ps;
-			done &= pc[i].iters >= it0[i] + more;
+			done &= pc[i].iters >= it0[i] + more &&
+				pc[i].max_fast > above;
 		}
 		(*samples)++;
 		if (sum > *max_sum)
@@ -737,7 +744,7 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	/* phase 1: three sessions; sample until each did 4 iterations */
 	for (i = 0; i < PS_N; i++)
 		it0[i] = 0;
-	ret = ps_sample(pid, pc, 0, it0, 4, self->topo.fast, pages, status,
+	ret = ps_sample(pid, pc, 0, it0, 4, 0, self->topo.fast, pages, status,
 			&max_sum, &samples);
 	ASSERT_EQ(0, ret) TH_LOG("%s", ret > 0 ? pc[ret - 1].msg :
 				 strerror(-ret));
@@ -758,19 +765,24 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	ASSERT_LE(max_sum, g + PS_N * batch);
 
 	/* phase 2: one killed; the others go on, with its share */
+	ASSERT_EQ(0, kill(pid[0], SIGKILL));
+	ASSERT_EQ(pid[0], waitpid(pid[0], &wst, 0));
+	self->kids[0] = 0;
+	alive[0] = 0;
+	/* its file is closed: from here on the shares are the survivors' */
 	for (i = 1; i < PS_N; i++) {
 		pc[i].phase = 2;
 		pc[i].max_fast = 0;
 		it0[i] = pc[i].iters;
 		ev0[i] = pc[i].evicted;
 	}
-	ASSERT_EQ(0, kill(pid[0], SIGKILL));
-	ASSERT_EQ(pid[0], waitpid(pid[0], &wst, 0));
-	self->kids[0] = 0;
-	alive[0] = 0;
 	max_sum = 0;
-	ret = ps_sample(pid, pc, 1, it0, 3, self->topo.fast, pages, status,
-			&max_sum, &samples);
+	/*
+	 * Room is filled as the survivors' prefetches come: sample until
+	 * each held more than the old share could (a third plus one chunk).
+	 */
+	ret = ps_sample(pid, pc, 1, it0, 3, g / PS_N + batch, self->topo.fast,
+			pages, status, &max_sum, &samples);
 	ASSERT_EQ(0, ret) TH_LOG("%s", ret > 0 ? pc[ret - 1].msg :
 				 strerror(-ret));
 	for (i = 1; i < PS_N; i++)
@@ -795,11 +807,11 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 		/* the dead one's share is theirs: at least half of 24 MiB */
 		ASSERT_LE(g / 2, pc[i].max_budget);
 		/*
-		 * and it holds more than the old share (not more than its
-		 * phase-1 peak: before the others registered, a child can
-		 * hold up to its 16 MiB)
+		 * and it holds more than the old share allowed, a third
+		 * plus one chunk (not more than its phase-1 peak: before the
+		 * others registered, a child can hold up to its 16 MiB)
 		 */
-		ASSERT_LT(g / PS_N, pc[i].max_fast);
+		ASSERT_LT(g / PS_N + batch, pc[i].max_fast);
 	}
 	ASSERT_LE(max_sum, g + 2 * batch);
 	for (i = 0; i < PS_N; i++)
