@@ -309,6 +309,26 @@ TEST_F_TIMEOUT(migrate, untouched_pages, 300)
 	ASSERT_EQ((long long)(written + zero), tt_st_mincore(b, len));
 }
 
+/* What a move counted, and the session's mover fallbacks so far. */
+static void mig_log(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(migrate) *self, const char *what,
+		    const struct tt_migrate_result *r)
+{
+	struct tt_ioc_stats st;
+
+	memset(&st, 0, sizeof(st));
+	tt_stats(self->s, &st);
+	TH_LOG("%s: %.1f ms, pages %llu moved %llu already %llu busy %llu unsupported %llu nomem %llu; mover fallbacks %llu late %llu",
+	       what, r->elapsed_ns / 1e6, (unsigned long long)r->pages,
+	       (unsigned long long)r->moved,
+	       (unsigned long long)r->already_on_node,
+	       (unsigned long long)r->skipped_busy,
+	       (unsigned long long)r->skipped_unsupported,
+	       (unsigned long long)r->skipped_no_memory,
+	       (unsigned long long)st.mover_fallbacks,
+	       (unsigned long long)st.mover_late);
+}
+
 TEST_F_TIMEOUT(migrate, thp, 900)
 {
 	struct tt_migrate_result r;
@@ -333,6 +353,7 @@ TEST_F_TIMEOUT(migrate, thp, 900)
 
 	split0 = tt_st_vmstat("thp_split_page");
 	ASSERT_EQ(0, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
+	mig_log(_metadata, self, "to the slow node", &r);
 	split1 = tt_st_vmstat("thp_split_page");
 	TT_ASSERT_RESULT(r, pages, pages, 0, 0, 0, 0);
 	TT_ASSERT_PATTERN(self->buf, len, 4);
@@ -381,10 +402,7 @@ TEST_F_TIMEOUT(migrate, large_pte, 300)
 
 	/* the call says the pages stayed: EBUSY */
 	ASSERT_EQ(-EBUSY, tt_migrate_ex(self->s, self->buf, len, slow, 0, &r));
-	TH_LOG("moved %llu, unsupported %llu of %llu pages",
-	       (unsigned long long)r.moved,
-	       (unsigned long long)r.skipped_unsupported,
-	       (unsigned long long)r.pages);
+	mig_log(_metadata, self, "to the slow node", &r);
 	ASSERT_EQ(pages, r.pages);
 	ASSERT_EQ(hp, r.skipped_unsupported);
 	ASSERT_EQ(hp, r.moved);
