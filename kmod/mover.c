@@ -107,11 +107,18 @@
  * @link: on the session's @threads list.
  * @pid:  the thread (a reference).
  * @base: it registered with TT_MOVER_BASE (under the mover lock).
+ * @stale_start: start of the span of the orders it took that went back
+ *        while it held them: it may still be moving those pages. Cleared
+ *        at its next TT_IOC_MOVER call, which it makes only once it stopped
+ *        executing them (under the mover lock).
+ * @stale_end: end of that span; equal to @stale_start when there is none.
  */
 struct tt_mover_thread {
 	struct list_head link;
 	struct pid *pid;
 	bool base;
+	unsigned long stale_start;
+	unsigned long stale_end;
 };
 
 enum tt_order_state {
@@ -131,6 +138,8 @@ enum tt_order_state {
  * @end:      end, huge page aligned (page aligned: base order).
  * @flags:    TT_ORDER_* bits.
  * @pre_on:   base order: its pages on a target when it was issued.
+ * @pre_absent: base order: its pages not present when it was issued (a
+ *          huge order's pages all are).
  * @nids:     target nodes in order of preference.
  * @nr_nids:  entries of @nids.
  * @state:    enum tt_order_state, under the mover lock.
@@ -148,6 +157,7 @@ struct tt_mover_order {
 	unsigned long end;
 	u32 flags;
 	u64 pre_on;
+	u64 pre_absent;
 	int nids[TT_MIG_TARGETS];
 	unsigned int nr_nids;
 	enum tt_order_state state;
@@ -235,9 +245,76 @@ static struct tt_mover_thread *tt_mover_find(struct tt_mover *mv)
 	return NULL;
 }
 
+/*
+ * Pages of [start, end) a live mover may still be moving for an order that
+ * went back: the part of the range its stale span covers (lock held).
+ */
+static unsigned long tt_mover_stale_locked(struct tt_mover *mv,
+					   unsigned long start,
+					   unsigned long end)
+{
+	struct tt_mover_thread *th;
+	unsigned long n = 0, lo, hi;
+
+	list_for_each_entry(th, &mv->threads, link) {
+		lo = max(start, th->stale_start);
+		hi = min(end, th->stale_end);
+		if (lo < hi && tt_mover_thread_alive(th))
+			n += (hi - lo) >> PAGE_SHIFT;
+	}
+	return min(n, (end - start) >> PAGE_SHIFT);
+}
+
+static unsigned long tt_mover_stale(struct tt_mover *mv, unsigned long start,
+				    unsigned long end)
+{
+	unsigned long n;
+
+	spin_lock(&mv->lock);
+	n = tt_mover_stale_locked(mv, start, end);
+	spin_unlock(&mv->lock);
+	return n;
+}
+
+/*
+ * Before the pages of [start, end) are moved again: wait until no mover is
+ * still moving any of them for an order that went back (it would land its
+ * pages after this newer move), for mover_timeout_ms at most, and not past
+ * a fatal signal when @killable. Return the pages still in a stale span.
+ */
+static unsigned long tt_mover_stale_wait(struct tt_mover *mv,
+					 unsigned long start,
+					 unsigned long end, bool killable)
+{
+	u64 end_ns = ktime_get_ns() +
+		     (u64)tt_config_get(TT_CFG_MOVER_TIMEOUT_MS) *
+		     NSEC_PER_MSEC;
+	unsigned long n;
+
+	while ((n = tt_mover_stale(mv, start, end)) &&
+	       ktime_get_ns() < end_ns &&
+	       !(killable && fatal_signal_pending(current)))
+		wait_event_timeout(mv->done_wq,
+				   !tt_mover_stale(mv, start, end),
+				   msecs_to_jiffies(TT_MOVER_CHECK_MS));
+	return n;
+}
+
 /* Send an order back to its issuer (lock held; the caller wakes them). */
 static void tt_mover_back(struct tt_mover *mv, struct tt_mover_order *o)
 {
+	struct tt_mover_thread *th = o->th;
+
+	if (o->state == TT_ORDER_TAKEN && th) {
+		/* its mover may still be moving it: stale until it returns */
+		if (th->stale_start == th->stale_end) {
+			th->stale_start = o->start;
+			th->stale_end = o->end;
+		} else {
+			th->stale_start = min(th->stale_start, o->start);
+			th->stale_end = max(th->stale_end, o->end);
+		}
+	}
 	list_del_init(&o->link);
 	o->state = TT_ORDER_BACK;
 	mv->counts.fallbacks++;
@@ -575,6 +652,8 @@ static unsigned long tt_mover_count_piece(const struct tt_mover_order *o,
 		if (page && tt_mover_on_target(o->nids, o->nr_nids,
 					       page_to_nid(page)))
 			on++;
+		else if (!page && !status)
+			br->skipped_not_present++;
 		else
 			tt_mover_reason(br, status, 1);
 	}
@@ -682,13 +761,21 @@ static void tt_mover_count(struct mm_struct *mm, struct tt_mover_order *o,
 /*
  * A completed order's pages found on a target that were there when it was
  * issued: already_on_node, not moved (as far as they are still there).
+ * Its pages found absent that were present when it was issued (beyond
+ * @pre_absent; a huge order's all were): busy, not absent. Someone was
+ * moving them at that instant (a migration entry reads as absent), such
+ * as a late mover of an order that went back.
  */
 static void tt_mover_count_pre(struct tt_mover_order *o)
 {
 	u64 n = min(o->pre_on, o->res.moved);
+	u64 gone = o->res.skipped_not_present -
+		   min(o->res.skipped_not_present, o->pre_absent);
 
 	o->res.moved -= n;
 	o->res.already_on_node += n;
+	o->res.skipped_not_present -= gone;
+	o->res.skipped_busy += gone;
 }
 
 /*
@@ -850,6 +937,7 @@ long tt_mover_ioctl(struct tt_ksession *s, void __user *argp)
 	struct tt_mover *mv = &s->mover;
 	struct tt_mover_thread *th, *new = NULL;
 	struct tt_ioc_mover arg;
+	bool stale;
 	int ret;
 
 	BUILD_BUG_ON(ARRAY_SIZE(arg.nodes) < TT_MIG_TARGETS);
@@ -877,7 +965,15 @@ long tt_mover_ioctl(struct tt_ksession *s, void __user *argp)
 	}
 	if (arg.flags & TT_MOVER_REGISTER)
 		th->base = arg.flags & TT_MOVER_BASE;
+	/* in here, it executes no order: what went back is not in its hands */
+	stale = th && th->stale_start != th->stale_end;
+	if (stale) {
+		th->stale_start = 0;
+		th->stale_end = 0;
+	}
 	spin_unlock(&mv->lock);
+	if (stale)
+		wake_up_all(&mv->done_wq);
 	if (new) {
 		put_pid(new->pid);
 		kfree(new);
@@ -1010,7 +1106,7 @@ static void tt_mover_reap(struct tt_mover_run *r)
 	struct tt_migrate_result er = {};
 	struct tt_engine_counts ec = {};
 	u64 nb = (o->flags & TT_ORDER_BASE) ? 0 :
-		 (o->end - o->start) / TT_HUGE_SIZE, late;
+		 (o->end - o->start) / TT_HUGE_SIZE, late, held;
 	int ret;
 
 	tt_mover_wait(r->mv, o, !(r->flags & TT_MIG_REMOTE));
@@ -1023,13 +1119,22 @@ static void tt_mover_reap(struct tt_mover_run *r)
 		return;
 	}
 	/*
-	 * Back: the engine moves the order. A page the engine finds on a
+	 * Back: the engine moves the order, once its mover no longer holds
+	 * it (within one more mover_timeout_ms). A page the engine finds on a
 	 * target beyond the @pre_on that were there at the issue got there
-	 * through the late mover: moved all the same.
+	 * through the late mover: moved all the same. A page it is moving
+	 * reads as absent (a migration entry): the pages found absent beyond
+	 * the @pre_absent that were absent at the issue are busy, not absent.
 	 */
+	tt_mover_stale_wait(r->mv, o->start, o->end,
+			    !(r->flags & TT_MIG_REMOTE));
 	ret = tt_migrate_range_to(r->s->mm, o->start, o->end, r->nids,
 				  r->nr_nids, r->flags, r->stop, &er, &ec);
 	late = er.already_on_node - min(er.already_on_node, o->pre_on);
+	held = er.skipped_not_present -
+	       min(er.skipped_not_present, o->pre_absent);
+	er.skipped_not_present -= held;
+	er.skipped_busy += held;
 	r->counts.large_pte += ec.large_pte;
 	r->counts.engine_bytes += er.moved << PAGE_SHIFT;
 	r->counts.mover_bytes += late << PAGE_SHIFT;
@@ -1081,6 +1186,7 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 			return true;
 		}
 		o->pre_on = o->res.moved;
+		o->pre_absent = o->res.skipped_not_present;
 		memset(&o->res, 0, sizeof(o->res));
 	}
 
@@ -1408,6 +1514,7 @@ int tt_mover_migrate(struct tt_ksession *s, unsigned long start,
 		return -ESRCH;
 	if (READ_ONCE(s->move_all))
 		flags |= TT_MIG_MOVE_ALL;
+	tt_mover_stale_wait(&s->mover, start, end, !(flags & TT_MIG_REMOTE));
 	tt_mover_run_init(&r, s, nids, nr_nids, flags, stop, res);
 	for (a = start; a < end && !r.ret; a = b) {
 		b = tt_mover_slot_end(a, end);
@@ -1457,14 +1564,18 @@ static int tt_mover_sync_pass(struct tt_ksession *s, unsigned long start,
 	struct tt_mover *mv = &s->mover;
 	u64 huge = tt_mover_count_huge(s->mm, start, end, nid);
 	struct tt_engine_counts ec = {};
+	unsigned long stale;
 	unsigned int base;
+	u64 held;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (tt_mover_usable_base(s, &base) && (huge || base))
-		return tt_mover_migrate(s, start, end, &nid, 1,
-					flags | TT_MIG_SPLIT_PARTIAL, NULL,
-					res);
+	stale = tt_mover_stale_wait(mv, start, end, true);
+	if (tt_mover_usable_base(s, &base) && (huge || base)) {
+		ret = tt_mover_migrate(s, start, end, &nid, 1,
+				       flags | TT_MIG_SPLIT_PARTIAL, NULL, res);
+		goto out;
+	}
 	if (READ_ONCE(s->move_all))
 		flags |= TT_MIG_MOVE_ALL;
 	ret = tt_migrate_sync(s->mm, start, end, nid, flags, res, &ec);
@@ -1476,14 +1587,24 @@ static int tt_mover_sync_pass(struct tt_ksession *s, unsigned long start,
 					       DIV_ROUND_UP(res->moved,
 							    TT_HUGE_PAGES));
 	spin_unlock(&mv->lock);
+out:
+	/*
+	 * Pages a late mover held during the pass read as absent: as many of
+	 * the absent ones as its stale span covered, before or after the
+	 * pass, are busy, so that another pass looks at them again.
+	 */
+	held = min_t(u64, res->skipped_not_present,
+		     max(stale, tt_mover_stale(mv, start, end)));
+	res->skipped_not_present -= held;
+	res->skipped_busy += held;
 	return ret;
 }
 
 /*
  * @res, the result of a pass over the whole range, after earlier passes
- * moved @moved pages of it: those are found on the target now
- * (already_on_node) and count as moved instead, as far as they still are
- * there.
+ * moved @moved pages of it or left them busy (a late mover of the call's
+ * own orders may have moved those since): as many of the pages found on
+ * the target now (already_on_node) count as moved instead.
  */
 static void tt_mover_sync_merge(struct tt_migrate_result *res, u64 moved)
 {
@@ -1524,7 +1645,7 @@ int tt_mover_migrate_sync(struct tt_ksession *s, unsigned long start,
 			  struct tt_migrate_result *res)
 {
 	struct tt_migrate_result pass;
-	u64 t0 = ktime_get_ns(), moved, n;
+	u64 t0 = ktime_get_ns(), moved, busy, n;
 	unsigned int i, ms;
 	int ret;
 
@@ -1533,6 +1654,7 @@ int tt_mover_migrate_sync(struct tt_ksession *s, unsigned long start,
 	/* a full node stays full: no pass after a page found no room */
 	for (i = 1; !ret && res->skipped_busy && !res->skipped_no_memory &&
 	     i < TT_SYNC_PASSES; i++) {
+		busy = res->skipped_busy;
 		ms = min(1U << (i - 1), TT_SYNC_BACKOFF_MAX_MS);
 		schedule_timeout_killable(msecs_to_jiffies(ms));
 		if (fatal_signal_pending(current)) {
@@ -1548,8 +1670,9 @@ int tt_mover_migrate_sync(struct tt_ksession *s, unsigned long start,
 			break;
 		}
 		*res = pass;
-		tt_mover_sync_merge(res, moved);
-		moved += pass.moved;
+		/* busy then, on the target now: a late mover moved them */
+		tt_mover_sync_merge(res, moved + busy);
+		moved = res->moved;
 	}
 	res->elapsed_ns = ktime_get_ns() - t0;
 	if (ret)

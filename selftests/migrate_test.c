@@ -41,13 +41,17 @@ FIXTURE(migrate)
 	void *buf;
 	size_t len;
 	long long khugepaged_sleep;	/* to restore, -1: untouched */
+	long long mover_timeout;	/* to restore, -1: untouched */
 };
+
+#define MIG_MOVER_TIMEOUT	TT_ST_SYSMOD "/parameters/mover_timeout_ms"
 
 FIXTURE_SETUP(migrate)
 {
 	self->buf = NULL;
 	self->s = NULL;
 	self->khugepaged_sleep = -1;
+	self->mover_timeout = -1;
 	self->ps = tt_page_size();
 	TT_SETUP_NODES(&self->topo, 1);
 	TT_OPEN_KERNEL_SESSION(&self->s);
@@ -59,6 +63,12 @@ FIXTURE_TEARDOWN(migrate)
 		munmap(self->buf, self->len);
 	if (self->khugepaged_sleep >= 0)
 		tt_st_khugepaged_resume(self->khugepaged_sleep);
+	if (self->mover_timeout >= 0) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "%lld", self->mover_timeout);
+		tt_st_write_file(MIG_MOVER_TIMEOUT, v);
+	}
 	tt_close(self->s);
 }
 
@@ -372,6 +382,55 @@ TEST_F_TIMEOUT(migrate, thp, 900)
 	TH_LOG("back to node %d: %.1f ms, thp_split_page +%lld, huge pages %s",
 	       fast, r.elapsed_ns / 1e6, split2 - split1,
 	       split2 > split0 ? "were split" : "were not split");
+}
+
+/*
+ * Orders that time out (mover_timeout_ms 1) go back to the engine while
+ * their mover may still be moving them: a page in its hands reads as
+ * absent for a moment. Every page of the buffer is present, so the call
+ * must never count one as not present, and returns 0 only when each is on
+ * the target; else EBUSY with the pages it could not confirm as busy.
+ */
+TEST_F_TIMEOUT(migrate, thp_late_mover, 900)
+{
+	size_t len = tt_st_scaled(32 * TT_ST_MIB), pages = len / self->ps;
+	int fast = self->topo.fast, slow = self->topo.slow, round, ret;
+	struct tt_migrate_result r;
+	struct tt_ioc_stats st;
+	long long huge_kb;
+	char mode[128];
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (tt_st_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
+			    mode, sizeof(mode)) < 0 || strstr(mode, "[never]"))
+		SKIP(return, "transparent huge pages are not available");
+	if (!tt_need_free(slow, len))
+		SKIP(return, "node %d has less than %zu MiB free", slow,
+		     len / TT_ST_MIB + 64);
+	ASSERT_EQ(0, tt_st_read_ll(MIG_MOVER_TIMEOUT, &self->mover_timeout));
+	ASSERT_EQ(0, map_thp(self, len, 9, &huge_kb));
+	if (huge_kb <= 0)
+		SKIP(return, "the kernel gave no huge page to a MADV_HUGEPAGE range (AnonHugePages %lld kB)",
+		     huge_kb);
+	ASSERT_EQ(0, tt_st_write_file(MIG_MOVER_TIMEOUT, "1"));
+	for (round = 0; round < 6; round++) {
+		ret = tt_migrate_ex(self->s, self->buf, len,
+				    round % 2 ? fast : slow, 0, &r);
+		mig_log(_metadata, self, round % 2 ? "to the fast node" :
+			"to the slow node", &r);
+		ASSERT_TRUE(ret == 0 || ret == -EBUSY) TH_LOG("%s", strerror(-ret));
+		ASSERT_EQ(pages, r.pages);
+		ASSERT_EQ(0, r.skipped_not_present);
+		if (!ret) {
+			ASSERT_EQ(pages, r.moved + r.already_on_node);
+		} else {
+			ASSERT_LT(0, r.skipped_busy);
+		}
+		TT_ASSERT_PATTERN(self->buf, len, 9);
+	}
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	/* the orders did time out */
+	ASSERT_LT(0, st.mover_fallbacks);
 }
 
 TEST_F_TIMEOUT(migrate, large_pte, 300)
