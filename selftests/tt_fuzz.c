@@ -727,6 +727,32 @@ static bool exact_cmd(unsigned long c)
 	       _IOC_SIZE(c) >= 2 * sizeof(uint32_t);
 }
 
+/*
+ * Pointers the kernel must refuse. A range the pool released may have been
+ * mapped again since (a malloc arena, a thread stack): a pointer into it is
+ * writable memory of this process, and a call that writes its result there
+ * would corrupt it. So stale pointers come from a reservation that stays
+ * PROT_NONE for the worker's life (the last page readable, not writable:
+ * reads of it succeed, writes fault), never from released ranges.
+ */
+static uint64_t hole_addr;		/* FZ_HOLE_PAGES pages, the last PROT_READ */
+#define FZ_HOLE_PAGES	4
+
+static void hole_setup(void)
+{
+	void *p = mmap(NULL, FZ_HOLE_PAGES * FZ_PAGE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	if (mprotect((char *)p + (FZ_HOLE_PAGES - 1) * FZ_PAGE, FZ_PAGE,
+		     PROT_READ)) {
+		munmap(p, FZ_HOLE_PAGES * FZ_PAGE);
+		return;
+	}
+	hole_addr = (uint64_t)(uintptr_t)p;
+}
+
 static void *bad_ptr(struct rng *r)
 {
 	static const uint64_t p[] = {
@@ -734,11 +760,12 @@ static void *bad_ptr(struct rng *r)
 		0x7ffffffff000ULL, UINT64_MAX,
 	};
 
-	if (pc(r, 30)) {
-		uint64_t a = stale[rn(r, 16)][0];
+	if (hole_addr && pc(r, 30)) {
+		uint64_t off = rn(r, FZ_HOLE_PAGES * FZ_PAGE);
 
-		if (a)
-			return (void *)(uintptr_t)a;
+		if (pc(r, 30))	/* straddling the readable page's start */
+			off = (FZ_HOLE_PAGES - 1) * FZ_PAGE - 8 * (1 + rn(r, 8));
+		return (void *)(uintptr_t)(hole_addr + (off & ~7ULL));
 	}
 	return (void *)(uintptr_t)p[rn(r, sizeof(p) / sizeof(p[0]))];
 }
@@ -748,6 +775,10 @@ static bool surely_bad(const void *p)
 {
 	uint64_t a = (uint64_t)(uintptr_t)p;
 
+	/* a struct that begins in the PROT_NONE pages faults on its first byte */
+	if (hole_addr && a >= hole_addr &&
+	    a < hole_addr + (FZ_HOLE_PAGES - 1) * FZ_PAGE)
+		return true;
 	return a < 65536 || a >= 0x800000000000ULL;
 }
 
@@ -2143,6 +2174,7 @@ static void worker(unsigned int id, bool unpriv, uint64_t seed, unsigned int lif
 		slots[i][0].addr = pool_map(&r, &slots[i][0].len);
 	if (!(opt_avoid & FZ_AV_MOVER_STALL))
 		uffd_setup();
+	hole_setup();
 
 	mover_alive = 1;
 	pthread_create(&t[nt++], NULL, canary_thread, (void *)(uintptr_t)rnd(&r));
