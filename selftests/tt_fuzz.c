@@ -731,12 +731,15 @@ static bool exact_cmd(unsigned long c)
  * Pointers the kernel must refuse. A range the pool released may have been
  * mapped again since (a malloc arena, a thread stack): a pointer into it is
  * writable memory of this process, and a call that writes its result there
- * would corrupt it. So stale pointers come from a reservation that stays
- * PROT_NONE for the worker's life (the last page readable, not writable:
- * reads of it succeed, writes fault), never from released ranges.
+ * would corrupt it. So refused pointers come from a reservation kept for
+ * the worker's life, never from released ranges: FZ_HOLE_PAGES pages, all
+ * PROT_NONE but page FZ_HOLE_RO, which is PROT_READ (reads of it succeed,
+ * writes fault), and a struct that begins near its end runs into the
+ * PROT_NONE page after it (a read that faults part-way).
  */
-static uint64_t hole_addr;		/* FZ_HOLE_PAGES pages, the last PROT_READ */
 #define FZ_HOLE_PAGES	4
+#define FZ_HOLE_RO	2
+static uint64_t hole_addr;
 
 static void hole_setup(void)
 {
@@ -745,8 +748,7 @@ static void hole_setup(void)
 
 	if (p == MAP_FAILED)
 		return;
-	if (mprotect((char *)p + (FZ_HOLE_PAGES - 1) * FZ_PAGE, FZ_PAGE,
-		     PROT_READ)) {
+	if (mprotect((char *)p + FZ_HOLE_RO * FZ_PAGE, FZ_PAGE, PROT_READ)) {
 		munmap(p, FZ_HOLE_PAGES * FZ_PAGE);
 		return;
 	}
@@ -763,8 +765,8 @@ static void *bad_ptr(struct rng *r)
 	if (hole_addr && pc(r, 30)) {
 		uint64_t off = rn(r, FZ_HOLE_PAGES * FZ_PAGE);
 
-		if (pc(r, 30))	/* straddling the readable page's start */
-			off = (FZ_HOLE_PAGES - 1) * FZ_PAGE - 8 * (1 + rn(r, 8));
+		if (pc(r, 30))	/* the last bytes of the readable page */
+			off = (FZ_HOLE_RO + 1) * FZ_PAGE - 8 * (1 + rn(r, 8));
 		return (void *)(uintptr_t)(hole_addr + (off & ~7ULL));
 	}
 	return (void *)(uintptr_t)p[rn(r, sizeof(p) / sizeof(p[0]))];
@@ -775,9 +777,10 @@ static bool surely_bad(const void *p)
 {
 	uint64_t a = (uint64_t)(uintptr_t)p;
 
-	/* a struct that begins in the PROT_NONE pages faults on its first byte */
+	/* a struct that begins in a PROT_NONE page faults on its first byte */
 	if (hole_addr && a >= hole_addr &&
-	    a < hole_addr + (FZ_HOLE_PAGES - 1) * FZ_PAGE)
+	    a < hole_addr + FZ_HOLE_PAGES * FZ_PAGE &&
+	    (a - hole_addr) / FZ_PAGE != FZ_HOLE_RO)
 		return true;
 	return a < 65536 || a >= 0x800000000000ULL;
 }
