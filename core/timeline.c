@@ -25,6 +25,12 @@ static unsigned long long min_u64(unsigned long long a, unsigned long long b)
 	return a < b ? a : b;
 }
 
+static unsigned long long sat_add_u64(unsigned long long a,
+				      unsigned long long b)
+{
+	return a + b < a ? ~0ULL : a + b;
+}
+
 void tt_tl_init(struct tt_tl *tl, unsigned long long page_size,
 		unsigned int profile_iters, unsigned long long stay_ns,
 		unsigned long long er_bps, unsigned long long pr_bps)
@@ -138,9 +144,70 @@ static unsigned int sample_weight(unsigned int samples)
 }
 
 /*
+ * @l's idle time this iteration (forward end to backward begin), or
+ * TT_TL_NO_TIME before both are seen.
+ */
+static unsigned long long idle_cur(const struct tt_tl_layer *l)
+{
+	if ((l->seen & (TT_TL_S_FWD_END | TT_TL_S_BWD_BEGIN)) !=
+	    (TT_TL_S_FWD_END | TT_TL_S_BWD_BEGIN) ||
+	    l->cur.bwd_start < l->cur.fwd_end)
+		return TT_TL_NO_TIME;
+	return l->cur.bwd_start - l->cur.fwd_end;
+}
+
+/*
+ * How much shorter than the profile's @l's idle time has been lately
+ * (@l->idle_min_ns, the shortest seen, rising by 1/256 of the gap to the
+ * profile's an iteration, or this iteration's if shorter): what the lead
+ * must cover for a prefetch timed from the profile to be on time.
+ */
+static unsigned long long idle_short(const struct tt_tl_layer *l)
+{
+	unsigned long long prof, least = min_u64(idle_cur(l), l->idle_min_ns ?
+						 l->idle_min_ns : TT_TL_NO_TIME);
+
+	if (least == TT_TL_NO_TIME || l->prof.bwd_start < l->prof.fwd_end)
+		return 0;
+	prof = l->prof.bwd_start - l->prof.fwd_end;
+	return prof > least ? prof - least : 0;
+}
+
+/*
+ * The least lead of @l for the turn's noise: idle_short() for the first
+ * backward layer under TT_SCHED_COUNT, whose prefetch no earlier backward
+ * layer releases, so only its lead covers a turn shorter than the
+ * profile's; 0 for every other layer, and for every layer without
+ * TT_SCHED_COUNT (the triggers are all timed, and the anchor moves them
+ * with the iteration).
+ */
+static unsigned long long turn_floor(const struct tt_tl *tl,
+				     const struct tt_tl_layer *l)
+{
+	return tl->count && l->rank == 1 ? idle_short(l) : 0;
+}
+
+/* Fold this iteration's idle time of @l into @l->idle_min_ns. */
+static void idle_min_fold(struct tt_tl_layer *l)
+{
+	unsigned long long cur = idle_cur(l), prof;
+
+	if (cur == TT_TL_NO_TIME || l->prof.bwd_start < l->prof.fwd_end)
+		return;
+	prof = l->prof.bwd_start - l->prof.fwd_end;
+	if (l->idle_min_ns && l->idle_min_ns < prof)
+		l->idle_min_ns += (prof - l->idle_min_ns) / 256;
+	if (!l->idle_min_ns || cur < l->idle_min_ns)
+		l->idle_min_ns = cur;
+}
+
+/*
  * Late by @late_ns: grow by 1.5x that, but by no more than the layer's
  * prefetch takes at the current PR estimate (lateness beyond that comes
- * from a rate far off, which the rate average corrects, or from a stall),
+ * from a rate far off, which the rate average corrects, or from a stall)
+ * plus how much earlier than profiled its backward pass began (timing
+ * noise that only the lead can cover: a loss or a hook between the
+ * forward and the backward pass that took less time than in the profile),
  * and to at most the layer's profiled idle time (a prefetch that would
  * have to start before the forward pass ended is no prefetch).
  */
@@ -149,9 +216,10 @@ static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
 {
 	unsigned long long step = late_ns + late_ns / 2, lead;
 
-	step = min_u64(step, tt_policy_xfer_ns(max_u64(l->final_bytes,
-						       l->x.evicted_bytes),
-					       tl->pr_bps));
+	step = min_u64(step, sat_add_u64(tt_policy_xfer_ns(max_u64(l->final_bytes,
+								   l->x.evicted_bytes),
+							   tl->pr_bps),
+					 turn_floor(tl, l)));
 	lead = l->lead_ns + step;
 	if (lead < l->lead_ns)			/* overflow */
 		lead = TT_TL_NO_TIME;
@@ -194,15 +262,20 @@ static void slack_sample(const struct tt_tl *tl, struct tt_tl_layer *l,
  * per iteration, so the lead settles with room for the timing noise
  * instead of shrinking until the layer is late again; below 2 x the
  * deviation, grow by half the shortfall (the next noise would make it
- * late), to at most the layer's profiled idle time.
+ * late), to at most the layer's profiled idle time. Never below
+ * turn_floor().
  */
-static void lead_shrink(struct tt_tl_layer *l, unsigned long long slack_ns)
+static void lead_shrink(const struct tt_tl *tl, struct tt_tl_layer *l,
+			unsigned long long slack_ns)
 {
 	unsigned long long margin = max_u64(l->lead_ns / 4,
 					    4 * l->slack_dev_ns);
+	unsigned long long floor = turn_floor(tl, l);
 
-	if (slack_ns > margin)
-		l->lead_ns -= min_u64(l->lead_ns / 16, (slack_ns - margin) / 2);
+	if (slack_ns > margin && l->lead_ns > floor)
+		l->lead_ns -= min_u64(min_u64(l->lead_ns / 16,
+					      (slack_ns - margin) / 2),
+				      l->lead_ns - floor);
 	else if (slack_ns < 3 * l->slack_dev_ns)
 		l->lead_ns = min_u64(l->lead_ns +
 				     (3 * l->slack_dev_ns - slack_ns) / 2,
@@ -693,6 +766,15 @@ static unsigned int close_iteration(struct tt_tl *tl,
 			lead_grow(tl, l, end_rel - l->cur.bwd_start);
 		}
 		l->seen &= ~TT_TL_S_LATE;
+		idle_min_fold(l);
+		/*
+		 * The first backward layer: no earlier backward layer releases
+		 * its prefetch (TT_SCHED_COUNT), only its lead covers an idle
+		 * time shorter than the profile's.
+		 */
+		if (l->lead_ns < turn_floor(tl, l))
+			l->lead_ns = min_u64(turn_floor(tl, l),
+					     l->prof.bwd_start - l->prof.fwd_end);
 		/*
 		 * Not evicted: the lead fades, so a layer the lead made the
 		 * policy drop is tried again.
@@ -1219,7 +1301,7 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 		if (l->x.prefetch_end && l->x.prefetch_end <= l->cur.bwd_start) {
 			slack_sample(tl, l, (long long)(l->cur.bwd_start -
 						    l->x.prefetch_end));
-			lead_shrink(l, l->cur.bwd_start - l->x.prefetch_end);
+			lead_shrink(tl, l, l->cur.bwd_start - l->x.prefetch_end);
 		}
 	}
 }

@@ -208,6 +208,10 @@ struct tt_tl_exec {
  *               prefetch end; negative: late).
  * @slack_dev_ns: mean deviation of that slack.
  * @slack_samples: slacks folded in (0: none yet).
+ * @idle_min_ns: the shortest idle time (forward end to backward begin)
+ *               seen lately (0: none yet), rising by 1/256 of its distance
+ *               to the profile's an iteration; the first backward layer's
+ *               lead does not shrink below the profile's idle time less it.
  * @status:      plan: enum tt_policy_status (meaningful with TT_TL_L_PLANNED).
  * @final_bytes: plan: bytes to evict and prefetch (szP).
  * @prefetch_ns: plan: prefetch trigger time (relative).
@@ -242,6 +246,7 @@ struct tt_tl_layer {
 	long long slack_avg_ns;
 	unsigned long long slack_dev_ns;
 	unsigned int slack_samples;
+	unsigned long long idle_min_ns;
 	enum tt_policy_status status;
 	unsigned long long final_bytes;
 	unsigned long long prefetch_ns;

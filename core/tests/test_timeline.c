@@ -81,6 +81,12 @@ struct sim {
 	/* each prefetch takes up to @jitter_pct % longer (pseudo-random) */
 	unsigned int jitter_pct;
 	unsigned int seed;
+	/*
+	 * the turn from the last forward end to the first backward begin:
+	 * @turn_ms (0: 5 ms) x scale; with @turn_min_ms, each iteration's
+	 * turn is drawn from [@turn_min_ms, @turn_ms] instead
+	 */
+	unsigned int turn_ms, turn_min_ms;
 };
 
 /* The next prefetch's extra time over @ns, as @sm->jitter_pct says. */
@@ -197,13 +203,14 @@ static enum tt_tl_action sim_event(struct tt_tl *tl, struct sim *sm,
 /*
  * One iteration from @t0 over the layers @ids (0: a slot without a layer),
  * times x @scale: slot k runs forward over [10k, 10k + 10) ms, then, after
- * 5 ms, the backward passes in reverse order, 10 ms each.
+ * the turn (5 ms, or as @sm says), the backward passes in reverse order,
+ * 10 ms each.
  */
 static unsigned int run_ids(struct tt_tl *tl, struct sim *sm,
 			    unsigned long long t0, const unsigned int *ids,
 			    unsigned int n, unsigned int scale)
 {
-	unsigned int ret, k;
+	unsigned int ret, k, turn;
 
 	memset(sm->evicted, 0, sizeof(sm->evicted));
 	memset(sm->pf_end, 0, sizeof(sm->pf_end));
@@ -219,8 +226,14 @@ static unsigned int run_ids(struct tt_tl *tl, struct sim *sm,
 		tt_tl_saved(tl, idx_of(tl, ids[k]), 8 * MIB, 0);
 		sim_event(tl, sm, ids[k], TT_TL_FWD, 1, t + 10 * MS * scale);
 	}
+	turn = sm->turn_ms ? sm->turn_ms : 5;
+	if (sm->turn_min_ms) {
+		sm->seed = sm->seed * 1103515245U + 12345U;
+		turn = sm->turn_min_ms +
+		       (sm->seed >> 16) % (sm->turn_ms - sm->turn_min_ms + 1);
+	}
 	for (k = n; k-- > 0;) {
-		unsigned long long t = t0 + (10 * n + 5 + 10 * (n - 1 - k)) * MS * scale;
+		unsigned long long t = t0 + (10 * n + turn + 10 * (n - 1 - k)) * MS * scale;
 
 		if (!ids[k])
 			continue;
@@ -581,6 +594,42 @@ static void test_lead_noise(void **state)
 	print_message("lead_noise: %llu late layer-iterations by 30, %llu in the last 30\n",
 		      late_at_30, tl.counts.late_count - late_at_30);
 	assert_true(late_at_30 >= 1);
+	assert_true(tl.counts.late_count - late_at_30 <= 2);
+	assert_true(tl.counts.ontime_bytes > 100 * 8 * MIB);
+}
+
+/*
+ * The last forward layer's backward begins after a turn (a loss, an
+ * optimizer hook) that varies from one iteration to the next: profiled at
+ * 60 ms, then anything from 20 to 60 ms, at random. Its prefetch (8.4 ms)
+ * has no earlier backward layer to release it (TT_SCHED_COUNT): only its
+ * lead covers a turn shorter than the profile's, by up to 40 ms, which is
+ * timing noise, not a rate far off. Once learnt (30 iterations), the layer
+ * is late at most twice in the next 30 (seeds 1-12: 0-2; a lead that does
+ * not keep the shortest idle time seen: 1-8, 5 with seed 1).
+ */
+static void test_lead_turn_noise(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1,
+			  .turn_ms = 60, .seed = 1 };
+	unsigned long long late_at_30 = 0;
+	struct tt_tl tl;
+	unsigned int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tl.count = 1;
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	sm.turn_min_ms = 20;
+	for (i = 0; i < 60; i++) {
+		run_iter(&tl, &sm, (2 + i) * 1000 * MS, 1, 0, 0);
+		if (i == 29)
+			late_at_30 = tl.counts.late_count;
+	}
+	print_message("lead_turn_noise: %llu late layer-iterations by 30, %llu in the last 30; lead of layer 40 %.1f ms; %llu MiB on time\n",
+		      late_at_30, tl.counts.late_count - late_at_30,
+		      L(&tl, 40)->lead_ns / 1e6, tl.counts.ontime_bytes / MIB);
+	assert_true(L(&tl, 40)->final_bytes > 0);
 	assert_true(tl.counts.late_count - late_at_30 <= 2);
 	assert_true(tl.counts.ontime_bytes > 100 * 8 * MIB);
 }
@@ -1236,6 +1285,7 @@ int main(void)
 		cmocka_unit_test(test_outside_iteration),
 		cmocka_unit_test(test_lead_converges),
 		cmocka_unit_test(test_lead_noise),
+		cmocka_unit_test(test_lead_turn_noise),
 		cmocka_unit_test(test_rates_learnt),
 		cmocka_unit_test(test_rate_ewma),
 		cmocka_unit_test(test_bwd_check_once),
