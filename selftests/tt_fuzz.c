@@ -741,18 +741,22 @@ static bool exact_cmd(unsigned long c)
 #define FZ_HOLE_RO	2
 static uint64_t hole_addr;
 
-static void hole_setup(void)
+/* Map the reservation into hole_addr. Return: 0, or -errno. */
+static int hole_setup(void)
 {
 	void *p = mmap(NULL, FZ_HOLE_PAGES * FZ_PAGE, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int err;
 
 	if (p == MAP_FAILED)
-		return;
+		return -errno;
 	if (mprotect((char *)p + FZ_HOLE_RO * FZ_PAGE, FZ_PAGE, PROT_READ)) {
+		err = -errno;
 		munmap(p, FZ_HOLE_PAGES * FZ_PAGE);
-		return;
+		return err;
 	}
 	hole_addr = (uint64_t)(uintptr_t)p;
+	return 0;
 }
 
 static void *bad_ptr(struct rng *r)
@@ -2146,6 +2150,7 @@ static void worker(unsigned int id, bool unpriv, uint64_t seed, unsigned int lif
 	struct rng r = { .s = seed };
 	pthread_t t[32];
 	unsigned int nt = 0;
+	int ret;
 	void *cb;
 	uint64_t deadline;
 
@@ -2167,8 +2172,10 @@ static void worker(unsigned int id, bool unpriv, uint64_t seed, unsigned int lif
 	canary_len = 5ULL << 20;
 	cb = mmap(NULL, canary_len + FZ_HUGE, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (cb == MAP_FAILED)
+	if (cb == MAP_FAILED) {
+		UNEXP("mmap of the canary: %s", strerror(errno));
 		_exit(2);
+	}
 	canary_addr = ((uint64_t)(uintptr_t)cb + FZ_HUGE - 1) & ~(FZ_HUGE - 1);
 	madvise((void *)(uintptr_t)canary_addr, 4ULL << 20, MADV_HUGEPAGE);
 	madvise((void *)(uintptr_t)(canary_addr + (4ULL << 20)), 1ULL << 20,
@@ -2177,7 +2184,11 @@ static void worker(unsigned int id, bool unpriv, uint64_t seed, unsigned int lif
 		slots[i][0].addr = pool_map(&r, &slots[i][0].len);
 	if (!(opt_avoid & FZ_AV_MOVER_STALL))
 		uffd_setup();
-	hole_setup();
+	ret = hole_setup();
+	if (ret) {
+		UNEXP("the refused-pointer reservation: %s", strerror(-ret));
+		_exit(2);
+	}
 
 	mover_alive = 1;
 	pthread_create(&t[nt++], NULL, canary_thread, (void *)(uintptr_t)rnd(&r));
