@@ -767,14 +767,8 @@ static unsigned int close_iteration(struct tt_tl *tl,
 		}
 		l->seen &= ~TT_TL_S_LATE;
 		idle_min_fold(l);
-		/*
-		 * The first backward layer: no earlier backward layer releases
-		 * its prefetch (TT_SCHED_COUNT), only its lead covers an idle
-		 * time shorter than the profile's.
-		 */
-		if (l->lead_ns < turn_floor(tl, l))
-			l->lead_ns = min_u64(turn_floor(tl, l),
-					     l->prof.bwd_start - l->prof.fwd_end);
+		/* at least turn_floor() (never above the profiled idle time) */
+		l->lead_ns = max_u64(l->lead_ns, turn_floor(tl, l));
 		/*
 		 * Not evicted: the lead fades, so a layer the lead made the
 		 * policy drop is tried again.
