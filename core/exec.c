@@ -476,10 +476,14 @@ static unsigned long long tt_x_res_left(const struct tt_migrate_result *res)
 
 /*
  * Move chunk @c of @l back to @l->fast_nid in up to TT_SCHED_FETCH_PASSES
- * passes: a pass that leaves pages busy or finds the node full is
- * followed, after a pause of 1, 2, 4 ms, by another over the whole chunk,
- * unless the prefetch is told to stop. @res gets the sum of the passes;
- * *@left the bytes of the last pass that are still not on the node.
+ * passes: a pass that leaves pages busy, finds the node full, or finds
+ * fewer pages than the eviction moved either on the node or moved there
+ * while some read as not present (a page that another migration, memory
+ * offlining for one, holds at that instant reads so) is followed, after a
+ * pause of 1, 2, 4 ms, by another over the whole chunk, unless the
+ * prefetch is told to stop. @res gets the sum of the passes; *@left the
+ * bytes of the last pass that are still not on the node (busy, no memory,
+ * unsupported: pages still not present count as gone).
  * Return: as ops->move.
  */
 static int tt_x_fetch_chunk(struct tt_exec *x, struct tt_exec_layer *l,
@@ -498,6 +502,8 @@ static int tt_x_fetch_chunk(struct tt_exec *x, struct tt_exec_layer *l,
 	*left = 0;
 	for (pass = 0; pass < TT_SCHED_FETCH_PASSES; pass++) {
 		struct tt_migrate_result r = { 0 };
+		unsigned long long back;
+		int gone;
 
 		if (pass) {
 			if (x->ops->stopped(x, l, flags))
@@ -508,7 +514,10 @@ static int tt_x_fetch_chunk(struct tt_exec *x, struct tt_exec_layer *l,
 		res->moved += r.moved;
 		res->elapsed_ns += r.elapsed_ns;
 		*left = tt_x_res_left(&r) * x->page_size;
-		if (ret || !*left || !(r.skipped_busy || r.skipped_no_memory))
+		back = (r.moved + r.already_on_node) * x->page_size;
+		gone = r.skipped_not_present && back < c->moved;
+		if (ret || !(gone || (*left && (r.skipped_busy ||
+						r.skipped_no_memory))))
 			break;
 	}
 	return ret;

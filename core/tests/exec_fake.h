@@ -15,7 +15,9 @@
  * fake_lim[] (ops->limit), mv_mode (how a move goes: FAKE_MV_*),
  * alloc_fail (every allocation fails), stop_all (ops->stopped),
  * mid_evict (called half-way through an eviction's move, lock not held:
- * the mover stops there when the layer is stopped after it).
+ * the mover stops there when the layer is stopped after it), fetch_gone
+ * (that many prefetch moves find the pages not on the fast node unmapped,
+ * as while another migration holds them: skipped_not_present, not moved).
  */
 #ifndef TT_EXEC_FAKE_H
 #define TT_EXEC_FAKE_H
@@ -53,6 +55,7 @@ enum fake_mv {
 };
 static enum fake_mv mv_mode;
 static int alloc_fail;
+static unsigned int fetch_gone;
 /* Objects and arrays the executor was given and has not given back. */
 static long fake_live;
 
@@ -203,6 +206,10 @@ static int fake_move(unsigned long long a, unsigned long long b, int nid,
 			res->already_on_node++;
 			continue;
 		}
+		if (nid == 0 && fetch_gone) {
+			res->skipped_not_present++;
+			continue;
+		}
 		if (mv_mode == FAKE_MV_BUSY) {
 			res->skipped_busy++;
 			continue;
@@ -232,6 +239,8 @@ static int fake_clip(unsigned long long *a, unsigned long long *b)
 static int t_move(struct tt_exec *x, struct tt_exec_layer *l,
 		  const struct tt_exec_move *m, struct tt_migrate_result *res)
 {
+	int ret;
+
 	(void)x;
 	(void)l;
 	FAKE_CHECK(lock_depth == 0);
@@ -244,7 +253,7 @@ static int t_move(struct tt_exec *x, struct tt_exec_layer *l,
 	if (mid_evict && (m->flags & TT_EXEC_MV_EVICT)) {
 		unsigned long long mid = m->start +
 					 (m->end - m->start) / PG / 2 * PG;
-		int ret = fake_move(m->start, mid, m->nids[0], res);
+		ret = fake_move(m->start, mid, m->nids[0], res);
 
 		mid_evict(l);
 		/* stopped at the batch: @res covers what was processed */
@@ -252,7 +261,10 @@ static int t_move(struct tt_exec *x, struct tt_exec_layer *l,
 			return ret;
 		return fake_move(mid, m->end, m->nids[0], res);
 	}
-	return fake_move(m->start, m->end, m->nids[0], res);
+	ret = fake_move(m->start, m->end, m->nids[0], res);
+	if (!(m->flags & TT_EXEC_MV_EVICT) && fetch_gone)
+		fetch_gone--;
+	return ret;
 }
 
 static int t_move_plain(struct tt_exec *x, const struct tt_hint_iv *p, long n,
@@ -495,6 +507,7 @@ static void fake_reset(unsigned long long now)
 	late_traces = 0;
 	lock_depth = 0;
 	stop_all = 0;
+	fetch_gone = 0;
 	timer_at = 0;
 	chunk_bytes = 2 * MIB;
 	budget = TT_EXEC_BUDGET_NONE;

@@ -615,6 +615,27 @@ static void test_evict_stopped_in_last_chunk(void **state)
 	assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10, 0, 0), 0);
 }
 
+/*
+ * A prefetch pass that finds the evicted pages not present (another
+ * migration holds them at that instant, e.g. memory offlining) is followed
+ * by another: the pages are back, none left on the slow node uncounted.
+ */
+static void test_fetch_gone_retried(void **state)
+{
+	struct tt_sched_stats st;
+
+	(void)state;
+	iteration(&all_run);
+	fetch_gone = 1;
+	iteration(&all_run);
+	assert_int_equal(fetch_gone, 0);
+	tt_exec_stats(&X, &st);
+	assert_true(st.bytes_evicted > 0);
+	assert_int_equal(st.bytes_prefetched, st.bytes_evicted);
+	assert_int_equal(st.prefetch_left_bytes, 0);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +654,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_budget_overlap_slow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_stopped_in_last_chunk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_gone_retried, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -412,7 +412,10 @@ struct tt_ioc_residency {
  * @prefetch_left_bytes: bytes the scheduler's prefetches (and the
  *                    prefetches of TT_SCHED_SYNC_LATE) could not bring
  *                    back to the fast node: a chunk whose pages stay busy,
- *                    or find the fast node full, is moved again in up to
+ *                    or find the fast node full, or read as not present
+ *                    where the eviction moved them (as a page another
+ *                    migration, memory offlining for one, holds at that
+ *                    instant does), is moved again in up to
  *                    TT_SCHED_FETCH_PASSES passes with a growing pause;
  *                    the pages still not moved count here (each time a
  *                    prefetch leaves them) and in a TT_TRACE_LEFT_SLOW

@@ -487,6 +487,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 11:
 			mv_mode = fz_u8(f) % FAKE_MV_NR;
+			fetch_gone = fz_u8(f) % 8;
 			break;
 		case 12:
 			alloc_fail = fz_u8(f) < 32;
