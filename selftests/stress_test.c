@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -322,7 +323,14 @@ FIXTURE(stress)
 FIXTURE_SETUP(stress)
 {
 	TT_SETUP_NODES(&self->topo, 1);
+	/*
+	 * No session is open between tests: the references of one that a
+	 * killed earlier test (its harness timeout) left closing are let go
+	 * first, else they would count as this test's leak.
+	 */
 	self->ref0 = st_refcnt();
+	if (self->ref0 > 0)
+		self->ref0 = st_refcnt_settle(0);
 }
 
 FIXTURE_TEARDOWN(stress)
@@ -627,11 +635,77 @@ TEST_F_TIMEOUT(stress, slow_full, 600)
 
 /* ---- offline_while_training --------------------------------------------------- */
 
-/* Set every memory block of @node to @state; how many changed. */
+/*
+ * Print what each thread of this process waits on in the kernel (its
+ * /proc stack): a stalled offline_while_training says where, before its
+ * harness timeout kills it without a word.
+ */
+static void st_log_stacks(const char *why)
+{
+	char path[64], buf[4096];
+	struct dirent *d;
+	DIR *dir;
+	int n;
+
+	fprintf(stderr, "# %s; the test's threads in the kernel:\n", why);
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/stack", d->d_name);
+		n = tt_st_read_file(path, buf, sizeof(buf));
+		fprintf(stderr, "# task %s:\n", d->d_name);
+		if (n < 0)
+			continue;
+		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+			fprintf(stderr, "#   %s\n", l);
+	}
+	closedir(dir);
+}
+
+static void st_noop(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Write @state to a memory block's state file, interrupted (EINTR, the
+ * block stays as it was) after @secs: offline_pages() retries a page that
+ * does not migrate until a signal comes.
+ */
+static int st_block_write(const char *path, const char *state,
+			  unsigned int secs)
+{
+	struct sigaction sa = { .sa_handler = st_noop }, old;
+	int ret;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);	/* no SA_RESTART */
+	alarm(secs);
+	ret = tt_st_write_file(path, state);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	if (ret == -EINTR) {
+		char why[320];
+
+		snprintf(why, sizeof(why), "%s: '%s' not done after %u s, interrupted",
+			 path, state, secs);
+		st_log_stacks(why);
+	}
+	return ret;
+}
+
+/*
+ * Set every memory block of @node to @state; how many changed. A block
+ * still not done after 60 s (x the time multiplier) ends the walk.
+ */
 static int st_node_blocks(int node, const char *state)
 {
+	unsigned int secs = 60 * tt_st_time_mul();
 	char path[256], cur[32];
-	int n = 0, b;
+	int n = 0, b, ret;
 
 	for (b = 0; b < 4096; b++) {
 		snprintf(path, sizeof(path),
@@ -641,7 +715,10 @@ static int st_node_blocks(int node, const char *state)
 		if (!strncmp(cur, state, strlen(cur)) ||
 		    (!strcmp(cur, "online") && !strncmp(state, "online", 6)))
 			continue;
-		if (tt_st_write_file(path, state) == 0)
+		ret = st_block_write(path, state, secs);
+		if (ret == -EINTR)
+			break;	/* one stalled block says enough */
+		if (!ret)
 			n++;
 	}
 	return n;
@@ -653,6 +730,27 @@ struct st_offline_run {
 	unsigned int iters;
 	int failed;
 };
+
+/*
+ * Wait until the trainer of @r did @n more iterations (or failed): 0, or
+ * -1 after 60 s times the time multiplier, with every thread's kernel
+ * stack logged.
+ */
+static int st_offline_wait(struct st_offline_run *r, unsigned int n)
+{
+	uint64_t end = tt_st_now_ns() +
+		       60ULL * tt_st_time_mul() * 1000000000ULL;
+	unsigned int before = r->iters;
+
+	while (r->iters < before + n && !r->failed) {
+		if (tt_st_now_ns() > end) {
+			st_log_stacks("the trainer made no progress in 60 s (x time multiplier)");
+			return -1;
+		}
+		usleep(5000);
+	}
+	return 0;
+}
 
 static void *st_offline_trainer(void *arg)
 {
@@ -673,8 +771,7 @@ TEST_F_TIMEOUT(stress, offline_while_training, 600)
 	struct st_offline_run *r;
 	struct tt_session *s;
 	pthread_t th;
-	int k, off = 0, on;
-	unsigned int before;
+	int k, off = 0, on, stalled = 0;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	if (geteuid())
@@ -684,19 +781,18 @@ TEST_F_TIMEOUT(stress, offline_while_training, 600)
 	TT_OPEN_KERNEL_SESSION(&s);
 	ASSERT_EQ(0, st_init(&r->tr, s, 4, 2 * TT_ST_MIB, 10));
 	ASSERT_EQ(0, pthread_create(&th, NULL, st_offline_trainer, r));
-	for (k = 0; k < 3 && !r->failed; k++) {
-		before = r->iters;
-		while (r->iters < before + 2 && !r->failed)
-			usleep(5000);
+	for (k = 0; k < 3 && !r->failed && !stalled; k++) {
+		stalled = st_offline_wait(r, 2);
 		usleep(20000 * k);	/* somewhere in an iteration */
 		off += st_node_blocks(self->topo.slow, "offline");
-		before = r->iters;
-		while (r->iters < before + 2 && !r->failed)
-			usleep(5000);
+		stalled |= st_offline_wait(r, 2);
 		on = st_node_blocks(self->topo.slow, "online");
 		if (!on)
 			st_node_blocks(self->topo.slow, "online_movable");
 	}
+	/* a trainer stuck in the kernel would hang pthread_join() */
+	ASSERT_EQ(0, stalled) TH_LOG("the trainer stalled (stacks above); %u iterations",
+				     r->iters);
 	r->stop = 1;
 	pthread_join(th, NULL);
 	st_node_blocks(self->topo.slow, "online");
