@@ -56,6 +56,8 @@ enum fake_mv {
 static enum fake_mv mv_mode;
 static int alloc_fail;
 static unsigned int fetch_gone;
+/* set by t_move() for the prefetch move that fetch_gone applies to */
+static int gone_now;
 /* Objects and arrays the executor was given and has not given back. */
 static long fake_live;
 
@@ -206,7 +208,7 @@ static int fake_move(unsigned long long a, unsigned long long b, int nid,
 			res->already_on_node++;
 			continue;
 		}
-		if (nid == 0 && fetch_gone) {
+		if (gone_now) {
 			res->skipped_not_present++;
 			continue;
 		}
@@ -261,9 +263,11 @@ static int t_move(struct tt_exec *x, struct tt_exec_layer *l,
 			return ret;
 		return fake_move(mid, m->end, m->nids[0], res);
 	}
+	gone_now = !(m->flags & TT_EXEC_MV_EVICT) && fetch_gone;
 	ret = fake_move(m->start, m->end, m->nids[0], res);
-	if (!(m->flags & TT_EXEC_MV_EVICT) && fetch_gone)
+	if (gone_now)
 		fetch_gone--;
+	gone_now = 0;
 	return ret;
 }
 
@@ -508,6 +512,7 @@ static void fake_reset(unsigned long long now)
 	lock_depth = 0;
 	stop_all = 0;
 	fetch_gone = 0;
+	gone_now = 0;
 	timer_at = 0;
 	chunk_bytes = 2 * MIB;
 	budget = TT_EXEC_BUDGET_NONE;
