@@ -22,6 +22,7 @@
 #include <linux/mempolicy.h>
 #include <linux/netlink.h>
 
+#include "tiertrain.h"
 #include "tt_selftest.h"
 
 #define TT_ST_NODE_SYSFS "/sys/devices/system/node"
@@ -878,21 +879,23 @@ unsigned int tt_st_time_mul(void)
 static double tt_st_calib_factor = 1.0;
 
 /*
- * Milliseconds of one TT_IOC_MIGRATE of [buf, buf + len) to @node queued
- * with TT_MIGRATE_ASYNC and waited for with TT_IOC_FLUSH: the engine's
- * worker taking it up, as it takes up the scheduler's evictions and
- * prefetches, and the move itself.
+ * Milliseconds of one migration of [buf, buf + len) to @node queued with
+ * TT_MIGRATE_ASYNC on the libtiertrain session @s and waited for with
+ * tt_flush(): the path the tests' own sessions' moves take (the engine's
+ * worker taking it up, and the session's mover threads for what the
+ * module gives them, base pages with the setting mover_base), and the
+ * move itself.
  */
-static int tt_st_timed_move(int fd, void *buf, size_t len, int node,
-			    double *ms)
+static int tt_st_timed_move(struct tt_session *s, void *buf, size_t len,
+			    int node, double *ms)
 {
 	uint64_t t0 = tt_st_now_ns();
 	int ret;
 
-	ret = tt_st_ioc_migrate(fd, (uintptr_t)buf, len, node,
-				TT_MIGRATE_ASYNC, NULL);
+	ret = tt_migrate_ex(s, buf, len, node, TT_MIGRATE_ASYNC, NULL) ?
+	      -errno : 0;
 	if (!ret)
-		ret = tt_st_ioc_flush(fd);
+		ret = tt_flush(s) ? -errno : 0;
 	*ms = (tt_st_now_ns() - t0) / 1e6;
 	if (ret)
 		return ret;
@@ -911,14 +914,21 @@ static int tt_st_cmp_double(const void *a, const void *b)
 int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c)
 {
 	double ms[TT_ST_CALIB_ROUNDS], to_slow, to_fast;
-	int fd, ret = 0, n;
+	struct tt_session *ts;
+	int ret = 0, n;
 	uint64_t t0;
 	void *buf;
 
 	memset(c, 0, sizeof(*c));
-	fd = open(TT_ST_DEV, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	/* a kernel-backend session with the library's default movers */
+	unsetenv("TIERTRAIN_BACKEND");
+	ts = tt_open();
+	if (!ts)
 		return -errno;
+	if (strcmp(tt_backend(ts), "kernel")) {
+		tt_close(ts);
+		return -ENODEV;
+	}
 	buf = tt_st_map(len, -1);
 	if (!buf) {
 		ret = -errno;
@@ -926,15 +936,15 @@ int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c)
 	}
 	tt_st_fill(buf, len, 0xca1);
 	/* start from @fast (the first touch may have been elsewhere) */
-	ret = tt_st_timed_move(fd, buf, len, fast, &to_fast);
+	ret = tt_st_timed_move(ts, buf, len, fast, &to_fast);
 	t0 = tt_st_now_ns();
 	for (n = 0; !ret && n < TT_ST_CALIB_ROUNDS; n++) {
 		/* a slow node (CXL: seconds a round): three rounds are enough */
 		if (n >= 3 && tt_st_now_ns() - t0 > TT_ST_CALIB_LONG_MS * 1000000ULL)
 			break;
-		ret = tt_st_timed_move(fd, buf, len, slow, &to_slow);
+		ret = tt_st_timed_move(ts, buf, len, slow, &to_slow);
 		if (!ret)
-			ret = tt_st_timed_move(fd, buf, len, fast, &to_fast);
+			ret = tt_st_timed_move(ts, buf, len, fast, &to_fast);
 		/* the slower direction of the round, per MiB */
 		ms[n] = (to_slow > to_fast ? to_slow : to_fast) * TT_ST_MIB / len;
 	}
@@ -956,7 +966,7 @@ int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c)
 	tt_st_calib_factor = c->factor;
 	c->scale = tt_st_time_scale();
 out:
-	close(fd);
+	tt_close(ts);
 	return ret;
 }
 

@@ -249,7 +249,7 @@ void tt_st_compute_from(const void *buf, size_t len, uint64_t t0,
  * @rounds:         rounds timed (TT_ST_CALIB_ROUNDS, or 3 on a slow node).
  * @ms_per_mib:     the second slowest round's time per MiB (each round:
  *                  the slower of the move to the slow node and the move
- *                  back, each queued to the engine's worker and waited
+ *                  back, each queued on a libtiertrain session and waited
  *                  for).
  * @min_ms_per_mib: the fastest round's.
  * @max_ms_per_mib: the slowest round's.
@@ -268,12 +268,15 @@ struct tt_st_calib {
 
 /*
  * Move @len bytes of fresh private anonymous memory (base pages) to @fast,
- * then from @fast to @slow and back through /dev/tiertrain
- * (TT_MIGRATE_ASYNC, then TT_IOC_FLUSH: the engine's worker, as for the
- * scheduler's work), TT_ST_CALIB_ROUNDS times (3 when slow), timing each
- * move; set the process's calibrated factor from the second slowest round
- * and fill @c. Returns 0, or -errno (the factor is then unchanged; -EIO:
- * not every page moved, or the data changed).
+ * then from @fast to @slow and back through a libtiertrain session on the
+ * kernel backend with the library's default mover threads
+ * (TT_MIGRATE_ASYNC, then tt_flush(): the engine's worker and the movers,
+ * as for the scheduler's work of the tests' own sessions; with the module
+ * setting mover_base, base pages go through the movers, slower under CPU
+ * load), TT_ST_CALIB_ROUNDS times (3 when slow), timing each move; set the
+ * process's calibrated factor from the second slowest round and fill @c.
+ * Returns 0, or -errno (the factor is then unchanged; -ENODEV: no kernel
+ * backend; -EIO: not every page moved, or the data changed).
  */
 int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c);
 
