@@ -625,7 +625,17 @@ TEST_F_TIMEOUT(stress, slow_full, 600)
 	kill(hog, SIGKILL);
 	waitpid(hog, NULL, 0);
 	EXPECT_EQ(0, st_iteration(&tr, ST_PH_DONE)) TH_LOG("%s", tr.err);
-	EXPECT_EQ(0, st_all_on(&tr, self->topo.fast, 10)) TH_LOG("%s", tr.err);
+	EXPECT_EQ(0, st_all_on(&tr, self->topo.fast, 10)) {
+		TH_LOG("%s", tr.err);
+		if (!tt_stats(s, &st))
+			TH_LOG("engine %llu bytes, movers %llu, orders %llu, back to the engine %llu, completed late %llu; prefetch left %llu bytes",
+			       (unsigned long long)st.engine_bytes,
+			       (unsigned long long)st.mover_bytes,
+			       (unsigned long long)st.mover_orders,
+			       (unsigned long long)st.mover_fallbacks,
+			       (unsigned long long)st.mover_late,
+			       (unsigned long long)st.prefetch_left_bytes);
+	}
 	tr.iter--;
 	EXPECT_EQ(0, st_data_ok(&tr)) TH_LOG("%s", tr.err);
 	st_free(&tr);
