@@ -258,8 +258,13 @@ static int st_all_on_or_counted(struct st_trainer *tr, int node,
 	ret = tt_stats(tr->s, &st);
 	if (ret)
 		return st_fail(tr, "tt_stats", ret);
-	fprintf(stderr, "# note: pid %d: %s; prefetch_left_bytes %llu\n",
-		getpid(), where, (unsigned long long)st.prefetch_left_bytes);
+	fprintf(stderr, "# note: pid %d: %s; prefetch_left_bytes %llu; engine %llu bytes, movers %llu, orders %llu, back to the engine %llu, completed late %llu\n",
+		getpid(), where, (unsigned long long)st.prefetch_left_bytes,
+		(unsigned long long)st.engine_bytes,
+		(unsigned long long)st.mover_bytes,
+		(unsigned long long)st.mover_orders,
+		(unsigned long long)st.mover_fallbacks,
+		(unsigned long long)st.mover_late);
 	if (tr->missing <= st.prefetch_left_bytes)
 		return 0;
 	snprintf(tr->err, sizeof(tr->err),
