@@ -351,6 +351,17 @@ static int tt_x_select(struct tt_exec *x, struct tt_exec_layer *l)
  * finds none left, or the layer stopped (@abort, the session stopping,
  * closing, the address space gone), ends the eviction.
  */
+/* A chunk of @l's episode has @landed (lock held): its prefetch must run. */
+static int tt_x_any_landed(const struct tt_exec_layer *l)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->nr_chunks; i++)
+		if (l->chunks[i].landed)
+			return 1;
+	return 0;
+}
+
 void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 {
 	unsigned long long *bytes, slice = 0, iter;
@@ -411,6 +422,9 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 		ret = tt_x_evict_chunk(x, l, c, l->ev_slow, l->ev_nr_slow,
 				       &res);
 		c->moved = res.moved * x->page_size;
+		/* a late mover put pages of it there: evicted all the same */
+		if (tt_x_once_load(&c->landed))
+			c->moved += res.already_on_node * x->page_size;
 		/* the mover stopped inside the chunk (@abort) */
 		if (res.pages < (c->end - c->start) / x->page_size &&
 		    x->ops->stopped(x, l, TT_EXEC_MV_EVICT | TT_EXEC_MV_REMOTE))
@@ -454,7 +468,7 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 	if (iter == x->tl.iter_seq && tt_x_find(x, l->id, &idx))
 		tt_tl_evict_end(&x->tl, idx, tt_x_now(x), l->evicted);
 	tt_tl_rate_sample(&x->tl, TT_TL_EVICT, l->evicted, l->ev_elapsed);
-	if (!l->evicted)
+	if (!l->evicted && !tt_x_any_landed(l))
 		tt_x_episode_end(x, l);
 	else if (l->pf_due && !x->closing)
 		tt_x_queue_prefetch(x, l);
@@ -554,7 +568,7 @@ static unsigned long long tt_x_fetch(struct tt_exec *x,
 			break;
 		}
 		slice += c->end - c->start;
-		if (c->moved) {
+		if (c->moved || tt_x_once_load(&c->landed)) {
 			/* the fast-tier budget: room for it first */
 			tt_x_lock(x);
 			ret = tt_x_admit(x, l, i, remote);
@@ -1455,7 +1469,8 @@ void tt_exec_fetch_all(struct tt_exec *x)
 			};
 			struct tt_migrate_result res = { 0 };
 
-			if (ch->moved && l->fast_nid >= 0)
+			if ((ch->moved || tt_x_once_load(&ch->landed)) &&
+			    l->fast_nid >= 0)
 				x->ops->move(x, l, &m, &res);
 			moved = res.moved * x->page_size;
 			tt_x_lock(x);
@@ -1468,6 +1483,109 @@ void tt_exec_fetch_all(struct tt_exec *x)
 		tt_x_lock(x);
 		tt_x_episode_end(x, l);
 		tt_x_unlock(x);
+	}
+}
+
+/*
+ * For tt_exec_landed() (lock held): mark @landed every chunk overlapping
+ * [@pos, @end) that a running episode holds evicted and its prefetch has
+ * not fetched yet; return the first part of [@pos, @end) outside all of
+ * them in [*@a, *@b) (empty when the rest of the span is such chunks), and
+ * in *@skip where the next such chunk after it ends (@end when none).
+ */
+static void tt_x_landed_next(struct tt_exec *x, unsigned long long pos,
+			     unsigned long long end, unsigned long long *a,
+			     unsigned long long *b, unsigned long long *skip)
+{
+	unsigned long long lo = end, hi = end;
+	struct tt_exec_layer *l;
+	struct tt_chunk *c;
+	unsigned int i, k;
+	int again;
+
+	*a = pos;
+	do {
+		again = 0;
+		for (i = 0; i < x->tl.n; i++) {
+			l = tt_x_at(x, i);
+			if (!l || (l->state != TT_EXEC_EVICTING &&
+				   l->state != TT_EXEC_EVICTED &&
+				   l->state != TT_EXEC_PREFETCH_QUEUED))
+				continue;
+			for (k = l->next_chunk; k < l->nr_chunks; k++) {
+				c = &l->chunks[k];
+				if (c->start >= end || c->end <= *a)
+					continue;
+				__atomic_store_n(&c->landed, 1,
+						 __ATOMIC_RELAXED);
+				if (c->start <= *a) {
+					/* *@a is inside it: past it */
+					*a = c->end;
+					again = 1;
+				} else if (c->start < lo) {
+					lo = c->start;
+					hi = c->end;
+				}
+			}
+		}
+	} while (again && *a < end);
+	if (*a > end)
+		*a = end;
+	if (lo < *a) {
+		/* found before *@a moved past it: look again from *@a */
+		*b = *a;
+		*skip = *a;
+		return;
+	}
+	*b = lo;
+	*skip = hi;
+}
+
+void tt_exec_landed(struct tt_exec *x, unsigned long long start,
+		    unsigned long long end)
+{
+	unsigned long long pos = start, a, b, skip;
+	int nid;
+
+	while (pos < end) {
+		struct tt_migrate_result res = { 0 };
+		struct tt_exec_move m = { .nr = 1, .flags = TT_EXEC_MV_REPAIR };
+
+		tt_x_lock(x);
+		if (x->closing) {
+			tt_x_unlock(x);
+			return;
+		}
+		tt_x_landed_next(x, pos, end, &a, &b, &skip);
+		nid = x->cfg.fast_node;
+		tt_x_unlock(x);
+		if (a < b) {
+			unsigned int pass;
+
+			if (nid < 0)
+				nid = x->ops->cpu_node(x);
+			m.start = a;
+			m.end = b;
+			m.nids = &nid;
+			/* busy pages (the mover's just-moved ones): again */
+			for (pass = 0; pass < TT_SCHED_FETCH_PASSES; pass++) {
+				struct tt_migrate_result r = { 0 };
+
+				if (pass)
+					x->ops->pause(x, 1000U << (pass - 1));
+				if (x->ops->move(x, (struct tt_exec_layer *)0,
+						 &m, &r) || !r.skipped_busy) {
+					res.moved += r.moved;
+					break;
+				}
+				res.moved += r.moved;
+			}
+			tt_x_lock(x);
+			x->counts.landed_bytes += res.moved * x->page_size;
+			tt_x_unlock(x);
+		}
+		pos = skip > pos ? skip : end;
+		tt_x_resched(x);
 	}
 }
 

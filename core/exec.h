@@ -285,6 +285,7 @@ struct tt_exec_cfg {
  *                      itself (TT_SCHED_SYNC_LATE).
  * @prefetch_left_bytes: bytes prefetches left on slow nodes after their
  *                      retries.
+ * @landed_bytes:       bytes tt_exec_landed() moved back to a fast node.
  */
 struct tt_exec_counts {
 	unsigned long long events;
@@ -294,6 +295,7 @@ struct tt_exec_counts {
 	unsigned long long bytes_prefetched;
 	unsigned long long sync_fetched_bytes;
 	unsigned long long prefetch_left_bytes;
+	unsigned long long landed_bytes;
 };
 
 /**
@@ -408,6 +410,11 @@ struct tt_sched_stats {
 #define TT_EXEC_MV_EVICT	0x1U	/* to the slow nodes: check the range first */
 #define TT_EXEC_MV_REMOTE	0x2U	/* from a worker, not the session's process */
 #define TT_EXEC_MV_SYNC		0x4U	/* plain pieces: to nids[0] only, synchronously */
+/*
+ * tt_exec_landed()'s repair, from a mover thread of the session: @l is
+ * NULL, no order to a mover (the engine moves it)
+ */
+#define TT_EXEC_MV_REPAIR	0x8U
 
 /**
  * struct tt_exec_move - one move the executor asks for
@@ -741,6 +748,20 @@ void tt_exec_close(struct tt_exec *x);
  * move_pages backend brings it back (its tt_close() contract).
  */
 void tt_exec_fetch_all(struct tt_exec *x);
+/*
+ * tt_exec_landed() - a mover completed a scheduler's order after it went
+ * back to the engine: it may have moved pages of [@start, @end) to a slow
+ * node after the engine, the eviction's count and newer migrations went
+ * past them. The executor's view holds again when it returns: a chunk that
+ * a running episode holds evicted and its prefetch has not fetched yet is
+ * fetched whatever its eviction counted (@landed); every other page of the
+ * span is moved to the fast node now (the session's fast_node, else
+ * ops->cpu_node), in the caller (ops->move with TT_EXEC_MV_REPAIR; moved
+ * bytes counted in landed_bytes). Lock not held; the caller is a thread of
+ * the session's process.
+ */
+void tt_exec_landed(struct tt_exec *x, unsigned long long start,
+		    unsigned long long end);
 struct tt_exec_layer *tt_exec_layer_at(struct tt_exec *x, unsigned int i);
 void tt_exec_free(struct tt_exec *x);
 

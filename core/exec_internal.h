@@ -119,6 +119,12 @@ static inline int tt_x_aborted(const struct tt_exec_layer *l)
 	return __atomic_load_n(&l->abort, __ATOMIC_RELAXED);
 }
 
+/* A chunk's @landed, read without the lock (see struct tt_chunk). */
+static inline unsigned int tt_x_once_load(const unsigned int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
 static inline struct tt_exec_layer *tt_x_vlayer(struct tt_exec_link *e)
 {
 	return TT_X_CONTAINER(e, struct tt_exec_layer, vlink);

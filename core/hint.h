@@ -114,12 +114,19 @@ unsigned long long tt_hint_bytes(const struct tt_hint_set *h,
  * @end:      end address.
  * @range_id: the saved range it was cut from.
  * @moved:    bytes the eviction moved to the slow node.
+ * @landed:   a mover that completed late may have moved pages of the chunk
+ *            to a slow node after the eviction counted it
+ *            (tt_exec_landed()): the prefetch fetches it whatever @moved
+ *            says. Written with the executor's lock held, read by the
+ *            step owning the episode without it (a once-only store and
+ *            load).
  */
 struct tt_chunk {
 	unsigned long long start;
 	unsigned long long end;
 	unsigned long long range_id;
 	unsigned long long moved;
+	unsigned int landed;
 };
 
 /*

@@ -33,6 +33,13 @@
  * range or fails.
  */
 #define TT_MIG_SPLIT_PARTIAL	BIT(2)
+/*
+ * TT_MIG_SCHED (tt_mover_migrate() only): a migration of the session's
+ * scheduler (an eviction, a prefetch). Pages of its orders that a mover
+ * moves after they went back to the engine are handed to the mover's
+ * @landed hook (mover.h); a caller's own migration's are not.
+ */
+#define TT_MIG_SCHED	BIT(3)
 
 /* Target nodes of one tt_migrate_range_to() call, at most. */
 #define TT_MIG_TARGETS	8

@@ -112,6 +112,7 @@
  *        at its next TT_IOC_MOVER call, which it makes only once it stopped
  *        executing them (under the mover lock).
  * @stale_end: end of that span; equal to @stale_start when there is none.
+ * @stale_sched: one of those orders was the scheduler's (TT_MIG_SCHED).
  */
 struct tt_mover_thread {
 	struct list_head link;
@@ -119,6 +120,7 @@ struct tt_mover_thread {
 	bool base;
 	unsigned long stale_start;
 	unsigned long stale_end;
+	bool stale_sched;
 };
 
 enum tt_order_state {
@@ -148,6 +150,7 @@ enum tt_order_state {
  * @res:      DONE: what the mover did, read from the page tables.
  * @kept:     DONE: huge pages moved and still huge on the target.
  * @split:    DONE: huge pages moved and found as base pages there.
+ * @sched:    issued by a migration with TT_MIG_SCHED.
  */
 struct tt_mover_order {
 	struct list_head link;
@@ -166,6 +169,7 @@ struct tt_mover_order {
 	struct tt_migrate_result res;
 	u64 kept;
 	u64 split;
+	bool sched;
 };
 
 /**
@@ -310,9 +314,11 @@ static void tt_mover_back(struct tt_mover *mv, struct tt_mover_order *o)
 		if (th->stale_start == th->stale_end) {
 			th->stale_start = o->start;
 			th->stale_end = o->end;
+			th->stale_sched = o->sched;
 		} else {
 			th->stale_start = min(th->stale_start, o->start);
 			th->stale_end = max(th->stale_end, o->end);
+			th->stale_sched |= o->sched;
 		}
 	}
 	list_del_init(&o->link);
@@ -937,7 +943,8 @@ long tt_mover_ioctl(struct tt_ksession *s, void __user *argp)
 	struct tt_mover *mv = &s->mover;
 	struct tt_mover_thread *th, *new = NULL;
 	struct tt_ioc_mover arg;
-	bool stale;
+	unsigned long stale_start = 0, stale_end = 0;
+	bool stale, stale_sched = false;
 	int ret;
 
 	BUILD_BUG_ON(ARRAY_SIZE(arg.nodes) < TT_MIG_TARGETS);
@@ -968,12 +975,20 @@ long tt_mover_ioctl(struct tt_ksession *s, void __user *argp)
 	/* in here, it executes no order: what went back is not in its hands */
 	stale = th && th->stale_start != th->stale_end;
 	if (stale) {
+		stale_start = th->stale_start;
+		stale_end = th->stale_end;
+		stale_sched = th->stale_sched;
 		th->stale_start = 0;
 		th->stale_end = 0;
+		th->stale_sched = false;
 	}
 	spin_unlock(&mv->lock);
-	if (stale)
+	if (stale) {
 		wake_up_all(&mv->done_wq);
+		/* what it moved late may sit where nobody wants it now */
+		if (stale_sched && mv->landed)
+			mv->landed(mv, stale_start, stale_end);
+	}
 	if (new) {
 		put_pid(new->pid);
 		kfree(new);
@@ -1170,6 +1185,7 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 		return false;
 	INIT_LIST_HEAD(&o->link);
 	o->start = start;
+	o->sched = r->flags & TT_MIG_SCHED;
 	o->end = end;
 	o->flags = flags;
 	memcpy(o->nids, r->nids, sizeof(o->nids));

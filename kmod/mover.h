@@ -34,6 +34,13 @@ struct tt_ksession;
  *                (CLOCK_MONOTONIC ns), unless a mover calls in first.
  * @closed:       the session is closing: no new orders.
  * @counts:       the mover's part of the session counters.
+ * @landed:       set by the session's owner before any mover registers:
+ *                called (no lock held, in the thread's own TT_IOC_MOVER
+ *                call, so in the session's process) when a mover whose
+ *                orders of a TT_MIG_SCHED migration went back to the
+ *                engine calls in again: it may have moved pages of
+ *                [start, end) to those orders' targets after the engine
+ *                and newer migrations went past them.
  */
 struct tt_mover {
 	spinlock_t lock;	/* see @lock above */
@@ -46,6 +53,8 @@ struct tt_mover {
 	u64 suspect_until;
 	bool closed;
 	struct tt_mover_counts counts;
+	void (*landed)(struct tt_mover *mv, unsigned long start,
+		       unsigned long end);
 };
 
 void tt_mover_init(struct tt_mover *mv);

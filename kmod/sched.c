@@ -252,14 +252,20 @@ static int tt_sched_op_move(struct tt_exec *x, struct tt_exec_layer *l,
 				res->skipped_unsupported += pages;
 		} else {
 			tt_mover_migrate(s, m->start, m->end, m->nids, m->nr,
-					 TT_MIG_REMOTE | TT_MIG_SPLIT_PARTIAL,
-					 tt_sched_abort(l), res);
+					 TT_MIG_REMOTE | TT_MIG_SPLIT_PARTIAL |
+					 TT_MIG_SCHED, tt_sched_abort(l), res);
 			ret = 0;
 		}
+	} else if (m->flags & TT_EXEC_MV_REPAIR) {
+		struct tt_engine_counts ec = {};
+
+		/* in a mover's own call: the engine, never an order */
+		ret = tt_migrate_range_to(s->mm, m->start, m->end, m->nids,
+					  m->nr, 0, &s->stop, res, &ec);
 	} else {
 		ret = tt_mover_migrate(s, m->start, m->end, m->nids, m->nr,
 				       (remote ? TT_MIG_REMOTE : 0) |
-				       TT_MIG_SPLIT_PARTIAL,
+				       TT_MIG_SPLIT_PARTIAL | TT_MIG_SCHED,
 				       remote ? &s->stop : NULL, res);
 	}
 	tt_sched_account(s, res, m->nids[0]);
@@ -800,6 +806,15 @@ int tt_sched_hint(struct tt_ksession *s, const struct tt_ioc_hint *req)
 static u64 tt_mbps(unsigned int mbps)
 {
 	return (u64)mbps << 20;
+}
+
+/* The session's mover hook (sched.h). */
+void tt_sched_mover_landed(struct tt_mover *mv, unsigned long start,
+			   unsigned long end)
+{
+	struct tt_ksession *s = container_of(mv, struct tt_ksession, mover);
+
+	tt_exec_landed(&s->sched.x, start, end);
 }
 
 /**

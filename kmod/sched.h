@@ -47,6 +47,14 @@ int tt_sched_module_init(void);
 void tt_sched_module_exit(void);
 
 void tt_sched_init(struct tt_ksession *s);
+/*
+ * tt_sched_mover_landed() - the session's struct tt_mover @landed hook:
+ * the scheduler makes its view of [start, end) hold again
+ * (tt_exec_landed()).
+ */
+struct tt_mover;
+void tt_sched_mover_landed(struct tt_mover *mv, unsigned long start,
+			   unsigned long end);
 void tt_sched_close(struct tt_ksession *s);
 void tt_sched_budget_visit(struct tt_ksession *s, bool shrink);
 

@@ -181,6 +181,7 @@ struct tt_ksession *tt_session_open(void)
 	s->move_all = has_capability_noaudit(current, CAP_SYS_NICE);
 	tt_evlog_init(&s->evlog);
 	tt_mover_init(&s->mover);
+	s->mover.landed = tt_sched_mover_landed;
 	atomic_inc(&tt_nr_sessions);
 
 	mutex_lock(&tt_sessions_lock);

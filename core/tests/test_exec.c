@@ -636,6 +636,91 @@ static void test_fetch_gone_retried(void **state)
 	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
 }
 
+/*
+ * A mover that completed late moved pages behind the executor's back
+ * (tt_exec_landed()): a chunk its eviction counted as not moved is fetched
+ * all the same, and pages no episode holds evicted (an idle layer's, whose
+ * saved ranges are gone) go back to the fast node at once.
+ */
+static void test_landed(void **state)
+{
+	static const struct opts no_fetch = { 1, 0, 0, 0 };
+	struct tt_exec_layer *l = NULL;
+	struct tt_chunk c0;
+	unsigned long long len, p;
+	unsigned int i;
+
+	(void)state;
+	iteration(&all_run);
+	iteration(&no_fetch);
+	for (i = 0; i < tt_exec_nr_layers(&X); i++) {
+		l = tt_exec_layer_at(&X, i);
+		if (l->id == 10)
+			break;
+	}
+	assert_non_null(l);
+	assert_int_equal(l->id, 10);
+	assert_true(l->state == TT_EXEC_EVICTED ||
+		    l->state == TT_EXEC_PREFETCH_QUEUED);
+	assert_true(l->nr_chunks > 1 && l->next_chunk == 0);
+	c0 = l->chunks[0];
+	len = c0.end - c0.start;
+	assert_int_equal(on_node(c0.start, len, 1), len);
+	/* the eviction counted none of it: its mover landed it late */
+	l->chunks[0].moved = 0;
+	tt_exec_landed(&X, c0.start, c0.end);
+	assert_int_equal(l->chunks[0].landed, 1);
+	/* left to the prefetch: evicted is where it belongs until then */
+	assert_int_equal(on_node(c0.start, len, 1), len);
+	assert_int_equal(X.counts.landed_bytes, 0);
+	while (qn)
+		run_one(0);
+	assert_int_equal(on_node(c0.start, len, 0), len);
+	assert_int_equal(l->state, TT_EXEC_IDLE);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
+
+	/* an idle layer: back now, in the caller, without the mover's orders */
+	for (p = (taddr(1) - BASE) / PG; p < (taddr(1) + TSIZE - BASE) / PG; p++)
+		node_of[p] = 1;
+	i = moves;
+	tt_exec_landed(&X, taddr(1) - MIB, taddr(1) + TSIZE + MIB);
+	assert_int_equal(on_node(taddr(1), TSIZE, 0), TSIZE);
+	assert_int_equal(X.counts.landed_bytes, TSIZE);
+	assert_true(moves > i);
+	assert_int_equal(qn, 0);
+}
+
+/* During layer 10's eviction: a late mover lands its last chunk first. */
+static void land_last_chunk_mid_evict(struct tt_exec_layer *l)
+{
+	struct tt_chunk *c = &l->chunks[l->nr_chunks - 1];
+	unsigned long long p;
+
+	mid_evict = NULL;
+	for (p = (c->start - BASE) / PG; p < (c->end - BASE) / PG; p++)
+		node_of[p] = 1;
+	tt_exec_landed(&X, c->start, c->end);
+}
+
+/*
+ * A late mover lands a chunk on the slow node before the eviction reaches
+ * it (tt_exec_landed() while EVICTING): the eviction finds the chunk there
+ * and counts it evicted, and the prefetch brings the whole layer back.
+ */
+static void test_landed_while_evicting(void **state)
+{
+	(void)state;
+	iteration(&all_run);
+	mid_evict = land_last_chunk_mid_evict;
+	iteration(&all_run);
+	run_work(-1);
+	assert_null(mid_evict);
+	assert_int_equal(X.counts.landed_bytes, 0);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
+	/* what the prefetch brought back, the eviction counted */
+	assert_int_equal(X.counts.bytes_prefetched, X.counts.bytes_evicted);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -655,6 +740,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_stopped_in_last_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_gone_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_landed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_landed_while_evicting, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
