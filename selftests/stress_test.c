@@ -241,6 +241,25 @@ static int st_all_on(struct st_trainer *tr, int node, unsigned int secs)
 }
 
 /*
+ * The counters that tell where a session's pages went (engine, movers,
+ * orders back to the engine and completed late, prefetch_left_bytes), as
+ * text in @buf.
+ */
+static const char *st_mover_counts(const struct tt_ioc_stats *st, char *buf,
+				   size_t len)
+{
+	snprintf(buf, len,
+		 "prefetch_left_bytes %llu; engine %llu bytes, movers %llu, orders %llu, back to the engine %llu, completed late %llu",
+		 (unsigned long long)st->prefetch_left_bytes,
+		 (unsigned long long)st->engine_bytes,
+		 (unsigned long long)st->mover_bytes,
+		 (unsigned long long)st->mover_orders,
+		 (unsigned long long)st->mover_fallbacks,
+		 (unsigned long long)st->mover_late);
+	return buf;
+}
+
+/*
  * Every tensor on @node within @secs, or the bytes still off it are no
  * more than the session's prefetch_left_bytes: no byte a prefetch left on
  * a slow node goes uncounted. 0, or -1 with @tr->err.
@@ -249,7 +268,7 @@ static int st_all_on_or_counted(struct st_trainer *tr, int node,
 				unsigned int secs)
 {
 	struct tt_ioc_stats st;
-	char where[sizeof(tr->err)];
+	char where[sizeof(tr->err)], counts[200];
 	int ret;
 
 	if (!st_all_on(tr, node, secs))
@@ -258,13 +277,8 @@ static int st_all_on_or_counted(struct st_trainer *tr, int node,
 	ret = tt_stats(tr->s, &st);
 	if (ret)
 		return st_fail(tr, "tt_stats", ret);
-	fprintf(stderr, "# note: pid %d: %s; prefetch_left_bytes %llu; engine %llu bytes, movers %llu, orders %llu, back to the engine %llu, completed late %llu\n",
-		getpid(), where, (unsigned long long)st.prefetch_left_bytes,
-		(unsigned long long)st.engine_bytes,
-		(unsigned long long)st.mover_bytes,
-		(unsigned long long)st.mover_orders,
-		(unsigned long long)st.mover_fallbacks,
-		(unsigned long long)st.mover_late);
+	fprintf(stderr, "# note: pid %d: %s; %s\n", getpid(), where,
+		st_mover_counts(&st, counts, sizeof(counts)));
 	if (tr->missing <= st.prefetch_left_bytes)
 		return 0;
 	snprintf(tr->err, sizeof(tr->err),
@@ -609,6 +623,7 @@ TEST_F_TIMEOUT(stress, slow_full, 600)
 	struct tt_session *s;
 	size_t held = 0;
 	unsigned int i;
+	char counts[200];
 	pid_t hog;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -633,13 +648,8 @@ TEST_F_TIMEOUT(stress, slow_full, 600)
 	EXPECT_EQ(0, st_all_on(&tr, self->topo.fast, 10)) {
 		TH_LOG("%s", tr.err);
 		if (!tt_stats(s, &st))
-			TH_LOG("engine %llu bytes, movers %llu, orders %llu, back to the engine %llu, completed late %llu; prefetch left %llu bytes",
-			       (unsigned long long)st.engine_bytes,
-			       (unsigned long long)st.mover_bytes,
-			       (unsigned long long)st.mover_orders,
-			       (unsigned long long)st.mover_fallbacks,
-			       (unsigned long long)st.mover_late,
-			       (unsigned long long)st.prefetch_left_bytes);
+			TH_LOG("%s", st_mover_counts(&st, counts,
+						     sizeof(counts)));
 	}
 	tr.iter--;
 	EXPECT_EQ(0, st_data_ok(&tr)) TH_LOG("%s", tr.err);
