@@ -68,4 +68,17 @@ static inline bool tt_page_mapped_shared(struct page *page)
 #endif
 }
 
+/*
+ * TT_MOVER_BASE_DEFAULT - the default of the setting mover_base: 1 (the
+ * session's movers move base pages with move_pages(2)) where move_pages(2)
+ * unmaps up to 512 pages per TLB flush (Linux 6.3 and later,
+ * migrate_pages_batch()), 0 (the in-kernel engine) before, where it flushes
+ * per page as the engine does (Documentation/mover.md).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define TT_MOVER_BASE_DEFAULT	1
+#else
+#define TT_MOVER_BASE_DEFAULT	0
+#endif
+
 #endif /* TT_COMPAT_H */

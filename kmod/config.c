@@ -27,6 +27,7 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "config.h"
 #include "exec.h"
 
@@ -99,9 +100,9 @@
 #define TT_MOVER_TIMEOUT_MS_DEF 1000
 #define TT_MOVER_TIMEOUT_MS_DESC \
 	"How long a migration order given to a session's mover thread may take per huge page it holds before it goes back to the in-kernel engine, ms, 0..600000; 0 means no orders (the engine moves everything, huge pages split) (default 1000)"
-#define TT_MOVER_BASE_DEF 0
+#define TT_MOVER_BASE_DEF TT_MOVER_BASE_DEFAULT
 #define TT_MOVER_BASE_DESC \
-	"How base pages move when every mover of the session takes base-page orders, 0..2: 0 the in-kernel engine (a TLB flush per page), 1 move_pages(2) by the movers, 2 the same after collapsing whole 2 MiB blocks into huge pages (default 0: Documentation/mover.md)"
+	"How base pages move when every mover of the session takes base-page orders, 0..2: 0 the in-kernel engine (a TLB flush per page), 1 move_pages(2) by the movers (batched flushes on Linux 6.3+), 2 the same after collapsing whole 2 MiB blocks into huge pages (default 1 on Linux 6.3+, 0 before; Documentation/mover.md)"
 #define TT_EVENT_RING_DEF 4096
 #define TT_EVENT_RING_DESC \
 	"Trace events each session keeps in its ring, 0..65536; 0 means no ring (default 4096)"

@@ -1414,11 +1414,11 @@ struct tt_ioc_mover {
  *                     them (a TLB flush per page); 1 base-page orders,
  *                     move_pages(2) by the movers; 2 the same, each whole
  *                     2 MiB block collapsed into a huge page first
- *                     (TT_ORDER_COLLAPSE) (0: with 1 or 2, pages were
- *                     left on the slow node under load, see
- *                     Documentation/mover.md; 1 is the
- *                     cheaper path on Linux 6.3 and later, 2 before;
- *                     bench/README.md has the measurement). Now.
+ *                     (TT_ORDER_COLLAPSE) (1 on Linux 6.3 and later,
+ *                     where move_pages(2) unmaps up to 512 pages per TLB
+ *                     flush; 0 before, where it flushes per page as the
+ *                     engine does; bench/README.md has the measurement,
+ *                     Documentation/mover.md the reasons). Now.
  * "Now" means the running sessions see the new value at once; "new
  * sessions" that sessions opened afterwards start from it (a session changes
  * its own with TT_IOC_SET_SCHED).
