@@ -1486,106 +1486,136 @@ void tt_exec_fetch_all(struct tt_exec *x)
 	}
 }
 
+/* Pages tt_exec_landed() looks at per hold of the lock. */
+#define TT_X_LANDED_WIN	512
+#define TT_X_WORD_BITS	(8 * sizeof(unsigned long long))
+
+/* Set bits [@from, @to) of @map. */
+static void tt_x_bits_set(unsigned long long *map, unsigned long long from,
+			  unsigned long long to)
+{
+	while (from < to) {
+		unsigned long long w = from / TT_X_WORD_BITS;
+		unsigned long long o = from % TT_X_WORD_BITS;
+		unsigned long long n = TT_X_WORD_BITS - o;
+
+		if (n > to - from)
+			n = to - from;
+		map[w] |= (n == TT_X_WORD_BITS ? ~0ULL :
+			   ((1ULL << n) - 1) << o);
+		from += n;
+	}
+}
+
+static int tt_x_bit(const unsigned long long *map, unsigned long long i)
+{
+	return (int)((map[i / TT_X_WORD_BITS] >> (i % TT_X_WORD_BITS)) & 1);
+}
+
 /*
  * For tt_exec_landed() (lock held): mark @landed every chunk overlapping
- * [@pos, @end) that a running episode holds evicted and its prefetch has
- * not fetched yet; return the first part of [@pos, @end) outside all of
- * them in [*@a, *@b) (empty when the rest of the span is such chunks), and
- * in *@skip where the next such chunk after it ends (@end when none).
+ * [@a, @a + @n pages) that a running episode holds evicted and its
+ * prefetch has not fetched yet, and set in @held the bit of every page of
+ * it inside one of them. One pass over the chunks.
  */
-static void tt_x_landed_next(struct tt_exec *x, unsigned long long pos,
-			     unsigned long long end, unsigned long long *a,
-			     unsigned long long *b, unsigned long long *skip)
+static void tt_x_landed_mark(struct tt_exec *x, unsigned long long a,
+			     unsigned long long n, unsigned long long *held)
 {
-	unsigned long long lo = end, hi = end;
+	unsigned long long end = a + n * x->page_size, s, e;
 	struct tt_exec_layer *l;
 	struct tt_chunk *c;
 	unsigned int i, k;
-	int again;
 
-	*a = pos;
-	do {
-		again = 0;
-		for (i = 0; i < x->tl.n; i++) {
-			l = tt_x_at(x, i);
-			if (!l || (l->state != TT_EXEC_EVICTING &&
-				   l->state != TT_EXEC_EVICTED &&
-				   l->state != TT_EXEC_PREFETCH_QUEUED))
+	for (i = 0; i < x->tl.n; i++) {
+		l = tt_x_at(x, i);
+		if (!l || (l->state != TT_EXEC_EVICTING &&
+			   l->state != TT_EXEC_EVICTED &&
+			   l->state != TT_EXEC_PREFETCH_QUEUED))
+			continue;
+		for (k = l->next_chunk; k < l->nr_chunks; k++) {
+			c = &l->chunks[k];
+			if (c->start >= end || c->end <= a)
 				continue;
-			for (k = l->next_chunk; k < l->nr_chunks; k++) {
-				c = &l->chunks[k];
-				if (c->start >= end || c->end <= *a)
-					continue;
-				__atomic_store_n(&c->landed, 1,
-						 __ATOMIC_RELAXED);
-				if (c->start <= *a) {
-					/* *@a is inside it: past it */
-					*a = c->end;
-					again = 1;
-				} else if (c->start < lo) {
-					lo = c->start;
-					hi = c->end;
-				}
-			}
+			__atomic_store_n(&c->landed, 1, __ATOMIC_RELAXED);
+			s = c->start > a ? c->start : a;
+			e = c->end < end ? c->end : end;
+			tt_x_bits_set(held, (s - a) / x->page_size,
+				      (e - a + x->page_size - 1) /
+				      x->page_size);
 		}
-	} while (again && *a < end);
-	if (*a > end)
-		*a = end;
-	if (lo < *a) {
-		/* found before *@a moved past it: look again from *@a */
-		*b = *a;
-		*skip = *a;
-		return;
 	}
-	*b = lo;
-	*skip = hi;
+}
+
+/* tt_exec_landed()'s move of [@a, @b) to @nid, busy pages retried. */
+static unsigned long long tt_x_landed_move(struct tt_exec *x,
+					   unsigned long long a,
+					   unsigned long long b, int nid)
+{
+	struct tt_exec_move m = { .nr = 1, .flags = TT_EXEC_MV_REPAIR };
+	unsigned long long moved = 0;
+	unsigned int pass;
+
+	m.start = a;
+	m.end = b;
+	m.nids = &nid;
+	/* busy pages (the mover's just-moved ones): again */
+	for (pass = 0; pass < TT_SCHED_FETCH_PASSES; pass++) {
+		struct tt_migrate_result r = { 0 };
+		int err;
+
+		if (pass)
+			x->ops->pause(x, 1000U << (pass - 1));
+		err = x->ops->move(x, (struct tt_exec_layer *)0, &m, &r);
+		moved += r.moved;
+		if (err || !r.skipped_busy)
+			break;
+	}
+	return moved;
 }
 
 void tt_exec_landed(struct tt_exec *x, unsigned long long start,
 		    unsigned long long end)
 {
-	unsigned long long pos = start, a, b, skip;
+	unsigned long long held[TT_X_LANDED_WIN / TT_X_WORD_BITS];
+	unsigned long long pos, n, i, j, moved;
 	int nid;
 
-	while (pos < end) {
-		struct tt_migrate_result res = { 0 };
-		struct tt_exec_move m = { .nr = 1, .flags = TT_EXEC_MV_REPAIR };
-
+	start -= start % x->page_size;
+	for (pos = start; pos < end; pos += n * x->page_size) {
+		n = (end - pos) / x->page_size + !!((end - pos) % x->page_size);
+		if (n > TT_X_LANDED_WIN)
+			n = TT_X_LANDED_WIN;
+		for (i = 0; i < TT_X_LANDED_WIN / TT_X_WORD_BITS; i++)
+			held[i] = 0;
 		tt_x_lock(x);
 		if (x->closing) {
 			tt_x_unlock(x);
 			return;
 		}
-		tt_x_landed_next(x, pos, end, &a, &b, &skip);
+		tt_x_landed_mark(x, pos, n, held);
 		nid = x->cfg.fast_node;
 		tt_x_unlock(x);
-		if (a < b) {
-			unsigned int pass;
-
-			if (nid < 0)
-				nid = x->ops->cpu_node(x);
-			m.start = a;
-			m.end = b;
-			m.nids = &nid;
-			/* busy pages (the mover's just-moved ones): again */
-			for (pass = 0; pass < TT_SCHED_FETCH_PASSES; pass++) {
-				struct tt_migrate_result r = { 0 };
-
-				if (pass)
-					x->ops->pause(x, 1000U << (pass - 1));
-				if (x->ops->move(x, (struct tt_exec_layer *)0,
-						 &m, &r) || !r.skipped_busy) {
-					res.moved += r.moved;
+		if (nid < 0)
+			nid = x->ops->cpu_node(x);
+		moved = 0;
+		/* every run of pages outside the held chunks, to @nid now */
+		for (i = 0; i < n; i = j) {
+			for (j = i + 1; j < n; j++)
+				if (tt_x_bit(held, j) != tt_x_bit(held, i))
 					break;
-				}
-				res.moved += r.moved;
-			}
+			if (!tt_x_bit(held, i))
+				moved += tt_x_landed_move(x, pos + i * x->page_size,
+							  pos + j * x->page_size,
+							  nid);
+		}
+		if (moved) {
 			tt_x_lock(x);
-			x->counts.landed_bytes += res.moved * x->page_size;
+			x->counts.landed_bytes += moved * x->page_size;
 			tt_x_unlock(x);
 		}
-		pos = skip > pos ? skip : end;
 		tt_x_resched(x);
+		if (end - pos <= n * x->page_size)
+			break;
 	}
 }
 

@@ -758,7 +758,8 @@ void tt_exec_fetch_all(struct tt_exec *x);
  * span is moved to the fast node now (the session's fast_node, else
  * ops->cpu_node), in the caller (ops->move with TT_EXEC_MV_REPAIR; moved
  * bytes counted in landed_bytes). Lock not held; the caller is a thread of
- * the session's process.
+ * the session's process. The lock is taken once per 512 pages of the span,
+ * for one pass over the running episodes' chunks.
  */
 void tt_exec_landed(struct tt_exec *x, unsigned long long start,
 		    unsigned long long end);

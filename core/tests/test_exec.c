@@ -690,6 +690,54 @@ static void test_landed(void **state)
 	assert_int_equal(qn, 0);
 }
 
+/*
+ * A late landing over several layers' tensors at once, the span's ends
+ * inside pages: the chunks the running episodes hold evicted stay on the
+ * slow node and are marked landed, every other page of the span goes back
+ * to the fast node now, whatever the order of the layers' addresses.
+ */
+static void test_landed_span(void **state)
+{
+	static const struct opts no_fetch = { 1, 0, 0, 0 };
+	unsigned long long held = 0, p, a;
+	struct tt_exec_layer *l;
+	unsigned int i, k;
+
+	(void)state;
+	iteration(&all_run);
+	iteration(&no_fetch);
+	/* every page the episodes do not hold: landed on the slow node */
+	for (p = 0; p < NL * TSIZE / PG; p++)
+		node_of[p] = 1;
+	for (i = 0; i < tt_exec_nr_layers(&X); i++) {
+		l = tt_exec_layer_at(&X, i);
+		if (l->state != TT_EXEC_EVICTED &&
+		    l->state != TT_EXEC_PREFETCH_QUEUED)
+			continue;
+		for (k = l->next_chunk; k < l->nr_chunks; k++)
+			held += l->chunks[k].end - l->chunks[k].start;
+	}
+	assert_true(held > 0 && held < NL * TSIZE);
+	tt_exec_landed(&X, BASE + 100, BASE + NL * TSIZE - 100);
+	assert_int_equal(X.counts.landed_bytes, NL * TSIZE - held);
+	for (i = 0; i < tt_exec_nr_layers(&X); i++) {
+		l = tt_exec_layer_at(&X, i);
+		if (l->state != TT_EXEC_EVICTED &&
+		    l->state != TT_EXEC_PREFETCH_QUEUED)
+			continue;
+		for (k = l->next_chunk; k < l->nr_chunks; k++) {
+			a = l->chunks[k].end - l->chunks[k].start;
+			assert_int_equal(l->chunks[k].landed, 1);
+			assert_int_equal(on_node(l->chunks[k].start, a, 1), a);
+		}
+	}
+	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE - held);
+	/* and the prefetches bring the rest */
+	while (qn)
+		run_one(0);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
+}
+
 /* During layer 10's eviction: a late mover lands its last chunk first. */
 static void land_last_chunk_mid_evict(struct tt_exec_layer *l)
 {
@@ -742,6 +790,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fetch_gone_retried, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed_while_evicting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_landed_span, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

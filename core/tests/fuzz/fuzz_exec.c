@@ -12,8 +12,9 @@
  * values), hints through tt_hint_check(), settings through
  * tt_exec_cfg_check() and the nodes' check, running a queued work item
  * the input picks (or all of them), firing the timer, advancing the clock
- * (up to huge steps), how the mover goes (all, fail, half, busy), failing
- * allocations, the module-wide budget and its visits, the reads (stats,
+ * (up to huge steps), how the mover goes (all, fail, half, busy), a
+ * mover's late landing (tt_exec_landed()), failing allocations, the
+ * module-wide budget and its visits, the reads (stats,
  * layers, resident, settings), and closing (with or without
  * tt_exec_fetch_all()), which ends the program.
  *
@@ -448,6 +449,28 @@ static void close_session(int fetch)
 	FZ_CHECK(fake_live == 0, "%ld objects not given back", fake_live);
 }
 
+/*
+ * A mover's late landing over a span of the fake memory (pages; the module
+ * gives tt_exec_landed() the page-aligned span of an order of the
+ * process's own): some pages of it put on the slow node first.
+ */
+static void landed(struct fz *f)
+{
+	u64 a = BASE + (fz_u16(f) % (NPAGES + 1)) * PG;
+	u64 b = a + (fz_u16(f) % (NPAGES + 1)) * PG;
+	uint8_t k = fz_u8(f) % 3;	/* none, all, every other page slow */
+	u64 p;
+
+	if (b > BASE + SPACE)
+		b = BASE + SPACE;
+	for (p = (a - BASE) / PG; k && p < (b - BASE) / PG; p++)
+		if (k == 1 || (p & 1))
+			node_of[p] = 1;
+	VLOG("landed %llx-%llx\n", (unsigned long long)a,
+	     (unsigned long long)b);
+	tt_exec_landed(&X, a, b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz fz = { data, size }, *f = &fz;
@@ -490,7 +513,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fetch_gone = fz_u8(f) % 8;
 			break;
 		case 12:
-			alloc_fail = fz_u8(f) < 32;
+			if (op & 0x10)
+				landed(f);
+			else
+				alloc_fail = fz_u8(f) < 32;
 			break;
 		case 13:
 			budget = fz_u8(f) < 128 ? TT_EXEC_BUDGET_NONE :
