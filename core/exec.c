@@ -1264,6 +1264,7 @@ void tt_exec_stats(struct tt_exec *x, struct tt_sched_stats *out)
 	out->late_count = tc->late_count;
 	out->sync_fetched_bytes = x->counts.sync_fetched_bytes;
 	out->prefetch_left_bytes = x->counts.prefetch_left_bytes;
+	out->landed_bytes = x->counts.landed_bytes;
 	out->reprofiles = tc->reprofiles;
 	out->er_bps = x->tl.er_bps;
 	out->pr_bps = x->tl.pr_bps;

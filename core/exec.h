@@ -404,6 +404,7 @@ struct tt_sched_stats {
 	unsigned long long heat_wl;
 	unsigned long long kmem_bytes;
 	unsigned long long prefetch_left_bytes;
+	unsigned long long landed_bytes;
 };
 
 /* struct tt_exec_move.flags */

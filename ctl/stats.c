@@ -117,6 +117,7 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(heat_wl, TT_STAT_WEIGHT),
 	TT_F(kmem_bytes, TT_STAT_BYTES),
 	TT_F(prefetch_left_bytes, TT_STAT_BYTES),
+	TT_F(landed_bytes, TT_STAT_BYTES),
 	{ NULL, 0, TT_STAT_COUNT },
 };
 

@@ -158,5 +158,6 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->large_pte = mc->large_pte;
 	out->async_failed = st->async_failed;
 	out->prefetch_left_bytes = sc->prefetch_left_bytes;
+	out->landed_bytes = sc->landed_bytes;
 	return out->size;
 }

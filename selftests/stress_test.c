@@ -242,20 +242,21 @@ static int st_all_on(struct st_trainer *tr, int node, unsigned int secs)
 
 /*
  * The counters that tell where a session's pages went (engine, movers,
- * orders back to the engine and completed late, prefetch_left_bytes), as
- * text in @buf.
+ * orders back to the engine and completed late, landings undone,
+ * prefetch_left_bytes), as text in @buf.
  */
 static const char *st_mover_counts(const struct tt_ioc_stats *st, char *buf,
 				   size_t len)
 {
 	snprintf(buf, len,
-		 "prefetch_left_bytes %llu; engine %llu bytes, movers %llu, orders %llu, back to the engine %llu, completed late %llu",
+		 "prefetch_left_bytes %llu; engine %llu bytes, movers %llu, orders %llu, back to the engine %llu, completed late %llu, late landings undone %llu bytes",
 		 (unsigned long long)st->prefetch_left_bytes,
 		 (unsigned long long)st->engine_bytes,
 		 (unsigned long long)st->mover_bytes,
 		 (unsigned long long)st->mover_orders,
 		 (unsigned long long)st->mover_fallbacks,
-		 (unsigned long long)st->mover_late);
+		 (unsigned long long)st->mover_late,
+		 (unsigned long long)st->landed_bytes);
 	return buf;
 }
 

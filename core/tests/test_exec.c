@@ -700,6 +700,7 @@ static void test_landed_span(void **state)
 {
 	static const struct opts no_fetch = { 1, 0, 0, 0 };
 	unsigned long long held = 0, p, a;
+	struct tt_sched_stats st;
 	struct tt_exec_layer *l;
 	unsigned int i, k;
 
@@ -719,7 +720,8 @@ static void test_landed_span(void **state)
 	}
 	assert_true(held > 0 && held < NL * TSIZE);
 	tt_exec_landed(&X, BASE + 100, BASE + NL * TSIZE - 100);
-	assert_int_equal(X.counts.landed_bytes, NL * TSIZE - held);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.landed_bytes, NL * TSIZE - held);
 	for (i = 0; i < tt_exec_nr_layers(&X); i++) {
 		l = tt_exec_layer_at(&X, i);
 		if (l->state != TT_EXEC_EVICTED &&

@@ -422,6 +422,13 @@ struct tt_ioc_residency {
  *                    trace event. They stay on the slow node, readable,
  *                    until the layer's next prefetch (its next eviction
  *                    episode) or a TT_IOC_MIGRATE moves them.
+ * @landed_bytes:     bytes moved back to the fast node because a mover
+ *                    completed an order of the scheduler after it had gone
+ *                    back to the engine (mover_late), landing them where
+ *                    the scheduler no longer held them evicted
+ *                    (Documentation/mover.md, "A late landing is undone");
+ *                    pages of chunks an episode still held evicted are not
+ *                    counted here: its prefetch fetches them.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -504,6 +511,8 @@ struct tt_ioc_stats {
 	__u64 async_failed;
 	/* appended with the prefetch retries (issue 15) */
 	__u64 prefetch_left_bytes;
+	/* appended with the late-landing repair (issue 25) */
+	__u64 landed_bytes;
 };
 
 /* Passes of the engine over a prefetched chunk, at most (see above). */
