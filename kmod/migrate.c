@@ -981,7 +981,7 @@ int tt_migrate_init(void)
 	struct workqueue_struct *wq;
 
 	kernel_param_lock(THIS_MODULE);
-	wq = alloc_workqueue("tiertrain", WQ_UNBOUND, tt_migrate_workers());
+	wq = alloc_workqueue("tiertrain", WQ_UNBOUND | WQ_SYSFS, tt_migrate_workers());
 	tt_wq = wq;
 	kernel_param_unlock(THIS_MODULE);
 	if (!wq)

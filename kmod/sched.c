@@ -914,9 +914,9 @@ int tt_sched_module_init(void)
 	if (!tt_srange_cache)
 		return -ENOMEM;
 	kernel_param_lock(THIS_MODULE);
-	tt_evict_wq = alloc_workqueue("tiertrain_evict", WQ_UNBOUND,
+	tt_evict_wq = alloc_workqueue("tiertrain_evict", WQ_UNBOUND | WQ_SYSFS,
 				      tt_config_get(TT_CFG_EVICT_WORKERS));
-	tt_prefetch_wq = alloc_workqueue("tiertrain_prefetch", WQ_UNBOUND,
+	tt_prefetch_wq = alloc_workqueue("tiertrain_prefetch", WQ_UNBOUND | WQ_SYSFS,
 					 tt_config_get(TT_CFG_PREFETCH_WORKERS));
 	kernel_param_unlock(THIS_MODULE);
 	if (!tt_evict_wq || !tt_prefetch_wq) {

@@ -9,6 +9,7 @@
 #define TT_LIB_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +111,9 @@ struct tt_mp_range {
  * @us:        move_pages backend: the userspace scheduler (usched.c),
  *             whose state @lock protects too.
  * @movers:    kernel backend: the mover threads (mover.c), or NULL.
+ * @cpus:      with @cpus_set, the CPUs the session's own threads run on
+ *             (TIERTRAIN_MOVER_CPUS, cpus.c); anywhere without.
+ * @cpus_set:  1 when @cpus applies.
  */
 struct tt_session {
 	const struct tt_ops *ops;
@@ -123,6 +127,8 @@ struct tt_session {
 	struct tt_ioc_sched sched;
 	struct tt_us *us;
 	struct tt_movers *movers;
+	cpu_set_t cpus;
+	int cpus_set;
 };
 
 extern const struct tt_ops tt_kernel_ops;
@@ -140,6 +146,19 @@ int tt_kernel_open(struct tt_session *s);
 #define TT_MOVERS_DEFAULT	2
 #define TT_MOVERS_AUTO		1
 int tt_mover_open(struct tt_session *s);
+
+/*
+ * cpus.c: TIERTRAIN_MOVER_CPUS, a CPU list ("0-3,8") that the session's
+ * own threads run on. tt_cpus_parse() fills @set from @list, each CPU
+ * below @ncpus: 0 or -EINVAL. tt_cpus_open() reads the variable into
+ * @s (unset or empty: anywhere): 0, or -EINVAL with a message naming the
+ * value. tt_cpus_thread() is pthread_create() on them: 0 or its error.
+ */
+#define TT_ENV_MOVER_CPUS	"TIERTRAIN_MOVER_CPUS"
+int tt_cpus_parse(const char *list, long ncpus, cpu_set_t *set);
+int tt_cpus_open(struct tt_session *s);
+int tt_cpus_thread(const struct tt_session *s, pthread_t *th,
+		   void *(*fn)(void *), void *arg);
 
 /* mp.c */
 int tt_mp_open(struct tt_session *s);

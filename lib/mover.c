@@ -449,7 +449,7 @@ static int tt_movers_start(struct tt_session *s, unsigned int threads,
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (i = 0; i < threads; i++) {
 		mv->t[i].mv = mv;
-		ret = -pthread_create(&mv->t[i].th, NULL, tt_mv_main, &mv->t[i]);
+		ret = -tt_cpus_thread(s, &mv->t[i].th, tt_mv_main, &mv->t[i]);
 		if (ret)
 			break;
 		pthread_setname_np(mv->t[i].th, "tt-mover");
@@ -498,6 +498,9 @@ int tt_mover_open(struct tt_session *s)
 	ret = tt_movers_start(s, threads, !set);
 	pthread_mutex_unlock(&tt_movers_lock);
 	errno = saved;
+	/* CPUs TIERTRAIN_MOVER_CPUS names that no thread may run on */
+	if (ret == -EINVAL && s->cpus_set)
+		return ret;
 	return set ? ret : 0;
 }
 

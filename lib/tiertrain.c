@@ -98,6 +98,12 @@ TT_EXPORT struct tt_session *tt_open(void)
 	if (!s)
 		return NULL;
 	s->fd = -1;
+	ret = tt_cpus_open(s);
+	if (ret < 0) {
+		free(s);
+		errno = -ret;
+		return NULL;
+	}
 	if (choice == TT_CHOICE_MOVE_PAGES) {
 		ret = tt_mp_open(s);
 	} else {

@@ -47,8 +47,10 @@ const char *tt_version(void);
  * "Movers" below). Returns NULL and sets errno on failure (EACCES: no
  * permission on /dev/tiertrain; ENOENT: TIERTRAIN_BACKEND=kernel and no
  * device; EINVAL: TIERTRAIN_BACKEND or TIERTRAIN_MOVER has an unknown
- * value, or the move_pages backend's TIERTRAIN_MP_WORKERS is malformed,
- * which is also reported on stderr; ENOMEM).
+ * value, TIERTRAIN_MOVER_CPUS is not a CPU list of this machine or names
+ * CPUs the movers may not run on, or the move_pages backend's
+ * TIERTRAIN_MP_WORKERS is malformed, which is also reported on stderr;
+ * ENOMEM).
  */
 struct tt_session *tt_open(void);
 

@@ -409,7 +409,7 @@ static int tt_us_start(struct tt_us *us)
 			t->kind = TT_US_EVICT;
 		else
 			t->kind = TT_US_PREFETCH;
-		if (pthread_create(&t->th, NULL, tt_us_thread_main, t))
+		if (tt_cpus_thread(us->s, &t->th, tt_us_thread_main, t))
 			break;
 		pthread_setname_np(t->th, names[t->kind]);
 		us->nr_threads++;

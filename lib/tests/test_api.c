@@ -196,6 +196,13 @@ static void test_backend_env(void **state)
 	assert_string_equal(tt_backend(s), "move_pages");
 	tt_close(s);
 
+	/* a CPU list that is not one: no session, whatever the backend */
+	setenv("TIERTRAIN_MOVER_CPUS", "0-x", 1);
+	errno = 0;
+	assert_null(tt_open());
+	assert_int_equal(errno, EINVAL);
+	unsetenv("TIERTRAIN_MOVER_CPUS");
+
 	setenv("TIERTRAIN_BACKEND", "kernal", 1);
 	errno = 0;
 	assert_null(tt_backend(NULL));

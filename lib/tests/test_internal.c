@@ -122,6 +122,82 @@ static void fake_remove(struct fake_sysfs *f)
 	rmdir(f->dir);
 }
 
+/* TIERTRAIN_MOVER_CPUS's lists. */
+static void test_cpus_parse(void **state)
+{
+	static const char *const bad[] = {
+		"", "a", "3-1", "0,", ",0", "0-", "-1", " 1", "1 ", "4",
+		"0-4", "1,,2", "0x1", "99999999999999999999999",
+	};
+	cpu_set_t set;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(tt_cpus_parse("0", 4, &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	assert_true(CPU_ISSET(0, &set));
+	assert_int_equal(tt_cpus_parse("3,0-1", 4, &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 3);
+	assert_true(CPU_ISSET(0, &set) && CPU_ISSET(1, &set) &&
+		    CPU_ISSET(3, &set) && !CPU_ISSET(2, &set));
+	assert_int_equal(tt_cpus_parse("2-2,2", 4, &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (tt_cpus_parse(bad[i], 4, &set) != -EINVAL)
+			fail_msg("\"%s\" accepted", bad[i]);
+	}
+}
+
+static void *cpus_probe(void *arg)
+{
+	cpu_set_t *got = arg;
+
+	if (sched_getaffinity(0, sizeof(*got), got))
+		CPU_ZERO(got);
+	return NULL;
+}
+
+/* A session's thread runs on TIERTRAIN_MOVER_CPUS, and anywhere without. */
+static void test_cpus_thread(void **state)
+{
+	struct tt_session s = { .fd = -1 };
+	cpu_set_t mine, got;
+	pthread_t th;
+	int cpu;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine); cpu++)
+		;
+	assert_true(cpu < CPU_SETSIZE);
+	unsetenv("TIERTRAIN_MOVER_CPUS");
+	assert_int_equal(tt_cpus_open(&s), 0);
+	assert_int_equal(s.cpus_set, 0);
+	assert_int_equal(tt_cpus_thread(&s, &th, cpus_probe, &got), 0);
+	pthread_join(th, NULL);
+	assert_true(CPU_EQUAL(&got, &mine));
+
+	/* the last CPU this process may run on, alone */
+	for (cpu = CPU_SETSIZE - 1; !CPU_ISSET(cpu, &mine); cpu--)
+		;
+	{
+		char list[16];
+
+		snprintf(list, sizeof(list), "%d", cpu);
+		setenv("TIERTRAIN_MOVER_CPUS", list, 1);
+	}
+	assert_int_equal(tt_cpus_open(&s), 0);
+	assert_int_equal(s.cpus_set, 1);
+	assert_int_equal(tt_cpus_thread(&s, &th, cpus_probe, &got), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(CPU_COUNT(&got), 1);
+	assert_true(CPU_ISSET(cpu, &got));
+
+	setenv("TIERTRAIN_MOVER_CPUS", "0-", 1);
+	assert_int_equal(tt_cpus_open(&s), -EINVAL);
+	unsetenv("TIERTRAIN_MOVER_CPUS");
+}
+
 static void test_node_check(void **state)
 {
 	struct fake_sysfs f;
@@ -1013,6 +1089,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodelist_parse),
+		cmocka_unit_test(test_cpus_parse),
+		cmocka_unit_test(test_cpus_thread),
 		cmocka_unit_test(test_node_check),
 		cmocka_unit_test(test_node_topo),
 		cmocka_unit_test(test_maps_parse_line),
