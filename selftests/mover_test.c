@@ -53,7 +53,12 @@
  *                   completion is ignored (mover_late), nothing is counted
  *                   twice.
  *   ioctl_errors    TT_IOC_MOVER's argument checks.
+ *   cpus            TIERTRAIN_MOVER_CPUS: tt_open()'s movers run on the
+ *                   CPU it names, not on the opener's; a list that is not
+ *                   one fails tt_open() with EINVAL. The module's
+ *                   workqueues take a cpumask (WQ_SYSFS).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -931,6 +936,96 @@ TEST_F_TIMEOUT(mover, ioctl_errors, 60)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-EBADF, tt_mover_start(NULL, 1));
 	EXPECT_EQ(EBADF, errno);
+}
+
+/* The Cpus_allowed_list of this process's thread named @comm, in @buf. */
+static int mv_thread_cpus(const char *comm, char *buf, size_t size)
+{
+	char path[300], name[32], line[256];
+	struct dirent *d;
+	int found = -ENOENT;
+	FILE *f;
+	DIR *dir;
+
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return -errno;
+	while (found && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		if (tt_st_read_file(path, name, sizeof(name)) < 0 ||
+		    strcmp(name, comm))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+				snprintf(buf, size, "%s", line + 18 + strspn(line + 18, " \t"));
+				buf[strcspn(buf, "\n")] = 0;
+				found = 0;
+			}
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
+TEST_F_TIMEOUT(mover, cpus, 60)
+{
+	static const char *const wqs[] = {
+		"tiertrain", "tiertrain_evict", "tiertrain_prefetch",
+	};
+	char path[128], mask[64], cpus[64], want[16];
+	cpu_set_t mine, one;
+	struct tt_session *s;
+	unsigned int i;
+	int other;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	for (i = 0; i < sizeof(wqs) / sizeof(wqs[0]); i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/virtual/workqueue/%s/cpumask", wqs[i]);
+		ASSERT_LT(0, tt_st_read_file(path, mask, sizeof(mask)))
+			TH_LOG("%s: no cpumask", wqs[i]);
+		EXPECT_EQ(0, tt_st_write_file(path, mask));
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU: nowhere else to put the movers");
+	/* the opener on CPU 0, its movers asked for on another CPU */
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(mine), &mine));
+	for (other = 1; other < CPU_SETSIZE && !CPU_ISSET(other, &mine); other++)
+		;
+	if (other == CPU_SETSIZE || !CPU_ISSET(0, &mine))
+		SKIP(return, "this process may not run on CPU 0 and another");
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	snprintf(want, sizeof(want), "%d", other);
+	/* one mover (the fixture's session has none) */
+	setenv("TIERTRAIN_MOVER", "1", 1);
+	setenv("TIERTRAIN_MOVER_CPUS", want, 1);
+	s = tt_open();
+	unsetenv("TIERTRAIN_MOVER_CPUS");
+	ASSERT_NE(NULL, s) TH_LOG("tt_open: %s", strerror(errno));
+	EXPECT_EQ(0, mv_thread_cpus("tt-mover", cpus, sizeof(cpus)));
+	EXPECT_STREQ(want, cpus);
+	tt_close(s);
+	/* without it they run where the opener may */
+	s = tt_open();
+	ASSERT_NE(NULL, s);
+	EXPECT_EQ(0, mv_thread_cpus("tt-mover", cpus, sizeof(cpus)));
+	EXPECT_STREQ("0", cpus);
+	tt_close(s);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(mine), &mine));
+	setenv("TIERTRAIN_MOVER_CPUS", "0-x", 1);
+	errno = 0;
+	EXPECT_EQ(NULL, tt_open());
+	EXPECT_EQ(EINVAL, errno);
+	unsetenv("TIERTRAIN_MOVER_CPUS");
+	setenv("TIERTRAIN_MOVER", "0", 1);
 }
 
 TEST_HARNESS_MAIN
