@@ -21,7 +21,10 @@
  * counted when the order is issued, so that its completion tells moved
  * from already there). The rest goes to the in-kernel engine (migrate.c),
  * in the caller, while the movers work. An order gets mover_timeout_ms per
- * huge-page-aligned block it touches.
+ * huge-page-aligned block it touches. A huge page at an edge of a
+ * scheduler's range that the range covers but for TT_MOVER_EDGE_SLACK
+ * bytes (a tensor behind malloc's chunk header) becomes an order too: the
+ * mover moves it whole, the order counts the range's part only.
  *
  * An order belongs to its issuer (it lives on the issuer's in-flight list
  * and is freed by it); it is on the session's queue or taken list only
@@ -101,6 +104,11 @@
 #define TT_SYNC_BACKOFF_MAX_MS	16U
 /* Page-table reads of a piece repeated after invalidations, at most. */
 #define TT_MOVER_SCAN_TRIES	8
+/*
+ * A scheduler's range that covers all of a huge page at its edge but at
+ * most this many bytes has the huge page moved whole (tt_mover_edge()).
+ */
+#define TT_MOVER_EDGE_SLACK	PAGE_SIZE
 
 /**
  * struct tt_mover_thread - a thread registered as a mover
@@ -138,6 +146,13 @@ enum tt_order_state {
  * @id:       unique in the session, from 1.
  * @start:    first address, huge page aligned (page aligned: base order).
  * @end:      end, huge page aligned (page aligned: base order).
+ * @cstart:   the first address of the caller's range in it: @start, but
+ *            for a huge page at an edge of the range that the range covers
+ *            all but TT_MOVER_EDGE_SLACK bytes of at most, which the mover
+ *            moves whole (tt_mover_slot()).
+ * @cend:     the end of the caller's range in it: @end but for such an
+ *            edge. Only [@cstart, @cend) is counted, and moved by the
+ *            engine when the order goes back.
  * @flags:    TT_ORDER_* bits.
  * @pre_on:   base order: its pages on a target when it was issued.
  * @pre_absent: base order: its pages not present when it was issued (a
@@ -158,6 +173,8 @@ struct tt_mover_order {
 	u64 id;
 	unsigned long start;
 	unsigned long end;
+	unsigned long cstart;
+	unsigned long cend;
 	u32 flags;
 	u64 pre_on;
 	u64 pre_absent;
@@ -627,20 +644,22 @@ static void tt_mover_reason(struct tt_migrate_result *res, const s32 *status,
 
 /*
  * Count [addr, end) (inside one huge block, one vma) of a completed order
- * from the page tables, with mmap_lock held: pages not on a target go to
- * @br by their status; return the pages on a target. *@whole: the block
- * is one huge page on a target. *@err: the read failed (nothing counted).
+ * from the page tables, with mmap_lock held, its pages in [@clo, @chi)
+ * only: pages not on a target go to @br by their status; return the pages
+ * on a target. *@whole: the block is one huge page on a target. *@err: the
+ * read failed (nothing counted).
  */
 static unsigned long tt_mover_count_piece(const struct tt_mover_order *o,
 					  struct tt_pagescan *ps,
 					  unsigned long seq,
 					  struct vm_area_struct *vma,
 					  unsigned long addr, unsigned long end,
+					  unsigned long clo, unsigned long chi,
 					  unsigned long *pfns, const s32 *status,
 					  struct tt_migrate_result *br,
 					  bool *whole, int *err)
 {
-	unsigned long n = (end - addr) >> PAGE_SHIFT, i, on = 0;
+	unsigned long n = (end - addr) >> PAGE_SHIFT, i, on = 0, a;
 	enum tt_page_kind kind;
 	struct page *page;
 
@@ -654,6 +673,9 @@ static unsigned long tt_mover_count_piece(const struct tt_mover_order *o,
 						    page_to_nid(page));
 	}
 	for (i = 0; i < n; i++) {
+		a = addr + (i << PAGE_SHIFT);
+		if (a < clo || a >= chi)
+			continue;
 		page = tt_pagescan_page(vma, pfns[i], &kind);
 		if (page && tt_mover_on_target(o->nids, o->nr_nids,
 					       page_to_nid(page)))
@@ -666,9 +688,19 @@ static unsigned long tt_mover_count_piece(const struct tt_mover_order *o,
 	return on;
 }
 
+/* The pages [a, b) and [lo, hi) have in common. */
+static unsigned long tt_overlap_pages(unsigned long a, unsigned long b,
+				      unsigned long lo, unsigned long hi)
+{
+	a = max(a, lo);
+	b = min(b, hi);
+	return b > a ? (b - a) >> PAGE_SHIFT : 0;
+}
+
 /*
  * Count [bstart, bend), the part of one huge-page-aligned block an order
- * covers, into @o (mmap_lock not held).
+ * covers, into @o (mmap_lock not held): its pages in [@o->cstart,
+ * @o->cend).
  */
 static void tt_mover_count_block(struct mm_struct *mm,
 				 struct tt_mover_order *o,
@@ -676,7 +708,9 @@ static void tt_mover_count_block(struct mm_struct *mm,
 				 unsigned long bend, unsigned long *pfns,
 				 const s32 *status)
 {
-	unsigned long n = (bend - bstart) >> PAGE_SHIFT, addr, next, seq, on;
+	unsigned long clo = max(bstart, o->cstart), chi = min(bend, o->cend);
+	unsigned long n = chi > clo ? (chi - clo) >> PAGE_SHIFT : 0;
+	unsigned long addr, next, seq, on;
 	struct tt_migrate_result br;
 	struct vm_area_struct *vma;
 	int tries = 0, err;
@@ -693,16 +727,19 @@ again:
 		vma = find_vma(mm, addr);
 		if (!vma || vma->vm_start > addr) {
 			next = vma ? min(vma->vm_start, bend) : bend;
-			br.skipped_not_present += (next - addr) >> PAGE_SHIFT;
+			br.skipped_not_present += tt_overlap_pages(addr, next,
+								   clo, chi);
 			continue;
 		}
 		next = min(vma->vm_end, bend);
-		on += tt_mover_count_piece(o, ps, seq, vma, addr, next, pfns,
-					   status, &br, &whole, &err);
+		on += tt_mover_count_piece(o, ps, seq, vma, addr, next, clo,
+					   chi, pfns, status, &br, &whole,
+					   &err);
 		if (err == -EBUSY)
 			break;
 		if (err) {	/* unreadable: nothing is claimed */
-			tt_mover_reason(&br, NULL, (next - addr) >> PAGE_SHIFT);
+			tt_mover_reason(&br, NULL,
+					tt_overlap_pages(addr, next, clo, chi));
 			err = 0;
 		}
 	}
@@ -721,7 +758,7 @@ again:
 	tt_result_add(&o->res, &br);
 	if (o->flags & TT_ORDER_BASE)
 		return;		/* no huge page to keep or split */
-	if (whole && on == TT_HUGE_PAGES)
+	if (whole && on == n)
 		o->kept++;
 	else if (on)
 		o->split++;
@@ -747,7 +784,7 @@ static void tt_mover_count(struct mm_struct *mm, struct tt_mover_order *o,
 			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pfns || tt_pagescan_init(&ps, mm, o->start, o->end)) {
 		/* Cannot tell what moved: nothing is claimed. */
-		o->res.pages = (o->end - o->start) >> PAGE_SHIFT;
+		o->res.pages = (o->cend - o->cstart) >> PAGE_SHIFT;
 		o->res.skipped_busy = o->res.pages;
 		kfree(pfns);
 		return;
@@ -1143,7 +1180,7 @@ static void tt_mover_reap(struct tt_mover_run *r)
 	 */
 	tt_mover_stale_wait(r->mv, o->start, o->end,
 			    !(r->flags & TT_MIG_REMOTE));
-	ret = tt_migrate_range_to(r->s->mm, o->start, o->end, r->nids,
+	ret = tt_migrate_range_to(r->s->mm, o->cstart, o->cend, r->nids,
 				  r->nr_nids, r->flags, r->stop, &er, &ec);
 	late = er.already_on_node - min(er.already_on_node, o->pre_on);
 	held = er.skipped_not_present -
@@ -1168,11 +1205,13 @@ static void tt_mover_reap(struct tt_mover_run *r)
 
 /*
  * Issue [start, end) as an order: whole huge pages, or any pages with
- * TT_ORDER_BASE in @flags (their pages on a target are counted first).
+ * TT_ORDER_BASE in @flags (their pages on a target are counted first);
+ * [cstart, cend) is the caller's part of it (struct tt_mover_order).
  * Return false when it is not possible.
  */
-static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
-			   unsigned long end, u32 flags)
+static bool tt_mover_issue_part(struct tt_mover_run *r, unsigned long start,
+				unsigned long end, unsigned long cstart,
+				unsigned long cend, u32 flags)
 {
 	struct tt_mover *mv = r->mv;
 	struct tt_mover_order *o;
@@ -1187,6 +1226,8 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 	o->start = start;
 	o->sched = r->flags & TT_MIG_SCHED;
 	o->end = end;
+	o->cstart = cstart;
+	o->cend = cend;
 	o->flags = flags;
 	memcpy(o->nids, r->nids, sizeof(o->nids));
 	o->nr_nids = r->nr_nids;
@@ -1225,6 +1266,13 @@ static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
 	return true;
 }
 
+/* Issue [start, end) as an order, all of it the caller's. */
+static bool tt_mover_issue(struct tt_mover_run *r, unsigned long start,
+			   unsigned long end, u32 flags)
+{
+	return tt_mover_issue_part(r, start, end, start, end, flags);
+}
+
 /* Set bits of @w from bit @lo to bit @hi - 1. */
 static unsigned int tt_bits(unsigned long w, unsigned int lo, unsigned int hi)
 {
@@ -1248,10 +1296,22 @@ static void tt_mover_leave(struct tt_mover_run *r, unsigned long start,
 	r->counts.huge_partial++;
 }
 
-/* The part [start, end) of a huge page the range covers only in part. */
+/*
+ * The part [start, end) of a huge page the range covers only in part. A
+ * scheduler's migration (TT_MIG_SCHED) whose part lacks at most
+ * TT_MOVER_EDGE_SLACK bytes of the huge page (the allocator's header in
+ * front of a tensor) has a mover move the huge page whole, the bytes
+ * outside the range with it; only the range's part is counted.
+ */
 static void tt_mover_edge(struct tt_mover_run *r, unsigned long start,
 			  unsigned long end)
 {
+	unsigned long blk = ALIGN_DOWN(start, TT_HUGE_SIZE);
+
+	if ((r->flags & TT_MIG_SCHED) &&
+	    TT_HUGE_SIZE - (end - start) <= TT_MOVER_EDGE_SLACK &&
+	    tt_mover_issue_part(r, blk, blk + TT_HUGE_SIZE, start, end, 0))
+		return;
 	if (r->flags & TT_MIG_SPLIT_PARTIAL)
 		tt_mover_engine(r, start, end, 1);
 	else

@@ -42,6 +42,10 @@
  *   sched_small_tensor_in_huge a tensor inside one huge page, movers
  *                   running: the scheduler's eviction splits it and moves
  *                   the tensor (huge_split), not left fast (huge_partial).
+ *   sched_edge_slack a tensor one base page into a huge page (malloc's
+ *                   header in front): the movers move that huge page
+ *                   whole, the header with it, and count the tensor's
+ *                   bytes only; nothing split, nothing through the engine.
  *   sched_round_trip_small_batch the same with batch_pages 128: the
  *                   scheduler's chunks are rounded up to whole huge
  *                   pages, none is left partly covered.
@@ -599,6 +603,76 @@ TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
 		usleep(10000);
 	TT_ASSERT_PLACED(t, tlen, fast);
 	TT_ASSERT_PATTERN(self->buf, len, 6);
+}
+
+/*
+ * A tensor behind an allocator's header: its range starts one base page
+ * into a huge page and covers the rest of it and the next one (malloc's
+ * chunk header in front of a THP-backed tensor). The scheduler has the
+ * movers move the first huge page whole, the header page with it, and
+ * counts the tensor's bytes only: no huge page split, nothing through the
+ * engine, both huge pages huge after the round trip, data intact.
+ */
+TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
+{
+	struct tt_ioc_sched cfg = {
+		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_STAY |
+			 TT_SCHED_SET_RATES | TT_SCHED_SET_NODES,
+		.profile_iters = 1,
+		.er_bps = 1ULL << 30,
+		.pr_bps = 1ULL << 30,
+		.fast_node = -1,
+	};
+	size_t len = 2 * MV_HUGE, tlen;
+	int fast = self->topo.fast, evicted = 0, i;
+	long long huge0, split0;
+	struct tt_ioc_stats st;
+	char *t;
+	uint64_t t0;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	MV_NEED_THP(self, len, 7);
+	t = self->buf + self->ps;
+	tlen = len - self->ps;
+	cfg.slow_node = self->topo.slow;
+	ASSERT_EQ(0, tt_sched_set(self->s, &cfg));
+	ASSERT_EQ(0, tt_mover_start(self->s, 1));
+	huge0 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
+	split0 = tt_st_vmstat("thp_split_page");
+	ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast, NULL));
+	for (i = 0; i < 5 && !evicted; i++)
+		ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast,
+					  &evicted));
+	ASSERT_EQ(1, evicted) TH_LOG("the tensor was never seen off node %d",
+				     fast);
+	t0 = tt_st_now_ns();
+	while (!mv_all_on(self->s, self->buf, len, fast) &&
+	       tt_st_now_ns() - t0 < 10000000000ULL)
+		usleep(10000);
+	ASSERT_EQ(0, tt_stats(self->s, &st));
+	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu partial %llu",
+	       (unsigned long long)st.bytes_evicted,
+	       (unsigned long long)st.bytes_prefetched,
+	       (unsigned long long)st.mover_bytes,
+	       (unsigned long long)st.engine_bytes,
+	       (unsigned long long)st.huge_kept,
+	       (unsigned long long)st.huge_split,
+	       (unsigned long long)st.huge_partial);
+	/* the header page came back with its huge page */
+	TT_ASSERT_PLACED(self->buf, len, fast);
+	TT_ASSERT_PATTERN(self->buf, len, 7);
+	EXPECT_EQ(huge0, tt_st_smaps_kb(self->buf, len, "AnonHugePages"));
+	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
+	EXPECT_EQ(0, st.engine_bytes);
+	EXPECT_EQ(0, st.huge_split);
+	EXPECT_EQ(0, st.huge_partial);
+	EXPECT_LE(tlen, st.bytes_evicted);
+	EXPECT_EQ(0, st.bytes_evicted % tlen);
+	EXPECT_EQ(st.bytes_evicted, st.bytes_prefetched);
+	/* the tensor's bytes only, not the header page moved with them */
+	EXPECT_EQ(st.bytes_evicted + st.bytes_prefetched, st.mover_bytes);
+	EXPECT_EQ(2 * (st.bytes_evicted / tlen) * (len / MV_HUGE),
+		  st.huge_kept);
 }
 
 /* Chunks smaller than a huge page are rounded up: still whole huge pages. */
