@@ -227,11 +227,15 @@ struct tt_lrec {
  * @tlb:      TLB shootdown interrupts the CPUs received during it (the
  *            "TLB" row of /proc/interrupts; 0 when unreadable).
  * @depth:    layers it ran (--random-depth).
+ * @st:       the session's counters over it (the tiering modes; zero in
+ *            the others): its late and on-time bytes, evictions, dropped
+ *            layers.
  */
 struct tt_irec {
 	uint64_t begin, end, excluded;
 	uint64_t tlb;
 	unsigned int depth;
+	struct tt_ioc_stats st;
 };
 
 /**
@@ -1457,6 +1461,11 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 			return 0;
 		}
 	}
+	if (t->s) {
+		ret = tt_stats(t->s, &t->irec[it].st);
+		if (ret)
+			tt_die("tt_stats: %s", strerror(-ret));
+	}
 	t->irec[it].tlb = tt_tlb_shootdowns();
 	t->irec[it].begin = tt_now();
 	if (t->s) {
@@ -1487,6 +1496,14 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 		tt_copier_drain(t);
 	t->irec[it].end = tt_now();
 	t->irec[it].tlb = tt_tlb_shootdowns() - t->irec[it].tlb;
+	if (t->s) {
+		struct tt_ioc_stats st, st0 = t->irec[it].st;
+
+		ret = tt_stats(t->s, &st);
+		if (ret)
+			tt_die("tt_stats: %s", strerror(-ret));
+		tt_stats_delta(&t->irec[it].st, &st0, &st);
+	}
 	return 1;
 }
 
@@ -2269,8 +2286,10 @@ static void tt_json_samples(FILE *f, const struct tt_result *r)
 }
 
 /*
- * Every iteration: its time, each layer's forward and backward time, and
- * where that time went (forward: compute, mmap, output write, scheduler
+ * Every iteration: its time, its TLB shootdowns, the session's bytes
+ * evicted, back on time and late and its layers dropped over it (the
+ * warm-up's too: the first planned iteration is the last of the warm-up),
+ * each layer's forward and backward time, and where that time went (forward: compute, mmap, output write, scheduler
  * calls; backward: tt_layer_begin() call, checksum read, compute, munmap,
  * tt_layer_end() call).
  */
@@ -2283,10 +2302,15 @@ static void tt_json_iters(FILE *f, const struct tt_train *t,
 		const struct tt_irec *ir = &r->all_irec[it];
 		const struct tt_lrec *lr = &r->all_rec[(size_t)it * L];
 
-		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"tlb_shootdowns\": %llu, \"fwd_ms\": [",
+		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"tlb_shootdowns\": %llu, \"evicted_bytes\": %llu, \"ontime_bytes\": %llu, \"late_bytes\": %llu, \"late_count\": %llu, \"layers_dropped\": %llu, \"fwd_ms\": [",
 			it ? "," : "", it, it < r->warmup ? "true" : "false",
 			tt_ms(ir->end - ir->begin - ir->excluded),
-			(unsigned long long)ir->tlb);
+			(unsigned long long)ir->tlb,
+			(unsigned long long)ir->st.bytes_evicted,
+			(unsigned long long)ir->st.ontime_bytes,
+			(unsigned long long)ir->st.late_bytes,
+			(unsigned long long)ir->st.late_count,
+			(unsigned long long)ir->st.layers_dropped);
 		for (l = 0; l < L; l++)
 			fprintf(f, "%s%.3f", l ? ", " : "",
 				tt_ms(lr[l].fwd_end - lr[l].fwd_begin));
