@@ -40,6 +40,13 @@
  * @landed hook (mover.h); a caller's own migration's are not.
  */
 #define TT_MIG_SCHED	BIT(3)
+/*
+ * TT_MIG_URGENT (tt_mover_migrate() only): its orders go to the session's
+ * movers ahead of the queued orders without it, behind those with it: the
+ * scheduler's prefetches, which the training waits for, before its
+ * evictions, which it does not.
+ */
+#define TT_MIG_URGENT	BIT(4)
 
 /* Target nodes of one tt_migrate_range_to() call, at most. */
 #define TT_MIG_TARGETS	8

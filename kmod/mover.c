@@ -166,6 +166,8 @@ enum tt_order_state {
  * @kept:     DONE: huge pages moved and still huge on the target.
  * @split:    DONE: huge pages moved and found as base pages there.
  * @sched:    issued by a migration with TT_MIG_SCHED.
+ * @urgent:   issued by a migration with TT_MIG_URGENT: queued ahead of
+ *            the orders without it.
  */
 struct tt_mover_order {
 	struct list_head link;
@@ -187,6 +189,7 @@ struct tt_mover_order {
 	u64 kept;
 	u64 split;
 	bool sched;
+	bool urgent;
 };
 
 /**
@@ -911,7 +914,7 @@ static bool tt_mover_has_order(struct tt_mover *mv)
 	return !list_empty_careful(&mv->queue) || READ_ONCE(mv->closed);
 }
 
-/* TT_MOVER_TAKE: the oldest queued order, waiting for one with @wait. */
+/* TT_MOVER_TAKE: the first queued order (urgent ones first), waiting for one with @wait. */
 static int tt_mover_take(struct tt_mover *mv, struct tt_mover_thread *th,
 			 struct tt_ioc_mover *arg, bool wait)
 {
@@ -1204,6 +1207,26 @@ static void tt_mover_reap(struct tt_mover_run *r)
 }
 
 /*
+ * Queue @o (lock held): an urgent order behind the urgent ones queued,
+ * ahead of the rest; any other at the end. The walk passes the queued
+ * urgent orders only: at most TT_MOVER_INFLIGHT_MAX per issuer.
+ */
+static void tt_mover_enqueue(struct tt_mover *mv, struct tt_mover_order *o)
+{
+	struct tt_mover_order *q;
+
+	if (!o->urgent) {
+		list_add_tail(&o->link, &mv->queue);
+		return;
+	}
+	list_for_each_entry(q, &mv->queue, link)
+		if (!q->urgent)
+			break;
+	/* before @q, or at the end when every queued order is urgent */
+	list_add_tail(&o->link, &q->link);
+}
+
+/*
  * Issue [start, end) as an order: whole huge pages, or any pages with
  * TT_ORDER_BASE in @flags (their pages on a target are counted first);
  * [cstart, cend) is the caller's part of it (struct tt_mover_order).
@@ -1225,6 +1248,7 @@ static bool tt_mover_issue_part(struct tt_mover_run *r, unsigned long start,
 	INIT_LIST_HEAD(&o->link);
 	o->start = start;
 	o->sched = r->flags & TT_MIG_SCHED;
+	o->urgent = r->flags & TT_MIG_URGENT;
 	o->end = end;
 	o->cstart = cstart;
 	o->cend = cend;
@@ -1258,7 +1282,7 @@ static bool tt_mover_issue_part(struct tt_mover_run *r, unsigned long start,
 	o->id = ++mv->last_id;
 	o->state = TT_ORDER_QUEUED;
 	o->deadline = ktime_get_ns() + timeout * tt_span_blocks(start, end);
-	list_add_tail(&o->link, &mv->queue);
+	tt_mover_enqueue(mv, o);
 	spin_unlock(&mv->lock);
 	list_add_tail(&o->flight, &r->flight);
 	r->nr_flight++;

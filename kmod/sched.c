@@ -265,7 +265,8 @@ static int tt_sched_op_move(struct tt_exec *x, struct tt_exec_layer *l,
 	} else {
 		ret = tt_mover_migrate(s, m->start, m->end, m->nids, m->nr,
 				       (remote ? TT_MIG_REMOTE : 0) |
-				       TT_MIG_SPLIT_PARTIAL | TT_MIG_SCHED,
+				       TT_MIG_SPLIT_PARTIAL | TT_MIG_SCHED |
+				       TT_MIG_URGENT,
 				       remote ? &s->stop : NULL, res);
 	}
 	tt_sched_account(s, res, m->nids[0]);
