@@ -1317,23 +1317,37 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns)
 {
-	unsigned long long *rate = dir == TT_TL_EVICT ? &tl->er_bps : &tl->pr_bps;
+	int ev = dir == TT_TL_EVICT;
+	unsigned long long *rate = ev ? &tl->er_bps : &tl->pr_bps;
+	unsigned long long *other = ev ? &tl->pr_bps : &tl->er_bps;
+	unsigned int *n = ev ? &tl->er_samples : &tl->pr_samples;
+	unsigned int *on = ev ? &tl->pr_samples : &tl->er_samples;
 	unsigned long long sample;
 
 	if (bytes < TT_TL_RATE_MIN_BYTES || !ns)
 		return;
 	/* bytes * 1e9 / ns: xfer_ns() computes exactly that product/quotient */
 	sample = tt_policy_xfer_ns(bytes, ns);
-	*rate = tt_policy_ewma(*rate, sample, TT_TL_WEIGHT);
+	if (!sample)
+		sample = 1;
+	*rate = tt_policy_ewma(*rate, sample, sample_weight(*n));
 	if (!*rate)
 		*rate = 1;
+	if (*n < TT_TL_RATE_SETTLED)
+		(*n)++;
+	if (!*on)
+		*other = sample;
 }
 
 void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,
 		     unsigned long long pr_bps)
 {
-	if (er_bps)
+	if (er_bps) {
 		tl->er_bps = er_bps;
-	if (pr_bps)
+		tl->er_samples = TT_TL_RATE_SETTLED;
+	}
+	if (pr_bps) {
 		tl->pr_bps = pr_bps;
+		tl->pr_samples = TT_TL_RATE_SETTLED;
+	}
 }

@@ -66,6 +66,12 @@
 
 /* Default weight of a new sample in the averages, out of 1024 (1/4). */
 #define TT_TL_WEIGHT		256
+/*
+ * Rate samples after which a rate is a plain EWMA (weight TT_TL_WEIGHT);
+ * before, a sample is averaged with the earlier ones, and the first
+ * replaces the seed.
+ */
+#define TT_TL_RATE_SETTLED	3
 /* A rate sample needs at least this many bytes (smaller ones are noise). */
 #define TT_TL_RATE_MIN_BYTES	(64ULL * 1024)
 
@@ -358,6 +364,10 @@ struct tt_tl_counts {
  * @page_size:     page size (a power of two).
  * @er_bps:        eviction rate estimate, bytes/s.
  * @pr_bps:        prefetch rate estimate, bytes/s.
+ * @er_samples:    samples @er_bps is the mean of (0: the seed given to
+ *                 tt_tl_init(), not a measurement; counted up to
+ *                 TT_TL_RATE_SETTLED, which tt_tl_set_rates() sets).
+ * @pr_samples:    the same for @pr_bps.
  * @off:           plan, but never order an eviction.
  * @alap:          plan prefetches as late as possible (TT_SCHED_ALAP,
  *                 struct tt_policy_params.alap).
@@ -411,6 +421,8 @@ struct tt_tl {
 	unsigned long long page_size;
 	unsigned long long er_bps;
 	unsigned long long pr_bps;
+	unsigned int er_samples;
+	unsigned int pr_samples;
 	int off;
 	int alap;
 	int anchor;
@@ -610,12 +622,19 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
 /*
  * tt_tl_rate_sample() - a migration of @dir (TT_TL_EVICT, TT_TL_PREFETCH)
  * moved @bytes in @ns: folded into ER or PR (ignored below
- * TT_TL_RATE_MIN_BYTES or with @ns 0) with weight TT_TL_WEIGHT.
+ * TT_TL_RATE_MIN_BYTES or with @ns 0). The seed tt_tl_init() was given is
+ * not a measurement: the first sample replaces it, the next ones make a
+ * plain mean up to TT_TL_RATE_SETTLED samples, then weight TT_TL_WEIGHT.
+ * While the other direction has no sample, it takes this one too (the
+ * same nodes, the same path: a better guess than the seed).
  */
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns);
 
-/* tt_tl_set_rates() - assume these rates from now on (0 keeps a rate). */
+/*
+ * tt_tl_set_rates() - assume these rates from now on (0 keeps a rate): a
+ * rate set counts as settled (later samples weigh TT_TL_WEIGHT).
+ */
 void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,
 		     unsigned long long pr_bps);
 

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -662,27 +664,84 @@ static void test_rates_learnt(void **state)
 	assert_true(tl.pr_bps > RATE / 2 * 95 / 100 && tl.pr_bps < RATE / 2 * 105 / 100);
 }
 
-/* EWMA of the rates: 1/4 weight, small or instant samples ignored. */
+/*
+ * The rates: the seed is no measurement, the first sample replaces it (and
+ * the other direction's seed while that has no sample), the next ones make
+ * a plain mean up to TT_TL_RATE_SETTLED, then an EWMA of weight 1/4; small
+ * or instant samples are ignored; a rate set is settled.
+ */
 static void test_rate_ewma(void **state)
 {
 	struct tt_tl tl;
 
 	(void)state;
 	setup_tl(&tl, 1, CAP);
-	tt_tl_rate_sample(&tl, TT_TL_EVICT, 2 * RATE / 1000, 1 * MS); /* 2e9 */
-	assert_int_equal(tl.er_bps, RATE + RATE / 4);
+	assert_int_equal(tl.er_bps, RATE);
 	assert_int_equal(tl.pr_bps, RATE);
+	tt_tl_rate_sample(&tl, TT_TL_EVICT, 2 * RATE / 1000, 1 * MS); /* 2e9 */
+	assert_int_equal(tl.er_bps, 2 * RATE);
+	assert_int_equal(tl.pr_bps, 2 * RATE);
 	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, 1000 * 1000, 2 * MS); /* 5e8 */
-	assert_int_equal(tl.pr_bps, RATE - RATE / 8);
+	assert_int_equal(tl.pr_bps, RATE / 2);
+	assert_int_equal(tl.er_bps, 2 * RATE);
+	/* the mean of the first samples */
+	tt_tl_rate_sample(&tl, TT_TL_EVICT, RATE / 1000, 1 * MS); /* 1e9 */
+	assert_int_equal(tl.er_bps, RATE + RATE / 2);
+	assert_int_equal(tl.pr_bps, RATE / 2);
+	tt_tl_rate_sample(&tl, TT_TL_EVICT, 3 * RATE / 2000, 1 * MS);
+	assert_int_equal(tl.er_bps, RATE + RATE / 2);
+	/* settled: 1/4 weight */
+	tt_tl_rate_sample(&tl, TT_TL_EVICT, 5 * RATE / 2000, 1 * MS); /* 2.5e9 */
+	assert_int_equal(tl.er_bps, RATE + 3 * RATE / 4);
 	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, TT_TL_RATE_MIN_BYTES - 1, 1);
 	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, 1 << 30, 0);
-	assert_int_equal(tl.pr_bps, RATE - RATE / 8);
+	assert_int_equal(tl.pr_bps, RATE / 2);
 	tt_tl_set_rates(&tl, 7, 0);
 	assert_int_equal(tl.er_bps, 7);
-	assert_int_equal(tl.pr_bps, RATE - RATE / 8);
+	assert_int_equal(tl.pr_bps, RATE / 2);
 	/* 18 GiB in 1 ns does not overflow the rate */
 	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, 18ULL << 30, 1);
 	assert_true(tl.pr_bps > RATE);
+
+	/* a rate set is settled: its first sample weighs 1/4 */
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_rates(&tl, RATE, 0);
+	tt_tl_rate_sample(&tl, TT_TL_EVICT, 2 * RATE / 1000, 1 * MS); /* 2e9 */
+	assert_int_equal(tl.er_bps, RATE + RATE / 4);
+	/* the prefetch seed, still unmeasured, took the sample */
+	assert_int_equal(tl.pr_bps, 2 * RATE);
+}
+
+/*
+ * A seed eight times the true rates (as the module's 1024 MiB/s default
+ * against a guest's 130): the first planned iteration's own samples
+ * replace it, so the lateness ends with that iteration; an EWMA from the
+ * seed took several more.
+ */
+static void test_rates_first_sample(void **state)
+{
+	struct sim sm = { .er_true = RATE / 8, .pr_true = RATE / 8,
+			  .learn = 1, .allow = 1 };
+	unsigned long long late[6];
+	struct tt_tl tl;
+	unsigned int i;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	assert_int_equal(tl.er_bps, RATE);
+	for (i = 0; i < 6; i++) {
+		run_iter(&tl, &sm, (1 + i) * 1000 * MS, 4, 0, 0);
+		late[i] = tl.counts.late_bytes;
+		if (getenv("TT_TEST_VERBOSE"))
+			fprintf(stderr, "iteration %u: late %llu er %llu pr %llu evictions %u\n",
+				i, late[i], tl.er_bps, tl.pr_bps,
+				sm.evictions);
+	}
+	/* the seed's plan was late; none is after its own samples */
+	assert_true(late[1] > 0);
+	assert_int_equal(late[5], late[1]);
+	/* and the plan still evicts */
+	assert_true(sm.evictions > 4);
 }
 
 /* Late and on-time accounting happens once per layer-iteration. */
@@ -1288,6 +1347,7 @@ int main(void)
 		cmocka_unit_test(test_lead_turn_noise),
 		cmocka_unit_test(test_rates_learnt),
 		cmocka_unit_test(test_rate_ewma),
+		cmocka_unit_test(test_rates_first_sample),
 		cmocka_unit_test(test_bwd_check_once),
 		cmocka_unit_test(test_lead_bounds),
 		cmocka_unit_test(test_table_and_storage),

@@ -548,7 +548,8 @@ struct tt_ioc_stats {
  * profile_iters); from then on each iteration is planned at its
  * TT_EV_ITER_BEGIN from the profile and the measured eviction/prefetch rates
  * (ER, PR: bytes/s per direction, averaged from the scheduler's own
- * migrations, seeded by the module parameters er_seed_mbps/pr_seed_mbps).
+ * migrations, seeded by the module parameters er_seed_mbps/pr_seed_mbps,
+ * which the first sample of each direction replaces).
  *
  * What moves. At TT_EV_LAYER_END(TT_FWD) of a planned layer the first
  * final-size bytes (page granular) of the ranges saved for it in this
