@@ -7,7 +7,9 @@
  *   scripts/vmrun --no-module -- build/lib/tests/vm_usched [-v]
  *
  * A synthetic trainer (N layers, each saving a tensor of pattern data in
- * its forward pass, a few ms of busy compute per layer pass) runs a few
+ * its forward pass, busy compute per layer pass: 20 ms, or more where
+ * the migration rate measured at the start, with a thread computing
+ * meanwhile, says a layer's round trip needs it) runs a few
  * iterations with TIERTRAIN_BACKEND=move_pages, then checks, each as one
  * "ok"/"not ok" line:
  *   evicted       after each planned forward end the layer's data shows
@@ -38,6 +40,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -701,6 +704,58 @@ static void run_budget(struct trainer *tr, unsigned int iters)
 	tr->s = NULL;
 }
 
+/* migration_rate()'s mover: the round trip, timed. */
+struct rate_probe {
+	const struct trainer *tr;
+	struct tt_session *s;
+	char *p;
+	uint64_t ns;
+	int ok;
+	volatile int done;
+};
+
+static void *rate_probe_fn(void *arg)
+{
+	struct rate_probe *rp = arg;
+	const struct trainer *tr = rp->tr;
+	uint64_t t0 = now_ns();
+
+	rp->ok = !tt_migrate(rp->s, rp->p, tr->sz, tr->fast ? 0 : 1) &&
+		 !tt_migrate(rp->s, rp->p, tr->sz, tr->fast);
+	rp->ns = now_ns() - t0;
+	__atomic_store_n(&rp->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The rate this guest migrates at while the process computes, bytes/s:
+ * one tensor-sized buffer moved to the other node and back by another
+ * thread with tt_migrate() on the move_pages backend (the scheduler's own
+ * path) while this one spins, as a training thread does (each TLB
+ * shootdown then waits for a busy CPU); 0 when it cannot be measured.
+ */
+static uint64_t migration_rate(const struct trainer *tr)
+{
+	struct rate_probe rp = { .tr = tr };
+	pthread_t th;
+
+	rp.p = mmap(NULL, tr->sz, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rp.p == MAP_FAILED)
+		return 0;
+	memset(rp.p, 1, tr->sz);
+	setenv("TIERTRAIN_BACKEND", "move_pages", 1);
+	rp.s = tt_open();
+	if (rp.s && !pthread_create(&th, NULL, rate_probe_fn, &rp)) {
+		while (!__atomic_load_n(&rp.done, __ATOMIC_ACQUIRE))
+			;
+		pthread_join(th, NULL);
+	}
+	tt_close(rp.s);
+	munmap(rp.p, tr->sz);
+	return rp.ok && rp.ns ? (uint64_t)(2.0 * tr->sz * 1e9 / rp.ns) : 0;
+}
+
 static void print_usage(void)
 {
 	printf("usage: %s [-v] [-l LAYERS] [-s MIB] [-c COMPUTE_MS] [-i WARMUP_ITERS]\n",
@@ -710,8 +765,9 @@ static void print_usage(void)
 int main(int argc, char **argv)
 {
 	struct trainer tr = { .nl = 4, .sz = 4 << 20, .compute_ms = 20 };
-	unsigned int iters = 4, cpu, node, l;
-	int opt;
+	unsigned int iters = 4, cpu, node, l, min_ms;
+	int opt, compute_set = 0;
+	uint64_t rate;
 
 	while ((opt = getopt(argc, argv, "vl:s:c:i:h")) != -1) {
 		switch (opt) {
@@ -726,6 +782,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			tr.compute_ms = strtoul(optarg, NULL, 0);
+			compute_set = 1;
 			break;
 		case 'i':
 			iters = strtoul(optarg, NULL, 0);
@@ -761,6 +818,21 @@ int main(int argc, char **argv)
 			die("mmap", errno);
 		tr.t[l] = (uint64_t *)(((uintptr_t)p + THP - 1) & ~(THP - 1));
 	}
+	/*
+	 * The scheduler plans with the rates it measures and keeps fast a
+	 * layer whose round trip does not fit in its idle time: without -c,
+	 * a pass computes long enough that layer 1's idle time (2 x layers -
+	 * 1 passes) holds two round trips at the rate this guest migrates.
+	 */
+	rate = migration_rate(&tr);
+	if (!compute_set && rate) {
+		min_ms = (unsigned int)(2 * 2 * 1000.0 * tr.sz / rate /
+					(2 * tr.nl - 1)) + 1;
+		if (min_ms > tr.compute_ms)
+			tr.compute_ms = min_ms;
+	}
+	printf("# vm_usched: migration rate %.0f MiB/s measured\n",
+	       rate / 1048576.0);
 	printf("# vm_usched: %u layers of %zu MiB, %u ms compute per pass, fast node %d, %u warm-up iterations\n",
 	       tr.nl, tr.sz >> 20, tr.compute_ms, tr.fast, iters);
 	run_async(&tr, iters);
