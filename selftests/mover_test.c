@@ -485,9 +485,11 @@ static int mv_iteration(struct tt_session *s, char *buf, size_t len,
 	return 0;
 }
 
-/* The scheduler evicts and prefetches a THP-backed tensor: kept huge. */
-static void mv_sched_round_trip(struct __test_metadata *_metadata,
-				FIXTURE_DATA(mover) *self)
+/*
+ * The scheduler set to plan after one profiled iteration at 1 GiB/s each
+ * way, evicting to @slow, with @movers movers started; 0 or -1.
+ */
+static int mv_sched_start(struct tt_session *s, int slow, unsigned int movers)
 {
 	struct tt_ioc_sched cfg = {
 		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_STAY |
@@ -496,30 +498,50 @@ static void mv_sched_round_trip(struct __test_metadata *_metadata,
 		.stay_ns = 0,
 		.er_bps = 1ULL << 30,
 		.pr_bps = 1ULL << 30,
-		.slow_node = -1,
+		.slow_node = slow,
 		.fast_node = -1,
 	};
+
+	return tt_sched_set(s, &cfg) || tt_mover_start(s, movers) ? -1 : 0;
+}
+
+/*
+ * The profiled iteration of a layer saving [t, t + tlen), then planned
+ * ones until the tensor is seen off node @fast (5 at most): 1 when it
+ * was, 0 when not, -1 on an error.
+ */
+static int mv_until_evicted(struct tt_session *s, char *t, size_t tlen,
+			    int fast)
+{
+	int evicted = 0, i;
+
+	if (mv_iteration(s, t, tlen, 600, fast, NULL))
+		return -1;
+	for (i = 0; i < 5 && !evicted; i++)
+		if (mv_iteration(s, t, tlen, 600, fast, &evicted))
+			return -1;
+	return evicted;
+}
+
+/* The scheduler evicts and prefetches a THP-backed tensor: kept huge. */
+static void mv_sched_round_trip(struct __test_metadata *_metadata,
+				FIXTURE_DATA(mover) *self)
+{
 	struct tt_ioc_stats st;
 	size_t len = 8 * TT_ST_MIB;
 	long long huge0, split0, huge1;
-	int fast = self->topo.fast, evicted = 0, i;
+	int fast = self->topo.fast;
 	uint64_t t0;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	MV_NEED_THP(self, len, 5);
-	cfg.slow_node = self->topo.slow;
-	ASSERT_EQ(0, tt_sched_set(self->s, &cfg));
-	ASSERT_EQ(0, tt_mover_start(self->s, 2));
+	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 2));
 	huge0 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
 	split0 = tt_st_vmstat("thp_split_page");
 
 	/* the profile, then planned iterations until one is seen evicted */
-	ASSERT_EQ(0, mv_iteration(self->s, self->buf, len, 600, fast, NULL));
-	for (i = 0; i < 5 && !evicted; i++)
-		ASSERT_EQ(0, mv_iteration(self->s, self->buf, len, 600, fast,
-					  &evicted));
-	ASSERT_EQ(1, evicted) TH_LOG("the tensor was never seen off node %d",
-				     fast);
+	ASSERT_EQ(1, mv_until_evicted(self->s, self->buf, len, fast))
+		TH_LOG("the tensor was never seen off node %d", fast);
 	/* the prefetch (or the rescue at the backward begin) brings it back */
 	t0 = tt_st_now_ns();
 	while (!mv_all_on(self->s, self->buf, len, fast) &&
@@ -562,16 +584,8 @@ TEST_F_TIMEOUT(mover, sched_round_trip, 120)
  */
 TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
 {
-	struct tt_ioc_sched cfg = {
-		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_STAY |
-			 TT_SCHED_SET_RATES | TT_SCHED_SET_NODES,
-		.profile_iters = 1,
-		.er_bps = 1ULL << 30,
-		.pr_bps = 1ULL << 30,
-		.fast_node = -1,
-	};
 	size_t len = 2 * MV_HUGE, tlen = MV_HUGE / 2;
-	int fast = self->topo.fast, evicted = 0, i;
+	int fast = self->topo.fast, evicted;
 	struct tt_ioc_stats st;
 	char *t;
 	uint64_t t0;
@@ -579,13 +593,9 @@ TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
 	TT_SKIP_IF_SETUP_SKIPPED();
 	MV_NEED_THP(self, len, 6);
 	t = self->buf + MV_HUGE / 4;
-	cfg.slow_node = self->topo.slow;
-	ASSERT_EQ(0, tt_sched_set(self->s, &cfg));
-	ASSERT_EQ(0, tt_mover_start(self->s, 1));
-	ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast, NULL));
-	for (i = 0; i < 5 && !evicted; i++)
-		ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast,
-					  &evicted));
+	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
+	evicted = mv_until_evicted(self->s, t, tlen, fast);
+	ASSERT_LE(0, evicted);
 	ASSERT_EQ(0, tt_stats(self->s, &st));
 	TH_LOG("evicted %llu engine %llu mover %llu split %llu partial %llu",
 	       (unsigned long long)st.bytes_evicted,
@@ -615,16 +625,8 @@ TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
  */
 TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
 {
-	struct tt_ioc_sched cfg = {
-		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_STAY |
-			 TT_SCHED_SET_RATES | TT_SCHED_SET_NODES,
-		.profile_iters = 1,
-		.er_bps = 1ULL << 30,
-		.pr_bps = 1ULL << 30,
-		.fast_node = -1,
-	};
 	size_t len = 2 * MV_HUGE, tlen;
-	int fast = self->topo.fast, evicted = 0, i;
+	int fast = self->topo.fast;
 	long long huge0, split0;
 	struct tt_ioc_stats st;
 	char *t;
@@ -634,17 +636,11 @@ TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
 	MV_NEED_THP(self, len, 7);
 	t = self->buf + self->ps;
 	tlen = len - self->ps;
-	cfg.slow_node = self->topo.slow;
-	ASSERT_EQ(0, tt_sched_set(self->s, &cfg));
-	ASSERT_EQ(0, tt_mover_start(self->s, 1));
+	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
 	huge0 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
 	split0 = tt_st_vmstat("thp_split_page");
-	ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast, NULL));
-	for (i = 0; i < 5 && !evicted; i++)
-		ASSERT_EQ(0, mv_iteration(self->s, t, tlen, 600, fast,
-					  &evicted));
-	ASSERT_EQ(1, evicted) TH_LOG("the tensor was never seen off node %d",
-				     fast);
+	ASSERT_EQ(1, mv_until_evicted(self->s, t, tlen, fast))
+		TH_LOG("the tensor was never seen off node %d", fast);
 	t0 = tt_st_now_ns();
 	while (!mv_all_on(self->s, self->buf, len, fast) &&
 	       tt_st_now_ns() - t0 < 10000000000ULL)
