@@ -967,7 +967,8 @@ TEST_F_TIMEOUT(sched, count, 300)
 /*
  * TT_SCHED_DYNAMIC with a random depth per iteration (the first 2, 3 or 4
  * layers): the first iteration, with no signature yet, runs on the
- * layer-count fallback and evicts every layer but the last 2; one
+ * layer-count fallback and evicts no layer of the last 2 and at least the
+ * first (the others as their round trips fit); one
  * signature per depth; mispredicted iterations fall back; every evicted
  * byte is due at a backward begin; nothing reprofiles; data intact.
  */
@@ -990,12 +991,19 @@ TEST_F_TIMEOUT(sched, dynamic, 300)
 		if (i)
 			continue;
 		/*
-		 * the fallback: layers 1-2 ordered out 2 positions
-		 * late, layers 3-4 kept
+		 * the fallback: layers 3-4 kept; layers 1-2 ordered out 2
+		 * positions late, each when its round trip fits at the
+		 * rates known by then: layer 1 at the seed, layer 2 at
+		 * what layer 1's eviction measured (a loaded host may make
+		 * that too slow for layer 2)
 		 */
 		TR_STATS(&self->tr, &st);
+		TH_LOG("fallback iteration: %llu layers accepted, %llu bytes evicted, ER %llu PR %llu B/s",
+		       st.layers_accepted, st.bytes_evicted, st.er_bps,
+		       st.pr_bps);
 		ASSERT_EQ(1, st.dyn_fallback);
-		ASSERT_EQ(2, st.layers_accepted);
+		ASSERT_LE(1, st.layers_accepted);
+		ASSERT_GE(2, st.layers_accepted);
 		ASSERT_LT(0, st.bytes_evicted);
 		ASSERT_GE(2 * self->tr.sz, st.bytes_evicted);
 	}
@@ -1327,11 +1335,20 @@ TEST_F_TIMEOUT(sched, persistent, 300)
 		/* layer 1 evicts its weight first (reported first) */
 		ASSERT_EQ(0, tr_where(&self->tr, old, self->tr.sz, &fast, &slow));
 		ASSERT_EQ(self->tr.sz, fast) TH_LOG("the one-shot tensor of an earlier iteration moved");
-		if (self->tr.slow_seen[0] && tr_was_planned(&self->tr))
+		n = tr_layers(&self->tr, info, TR_MAXL);
+		ASSERT_LE(1, n);
+		/* evicted: seen slow, and the eviction's end counted bytes */
+		if (self->tr.slow_seen[0] && tr_was_planned(&self->tr) &&
+		    info[0].last_evicted_bytes)
 			break;
-		TH_LOG("try %d: %s, layer 1 %sseen on the slow node; again", i + 1,
+		TH_LOG("try %d: %s, layer 1 %sseen on the slow node, final %llu, last evicted %llu (eviction %llu-%llu ns); again",
+		       i + 1,
 		       tr_was_planned(&self->tr) ? "planned" : "profile restarted",
-		       self->tr.slow_seen[0] ? "" : "not ");
+		       self->tr.slow_seen[0] ? "" : "not ",
+		       (unsigned long long)info[0].final_bytes,
+		       (unsigned long long)info[0].last_evicted_bytes,
+		       (unsigned long long)info[0].last_evict_start_ns,
+		       (unsigned long long)info[0].last_evict_end_ns);
 	}
 	log_layers(_metadata, &self->tr);
 	n = tr_layers(&self->tr, info, TR_MAXL);

@@ -666,6 +666,51 @@ TEST_F_TIMEOUT(stress, slow_full, 600)
  * /proc stack): a stalled offline_while_training says where, before its
  * harness timeout kills it without a word.
  */
+/*
+ * Print the kernel stacks of the other tasks that may hold what a stalled
+ * offline waits for: those in the module's code (the tiertrain_*
+ * workqueues' kworkers among them) and those in uninterruptible sleep;
+ * 32 at most.
+ */
+static void st_log_other_stacks(void)
+{
+	char path[64], comm[64], stat[512], buf[4096], *p;
+	int n, shown = 0, self = getpid();
+	struct dirent *d;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return;
+	while ((d = readdir(dir)) && shown < 32) {
+		int pid = atoi(d->d_name), dstate;
+
+		if (pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (tt_st_read_file(path, stat, sizeof(stat)) < 0)
+			continue;
+		p = strrchr(stat, ')');
+		dstate = p && p[1] == ' ' && p[2] == 'D';
+		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+		n = tt_st_read_file(path, buf, sizeof(buf));
+		if (n < 0 || (!dstate && !strstr(buf, "[tiertrain]")))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		if (tt_st_read_file(path, comm, sizeof(comm)) < 0)
+			strcpy(comm, "?");
+		comm[strcspn(comm, "\n")] = 0;
+		fprintf(stderr, "# pid %d (%s)%s:\n", pid, comm,
+			dstate ? ", uninterruptible" : "");
+		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+			fprintf(stderr, "#   %s\n", l);
+		shown++;
+	}
+	closedir(dir);
+	if (!shown)
+		fprintf(stderr, "# no other task is in the module's code or in uninterruptible sleep\n");
+}
+
 static void st_log_stacks(const char *why)
 {
 	char path[64], buf[4096];
@@ -689,6 +734,7 @@ static void st_log_stacks(const char *why)
 			fprintf(stderr, "#   %s\n", l);
 	}
 	closedir(dir);
+	st_log_other_stacks();
 }
 
 static void st_noop(int sig)
