@@ -523,6 +523,25 @@ static int mv_until_evicted(struct tt_session *s, char *t, size_t tlen,
 	return evicted;
 }
 
+/*
+ * The session's counters once the prefetches have been counted: the data
+ * can be back before the work item that moved it counted it (10 s at
+ * most). 0, or -1 when tt_stats() fails.
+ */
+static int mv_stats_settled(struct tt_session *s, struct tt_ioc_stats *st)
+{
+	uint64_t t0 = tt_st_now_ns();
+
+	for (;;) {
+		if (tt_stats(s, st))
+			return -1;
+		if (st->bytes_prefetched >= st->bytes_evicted ||
+		    tt_st_now_ns() - t0 > 10000000000ULL)
+			return 0;
+		usleep(10000);
+	}
+}
+
 /* The scheduler evicts and prefetches a THP-backed tensor: kept huge. */
 static void mv_sched_round_trip(struct __test_metadata *_metadata,
 				FIXTURE_DATA(mover) *self)
@@ -554,7 +573,7 @@ static void mv_sched_round_trip(struct __test_metadata *_metadata,
 	       huge0, huge1, tt_st_vmstat("thp_split_page") - split0);
 	EXPECT_EQ(huge0, huge1);
 	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
-	ASSERT_EQ(0, tt_stats(self->s, &st));
+	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
 	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu",
 	       (unsigned long long)st.bytes_evicted,
 	       (unsigned long long)st.bytes_prefetched,
@@ -645,7 +664,7 @@ TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
 	while (!mv_all_on(self->s, self->buf, len, fast) &&
 	       tt_st_now_ns() - t0 < 10000000000ULL)
 		usleep(10000);
-	ASSERT_EQ(0, tt_stats(self->s, &st));
+	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
 	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu partial %llu",
 	       (unsigned long long)st.bytes_evicted,
 	       (unsigned long long)st.bytes_prefetched,

@@ -1337,9 +1337,12 @@ TEST_F_TIMEOUT(sched, persistent, 300)
 		ASSERT_EQ(self->tr.sz, fast) TH_LOG("the one-shot tensor of an earlier iteration moved");
 		n = tr_layers(&self->tr, info, TR_MAXL);
 		ASSERT_LE(1, n);
-		/* evicted: seen slow, and the eviction's end counted bytes */
-		if (self->tr.slow_seen[0] && tr_was_planned(&self->tr) &&
-		    info[0].last_evicted_bytes)
+		/*
+		 * evicted: the eviction's end counted bytes (the plan may
+		 * evict only part of the layer at the measured rates: the
+		 * weight then, which goes first)
+		 */
+		if (tr_was_planned(&self->tr) && info[0].last_evicted_bytes)
 			break;
 		TH_LOG("try %d: %s, layer 1 %sseen on the slow node, final %llu, last evicted %llu (eviction %llu-%llu ns); again",
 		       i + 1,
@@ -1354,8 +1357,10 @@ TEST_F_TIMEOUT(sched, persistent, 300)
 	n = tr_layers(&self->tr, info, TR_MAXL);
 	ASSERT_LE(1, n);
 	ASSERT_EQ(self->tr.sz + wsz, info[0].saved_bytes);
-	ASSERT_LT(0, self->tr.slow_seen[0]);
 	ASSERT_LT(0, info[0].last_evicted_bytes);
+	/* the weight goes first: the tensor moves beyond the weight's bytes */
+	if (info[0].last_evicted_bytes > wsz)
+		ASSERT_LT(0, self->tr.slow_seen[0]);
 	ASSERT_EQ(0, tr_all_fast(&self->tr)) TH_LOG("%s", self->tr.err);
 	ASSERT_EQ(0, tr_where(&self->tr, w, wsz, &fast, &slow));
 	/* the prefetch brings the weight back too */
