@@ -1062,6 +1062,24 @@ static int mv_thread_cpus(const char *comm, char *buf, size_t size)
 	return found;
 }
 
+/*
+ * Until no thread named @comm is left (2 s at most): a joined thread's
+ * /proc entry can outlive pthread_join() for a moment, with its old
+ * affinity. 0, or -1 when one is still there.
+ */
+static int mv_threads_gone(const char *comm)
+{
+	uint64_t t0 = tt_st_now_ns();
+	char cpus[64];
+
+	while (mv_thread_cpus(comm, cpus, sizeof(cpus)) != -ENOENT) {
+		if (tt_st_now_ns() - t0 > 2000000000ULL)
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
 TEST_F_TIMEOUT(mover, cpus, 60)
 {
 	static const char *const wqs[] = {
@@ -1102,6 +1120,7 @@ TEST_F_TIMEOUT(mover, cpus, 60)
 	EXPECT_EQ(0, mv_thread_cpus("tt-mover", cpus, sizeof(cpus)));
 	EXPECT_STREQ(want, cpus);
 	tt_close(s);
+	ASSERT_EQ(0, mv_threads_gone("tt-mover"));
 	/* without it they run where the opener may */
 	s = tt_open();
 	ASSERT_NE(NULL, s);
