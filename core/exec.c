@@ -248,7 +248,7 @@ static void tt_x_forget(struct tt_exec *x, struct tt_exec_layer *l)
 }
 
 /* Hand the due prefetches to the workers and arm the timer (lock held). */
-void tt_x_dispatch(struct tt_exec *x)
+static void tt_x_dispatch(struct tt_exec *x)
 {
 	unsigned long long next = ~0ULL;
 	unsigned int id;
@@ -611,10 +611,7 @@ static void tt_x_fetched(struct tt_exec *x, struct tt_exec_layer *l,
 				(l->sync ? TT_TRACE_F_SYNC : 0) |
 				(l->next_chunk < l->nr_chunks ?
 				 TT_TRACE_F_STOPPED : 0));
-	/* the probe's sample may have moved the schedule (timeline.c) */
-	if (tt_tl_rate_sample(&x->tl, TT_TL_PREFETCH, moved, elapsed) &&
-	    !x->closing)
-		tt_x_dispatch(x);
+	tt_tl_rate_sample(&x->tl, TT_TL_PREFETCH, moved, elapsed);
 	if (l->pf_left) {
 		/* counted in prefetch_left_bytes as each chunk ended */
 		x->ops->trace_layer(x, TT_TRACE_LEFT_SLOW, l->id, l->iter,

@@ -428,7 +428,7 @@ static void tt_x_victims_move(struct tt_exec *x, struct tt_exec_link *round,
 	struct tt_exec_link *e, *t;
 	struct tt_exec_layer *l;
 	unsigned long long *bytes = (unsigned long long *)0;
-	int have_mm, moved = 0;
+	int have_mm;
 
 	l = tt_x_vlayer(round->next);
 	nr_slow = tt_x_slow_nodes(x, l->cpu_nid, slow);
@@ -508,8 +508,7 @@ static void tt_x_victims_move(struct tt_exec *x, struct tt_exec_link *round,
 					l->vmoved, l->mig_start,
 					nr_slow ? slow[0] : TT_EXEC_NO_NODE,
 					TT_TRACE_F_VICTIM);
-		moved |= tt_tl_rate_sample(&x->tl, TT_TL_EVICT, l->vmoved,
-					   l->velapsed);
+		tt_tl_rate_sample(&x->tl, TT_TL_EVICT, l->vmoved, l->velapsed);
 		if (!l->evicted) {
 			tt_x_episode_end(x, l);
 		} else if (l->pf_due && !x->closing) {
@@ -520,9 +519,6 @@ static void tt_x_victims_move(struct tt_exec *x, struct tt_exec_link *round,
 			x->bud.waiting |= l->bud_wait;
 		}
 	}
-	/* the probe's sample may have moved the schedule (timeline.c) */
-	if (moved && !x->closing)
-		tt_x_dispatch(x);
 	x->ops->victims_done(x);
 }
 

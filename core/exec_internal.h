@@ -213,9 +213,6 @@ static inline unsigned long long tt_x_overlap(unsigned long long a,
 	return hi > lo ? hi - lo : 0;
 }
 
-/* Hand the due prefetches to the workers and arm the timer (lock held). */
-void tt_x_dispatch(struct tt_exec *x);
-
 static inline void tt_x_queue_prefetch(struct tt_exec *x, struct tt_exec_layer *l)
 {
 	tt_x_set_abort(l, 0);	/* any eviction is over; see tt_x_settle() */
