@@ -814,7 +814,6 @@ static void tt_x_iter_begin(struct tt_exec *x, unsigned long long now)
 		tt_x_rescue(x, l);
 		tt_x_forget(x, l);
 	}
-	x->tl.min_evict = tt_x_lim(x, TT_EXEC_LIM_MIN_MIGRATE);
 	tt_tl_iter_begin(&x->tl, now);
 	tt_x_min_size(x);
 	x->clk = 0;	/* the plan may have taken long */
@@ -889,10 +888,7 @@ static int tt_x_layer_event(struct tt_exec *x, const struct tt_event *ev,
 	if (x->tl.counts.layers_dropped != dropped)
 		x->ops->trace_layer(x, TT_TRACE_DROP, l->id, x->tl.iter_seq,
 				    x->tl.st.layers[idx].cur.saved, now,
-				    l->below_min ||
-				    (x->tl.st.layers[idx].flags &
-				     TT_TL_L_BELOW_MIN) ?
-				    TT_TRACE_F_MIN_SIZE : 0);
+				    l->below_min ? TT_TRACE_F_MIN_SIZE : 0);
 	/* An episode of this iteration: one the plan made for this pass. */
 	mine = l->state != TT_EXEC_IDLE && l->iter == x->tl.iter_seq;
 	switch (act) {

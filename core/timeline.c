@@ -833,7 +833,6 @@ static int due_before(const void *x, const void *y, const void *ctx)
  */
 static void probe(struct tt_tl *tl, unsigned int m)
 {
-	unsigned long long least = max_u64(TT_TL_RATE_MIN_BYTES, tl->min_evict);
 	struct tt_policy_layer *keep = (struct tt_policy_layer *)0;
 	unsigned int i;
 
@@ -842,7 +841,7 @@ static void probe(struct tt_tl *tl, unsigned int m)
 	for (i = 0; i < m; i++) {
 		struct tt_policy_layer *pl = &tl->st.plan[i];
 
-		if (pl->final_bytes >= least &&
+		if (pl->final_bytes >= TT_TL_RATE_MIN_BYTES &&
 		    (!keep || pl->fwd_end_ns < keep->fwd_end_ns))
 			keep = pl;
 	}
@@ -850,12 +849,10 @@ static void probe(struct tt_tl *tl, unsigned int m)
 		return;
 	tl->probes++;
 	tl->probing = 1;
-	/* those below @min_evict are the caller's to drop (min_migrate_kib) */
 	for (i = 0; i < m; i++) {
 		struct tt_policy_layer *pl = &tl->st.plan[i];
 
-		if (pl == keep || !pl->final_bytes ||
-		    pl->final_bytes < tl->min_evict)
+		if (pl == keep || !pl->final_bytes)
 			continue;
 		pl->status = TT_POLICY_DROPPED;
 		pl->final_bytes = 0;
@@ -976,7 +973,7 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 		l->cur = tt_tl_zero_times;
 		l->cur.saved = l->persist_bytes;
 		l->x = tt_tl_zero_exec;
-		l->flags &= ~(TT_TL_L_PLANNED | TT_TL_L_BELOW_MIN);
+		l->flags &= ~TT_TL_L_PLANNED;
 		l->status = TT_POLICY_DROPPED;
 		l->final_bytes = 0;
 		l->prefetch_ns = 0;
@@ -1439,10 +1436,6 @@ static int probe_sampled(struct tt_tl *tl)
 		}
 		if (!pl || (l->seen & (TT_TL_S_FWD_END | TT_TL_S_ERR)))
 			continue;
-		if (pl->final_bytes && pl->final_bytes < tl->min_evict) {
-			l->flags |= TT_TL_L_BELOW_MIN;
-			continue;
-		}
 		plan_take(tl, l, pl);
 		changed |= !!l->final_bytes;
 	}

@@ -281,8 +281,6 @@ struct tt_tl_layer {
 /* tt_tl_layer.flags */
 #define TT_TL_L_PROFILED	0x001U	/* in the profile */
 #define TT_TL_L_PLANNED		0x002U	/* in the current plan */
-/* the probe's re-plan gave it less than @min_evict: dropped */
-#define TT_TL_L_BELOW_MIN	0x004U
 
 /* tt_tl_layer.seen, cleared when an iteration begins */
 #define TT_TL_S_ANY		0x001U	/* any event this iteration */
@@ -424,10 +422,6 @@ struct tt_tl_counts {
  * @due_pos:       the next one to hand out.
  * @probes:        plans made as a probe (TT_TL_PROBES at most).
  * @probing:       the current iteration's plan is a probe.
- * @min_evict:     evictions smaller than this are not made (the caller's
- *                 min_migrate_kib, set before tt_tl_iter_begin(); 0: none):
- *                 no probe below it, nor a layer the probe's re-plan gives
- *                 less (TT_TL_L_BELOW_MIN).
  * @counts:        counters.
  */
 struct tt_tl {
@@ -473,7 +467,6 @@ struct tt_tl {
 	unsigned int due_pos;
 	unsigned int probes;
 	int probing;
-	unsigned long long min_evict;
 	struct tt_tl_counts counts;
 };
 

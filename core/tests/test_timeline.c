@@ -823,17 +823,6 @@ static void test_probe(void **state)
 	assert_true(sm.evict_ids & ~1U);
 	assert_int_equal(tl.probes, TT_TL_PROBES);
 
-	/* evictions below min_evict are not made: no probe among them */
-	memset(&sm, 0, sizeof(sm));
-	sm.er_true = RATE;
-	sm.pr_true = RATE;
-	sm.allow = 1;
-	setup_tl(&tl, 1, CAP);
-	tl.min_evict = 9 * MIB;
-	run_iter(&tl, &sm, t += 1000 * MS, 4, 0, 0);
-	run_iter(&tl, &sm, t += 1000 * MS, 4, 0, 0);
-	assert_int_equal(tl.probes, 0);
-
 	/* rates set: no probe */
 	setup_tl(&tl, 1, CAP);
 	tt_tl_set_rates(&tl, RATE, RATE);
