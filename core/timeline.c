@@ -860,8 +860,7 @@ static void probe(struct tt_tl *tl, unsigned int m)
 	}
 }
 
-/* The policy's plan of the profiled layers at the current rates: 0 or m. */
-static unsigned int plan_run(struct tt_tl *tl)
+static int plan(struct tt_tl *tl)
 {
 	struct tt_policy_params p = {
 		.er_bps = tl->er_bps,
@@ -888,36 +887,30 @@ static unsigned int plan_run(struct tt_tl *tl)
 		pl->saved_bytes = l->prof.saved;
 		pl->lead_ns = l->lead_ns;
 	}
-	if (!m || tt_policy_plan(&p, tl->st.plan, m, tl->st.order, (void *)0,
-				 (void *)0))
-		return 0;
-	return m;
-}
-
-/* Layer @l takes plan entry @pl; its prefetch joins the schedule. */
-static void plan_take(struct tt_tl *tl, struct tt_tl_layer *l,
-		      const struct tt_policy_layer *pl)
-{
-	l->flags |= TT_TL_L_PLANNED;
-	l->status = pl->status;
-	l->final_bytes = pl->final_bytes;
-	l->prefetch_ns = pl->prefetch_ns;
-	if (!pl->final_bytes)
-		return;
-	tl->st.due[tl->ndue].t = pl->prefetch_ns;
-	tl->st.due[tl->ndue].id = l->id;
-	tl->st.due[tl->ndue].ahead = l->ahead;
-	tl->st.due[tl->ndue].rank = l->rank;
-	tl->ndue++;
-}
-
-static int plan(struct tt_tl *tl)
-{
-	unsigned int i, m = plan_run(tl);
-
-	if (!m)
+	if (tt_policy_plan(&p, tl->st.plan, m, tl->st.order, (void *)0,
+			   (void *)0))
 		return 0;
 	probe(tl, m);
+
+	m = 0;
+	for (i = 0; i < tl->n; i++) {
+		struct tt_tl_layer *l = &tl->st.layers[i];
+		const struct tt_policy_layer *pl;
+
+		if (!(l->flags & TT_TL_L_PROFILED))
+			continue;
+		pl = &tl->st.plan[m++];
+		l->flags |= TT_TL_L_PLANNED;
+		l->status = pl->status;
+		l->final_bytes = pl->final_bytes;
+		l->prefetch_ns = pl->prefetch_ns;
+		if (!pl->final_bytes)
+			continue;
+		tl->st.due[tl->ndue].t = pl->prefetch_ns;
+		tl->st.due[tl->ndue].id = l->id;
+		tl->st.due[tl->ndue].ahead = l->ahead;
+		tl->ndue++;
+	}
 	/* the backward order, for TT_SCHED_COUNT: ranks from 1 */
 	for (i = 0; i < m; i++) {
 		int idx = tt_tl_find(tl, tl->st.plan[tl->st.order[i]].layer);
@@ -925,12 +918,10 @@ static int plan(struct tt_tl *tl)
 		if (idx >= 0)
 			tl->st.layers[idx].rank = i + 1;
 	}
-	m = 0;
-	for (i = 0; i < tl->n; i++) {
-		struct tt_tl_layer *l = &tl->st.layers[i];
+	for (i = 0; i < tl->ndue; i++) {
+		int idx = tt_tl_find(tl, tl->st.due[i].id);
 
-		if (l->flags & TT_TL_L_PROFILED)
-			plan_take(tl, l, &tl->st.plan[m++]);
+		tl->st.due[i].rank = idx >= 0 ? tl->st.layers[idx].rank : 0;
 	}
 	tt_heapsort(tl->st.due, tl->ndue, sizeof(*tl->st.due), due_before,
 		    (void *)0);
@@ -1361,88 +1352,37 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
 	l->seen |= TT_TL_S_LATE;
 }
 
-/* When @l's prefetch starts at the latest, at PR with TT_TL_PROBE_MARGIN. */
-static unsigned long long probe_margin_t(const struct tt_tl *tl,
-					 const struct tt_tl_layer *l)
-{
-	unsigned long long dur = tt_policy_xfer_ns(l->final_bytes, tl->pr_bps);
-
-	dur = dur > TT_TL_NO_TIME / TT_TL_PROBE_MARGIN ? TT_TL_NO_TIME :
-	      dur * TT_TL_PROBE_MARGIN;
-	dur = sat_add_u64(dur, l->lead_ns);
-	return l->prof.bwd_start > dur ? l->prof.bwd_start - dur : 0;
-}
-
-/* @l's prefetch, not handed out yet, no later than @t: moved earlier? */
-static int probe_due_by(struct tt_tl *tl, struct tt_tl_layer *l,
-			unsigned long long t)
+/* A probe's prefetches not handed out yet, re-timed from PR: moved? */
+static int probe_retime(struct tt_tl *tl)
 {
 	unsigned int i;
+	int moved = 0;
 
 	for (i = tl->due_pos; i < tl->ndue; i++) {
 		struct tt_tl_due *d = &tl->st.due[i];
+		int idx = tt_tl_find(tl, d->id);
+		struct tt_tl_layer *l;
+		unsigned long long dur, t;
 
-		if (d->id != l->id || d->t == TT_TL_NO_TIME || t >= d->t)
+		if (idx < 0 || d->t == TT_TL_NO_TIME)
 			continue;
-		d->t = t;
-		l->prefetch_ns = t;
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * The probe's sample came in: outside TT_TL_MODE_DYNAMIC, the policy plans
- * every profiled layer again at the measured rates; when that plan keeps
- * what the probe moved whole, the layers whose forward end has not come
- * yet take it, and the probe's prefetch, if not handed out yet, starts no
- * later than it says. Else the probe stays alone, its prefetch starting no
- * later than TT_TL_PROBE_MARGIN times its transfer at PR, plus the lead,
- * before its backward begin. Return 1 when the schedule changed.
- */
-static int probe_sampled(struct tt_tl *tl)
-{
-	unsigned int i, k = 0, m, first = tl->due_pos;
-	int changed = 0;
-
-	tl->probing = 0;
-	m = tl->dynamic || tl->off ? 0 : plan_run(tl);
-	for (i = 0; m && i < tl->n; i++) {
-		struct tt_tl_layer *l = &tl->st.layers[i];
-
-		if (!(l->flags & TT_TL_L_PROFILED))
-			continue;
-		if ((l->flags & TT_TL_L_PLANNED) &&
-		    l->final_bytes > tl->st.plan[k].final_bytes)
-			m = 0;	/* the new plan cannot bring the probe back */
-		k++;
-	}
-	k = 0;
-	for (i = 0; i < tl->n; i++) {
-		struct tt_tl_layer *l = &tl->st.layers[i];
-		const struct tt_policy_layer *pl;
-
-		if (!(l->flags & TT_TL_L_PROFILED))
-			continue;
-		pl = m ? &tl->st.plan[k] : (const struct tt_policy_layer *)0;
-		k++;
-		if (!(l->flags & TT_TL_L_PLANNED))
-			continue;
-		if (l->final_bytes) {
-			changed |= probe_due_by(tl, l, pl && pl->final_bytes ?
-						pl->prefetch_ns :
-						probe_margin_t(tl, l));
-			continue;
+		l = &tl->st.layers[idx];
+		dur = tt_policy_xfer_ns(l->final_bytes, tl->pr_bps);
+		dur = dur > TT_TL_NO_TIME / TT_TL_PROBE_MARGIN ? TT_TL_NO_TIME :
+		      dur * TT_TL_PROBE_MARGIN;
+		dur = sat_add_u64(dur, l->lead_ns);
+		t = l->prof.bwd_start > dur ? l->prof.bwd_start - dur : 0;
+		if (t < d->t) {
+			d->t = t;
+			l->prefetch_ns = t;
+			moved = 1;
 		}
-		if (!pl || (l->seen & (TT_TL_S_FWD_END | TT_TL_S_ERR)))
-			continue;
-		plan_take(tl, l, pl);
-		changed |= !!l->final_bytes;
 	}
-	if (changed && tl->ndue - first > 1)
-		tt_heapsort(tl->st.due + first, tl->ndue - first,
+	/* one due entry in a probe: the order holds; in general, sort */
+	if (moved && tl->ndue - tl->due_pos > 1)
+		tt_heapsort(tl->st.due + tl->due_pos, tl->ndue - tl->due_pos,
 			    sizeof(*tl->st.due), due_before, (void *)0);
-	return changed;
+	return moved;
 }
 
 int tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
@@ -1468,7 +1408,7 @@ int tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		(*n)++;
 	if (!*on)
 		*other = sample;
-	return tl->probing ? probe_sampled(tl) : 0;
+	return tl->probing ? probe_retime(tl) : 0;
 }
 
 void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,
