@@ -467,9 +467,7 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 	l->fast_nid = fast;
 	if (iter == x->tl.iter_seq && tt_x_find(x, l->id, &idx))
 		tt_tl_evict_end(&x->tl, idx, tt_x_now(x), l->evicted);
-	if (tt_tl_rate_sample(&x->tl, TT_TL_EVICT, l->evicted, l->ev_elapsed) &&
-	    !x->closing)
-		tt_x_dispatch(x);
+	tt_tl_rate_sample(&x->tl, TT_TL_EVICT, l->evicted, l->ev_elapsed);
 	if (!l->evicted && !tt_x_any_landed(l))
 		tt_x_episode_end(x, l);
 	else if (l->pf_due && !x->closing)

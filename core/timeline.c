@@ -824,42 +824,6 @@ static int due_before(const void *x, const void *y, const void *ctx)
 }
 
 /* Plan the new iteration over the profiled layers; 1 when planned. */
-/*
- * A plan made at the seed rates (no sample of either yet) keeps one layer
- * of @m: the accepted layer that ends its forward pass first (the longest
- * idle time) among those of TT_TL_RATE_MIN_BYTES or more, whose round trip
- * gives the first samples; the others are dropped for this iteration. At
- * most TT_TL_PROBES plans are probes; none when no layer qualifies.
- */
-static void probe(struct tt_tl *tl, unsigned int m)
-{
-	struct tt_policy_layer *keep = (struct tt_policy_layer *)0;
-	unsigned int i;
-
-	if (tl->er_samples || tl->pr_samples || tl->probes >= TT_TL_PROBES)
-		return;
-	for (i = 0; i < m; i++) {
-		struct tt_policy_layer *pl = &tl->st.plan[i];
-
-		if (pl->final_bytes >= TT_TL_RATE_MIN_BYTES &&
-		    (!keep || pl->fwd_end_ns < keep->fwd_end_ns))
-			keep = pl;
-	}
-	if (!keep)
-		return;
-	tl->probes++;
-	tl->probing = 1;
-	for (i = 0; i < m; i++) {
-		struct tt_policy_layer *pl = &tl->st.plan[i];
-
-		if (pl == keep || !pl->final_bytes)
-			continue;
-		pl->status = TT_POLICY_DROPPED;
-		pl->final_bytes = 0;
-		pl->prefetch_ns = 0;
-	}
-}
-
 static int plan(struct tt_tl *tl)
 {
 	struct tt_policy_params p = {
@@ -890,7 +854,6 @@ static int plan(struct tt_tl *tl)
 	if (tt_policy_plan(&p, tl->st.plan, m, tl->st.order, (void *)0,
 			   (void *)0))
 		return 0;
-	probe(tl, m);
 
 	m = 0;
 	for (i = 0; i < tl->n; i++) {
@@ -944,7 +907,6 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->drift_ns = 0;
 	tl->bwd_rank = 0;
 	tl->planned = 0;
-	tl->probing = 0;
 	tl->cur_sig = -1;
 	tl->fallback = 0;
 	tl->cur_hash = TT_TL_FNV_OFFSET;
@@ -1352,41 +1314,8 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
 	l->seen |= TT_TL_S_LATE;
 }
 
-/* A probe's prefetches not handed out yet, re-timed from PR: moved? */
-static int probe_retime(struct tt_tl *tl)
-{
-	unsigned int i;
-	int moved = 0;
-
-	for (i = tl->due_pos; i < tl->ndue; i++) {
-		struct tt_tl_due *d = &tl->st.due[i];
-		int idx = tt_tl_find(tl, d->id);
-		struct tt_tl_layer *l;
-		unsigned long long dur, t;
-
-		if (idx < 0 || d->t == TT_TL_NO_TIME)
-			continue;
-		l = &tl->st.layers[idx];
-		dur = tt_policy_xfer_ns(l->final_bytes, tl->pr_bps);
-		dur = dur > TT_TL_NO_TIME / TT_TL_PROBE_MARGIN ? TT_TL_NO_TIME :
-		      dur * TT_TL_PROBE_MARGIN;
-		dur = sat_add_u64(dur, l->lead_ns);
-		t = l->prof.bwd_start > dur ? l->prof.bwd_start - dur : 0;
-		if (t < d->t) {
-			d->t = t;
-			l->prefetch_ns = t;
-			moved = 1;
-		}
-	}
-	/* one due entry in a probe: the order holds; in general, sort */
-	if (moved && tl->ndue - tl->due_pos > 1)
-		tt_heapsort(tl->st.due + tl->due_pos, tl->ndue - tl->due_pos,
-			    sizeof(*tl->st.due), due_before, (void *)0);
-	return moved;
-}
-
-int tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
-		      unsigned long long ns)
+void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
+		       unsigned long long ns)
 {
 	int ev = dir == TT_TL_EVICT;
 	unsigned long long *rate = ev ? &tl->er_bps : &tl->pr_bps;
@@ -1396,7 +1325,7 @@ int tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 	unsigned long long sample;
 
 	if (bytes < TT_TL_RATE_MIN_BYTES || !ns)
-		return 0;
+		return;
 	/* bytes * 1e9 / ns: xfer_ns() computes exactly that product/quotient */
 	sample = tt_policy_xfer_ns(bytes, ns);
 	if (!sample)
@@ -1408,7 +1337,6 @@ int tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		(*n)++;
 	if (!*on)
 		*other = sample;
-	return tl->probing ? probe_retime(tl) : 0;
 }
 
 void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,

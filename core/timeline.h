@@ -74,16 +74,6 @@
 #define TT_TL_RATE_SETTLED	3
 /* A rate sample needs at least this many bytes (smaller ones are noise). */
 #define TT_TL_RATE_MIN_BYTES	(64ULL * 1024)
-/*
- * Planned iterations that, while neither rate has a sample (both are the
- * seed), evict one layer only: the probe (see plan() in timeline.c).
- */
-#define TT_TL_PROBES		2U
-/*
- * A probe's prefetch, re-timed at its eviction's sample, allows this many
- * times the transfer time the sample predicts (plus the layer's lead).
- */
-#define TT_TL_PROBE_MARGIN	2U
 
 /* Directions of a rate sample. */
 #define TT_TL_EVICT		0
@@ -420,8 +410,6 @@ struct tt_tl_counts {
  * @prof_iter_ns:  profile: average iteration length (first to last event).
  * @ndue:          prefetches in the schedule.
  * @due_pos:       the next one to hand out.
- * @probes:        plans made as a probe (TT_TL_PROBES at most).
- * @probing:       the current iteration's plan is a probe.
  * @counts:        counters.
  */
 struct tt_tl {
@@ -465,8 +453,6 @@ struct tt_tl {
 	unsigned long long prof_iter_ns;
 	unsigned int ndue;
 	unsigned int due_pos;
-	unsigned int probes;
-	int probing;
 	struct tt_tl_counts counts;
 };
 
@@ -640,16 +626,10 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
  * not a measurement: the first sample replaces it, the next ones make a
  * plain mean up to TT_TL_RATE_SETTLED samples, then weight TT_TL_WEIGHT.
  * While the other direction has no sample, it takes this one too (the
- * same nodes, the same path: a better guess than the seed). In a probe
- * iteration (plan() in timeline.c), the prefetches not handed out yet are
- * re-timed from the new PR: TT_TL_PROBE_MARGIN times the transfer plus the
- * lead before the backward begin, when that is earlier than planned.
- *
- * Return: 1 when a prefetch trigger moved earlier (the caller hands out
- * what is due and re-arms its timer), else 0.
+ * same nodes, the same path: a better guess than the seed).
  */
-int tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
-		      unsigned long long ns);
+void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
+		       unsigned long long ns);
 
 /*
  * tt_tl_set_rates() - assume these rates from now on (0 keeps a rate): a

@@ -36,8 +36,6 @@ static void setup_flags(unsigned int flags)
 
 	fake_reset(1000 * MS);
 	tt_exec_init(&X, &ops, &cfg, RATE, RATE, PG, 2 * MIB, 1ULL << 47, 2);
-	/* the fake's rates, as measured: plans are whole from the first */
-	tt_tl_set_rates(&X.tl, RATE, RATE);
 }
 
 static int setup(void **state)
@@ -476,73 +474,6 @@ static void test_hint_will_use(void **state)
 	assert_int_equal(on_node(taddr(0), TSIZE, 0), TSIZE);
 }
 
-/*
- * Rates not measured (a seed 64x the fake's): the first planned iteration
- * evicts layer 10 only (the probe); its eviction's sample moves the
- * prefetch's timer earlier, and the prefetch is back before the backward
- * begin. The next plan, at the measured rates, evicts more.
- */
-static void test_probe_retime(void **state)
-{
-	struct tt_exec_cfg cfg = {
-		.profile_iters = 1, .stay_ns = 1 * MS,
-		.slow_node = -1, .fast_node = -1,
-	};
-	static const struct opts first = { 1, 1, 1, 0 };
-	unsigned long long armed;
-	struct tt_sched_stats st;
-	unsigned int k;
-
-	(void)state;
-	tt_exec_close(&X);
-	qn = 0;
-	tt_exec_free(&X);
-	fake_reset(1000 * MS);
-	tt_exec_init(&X, &ops, &cfg, 64 * RATE, 64 * RATE, PG, 2 * MIB,
-		     1ULL << 47, 2);
-	iteration(&all_run);
-	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
-	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
-	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, taddr(0), TSIZE), 0);
-	advance(10 * MS, 1);
-	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
-	armed = timer_at;
-	assert_true(armed > 0);
-	run_work(TT_EXEC_WORK_EVICT);
-	assert_int_equal(on_node(taddr(0), TSIZE, 1), TSIZE);
-	/* 2 x 8 MiB at 1 GB/s earlier than the seed's trigger, about */
-	assert_true(timer_at > 0 && timer_at + 15 * MS < armed);
-	for (k = 1; k < NL; k++) {
-		assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10 * (k + 1),
-				       0, 0), 0);
-		assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10 * (k + 1),
-				       taddr(k), TSIZE), 0);
-		advance(10 * MS, 1);
-		assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10 * (k + 1),
-				       0, 0), 0);
-		run_work(TT_EXEC_WORK_EVICT);
-	}
-	/* the probe: layers 20-40 stayed */
-	assert_int_equal(on_node(taddr(1), 3 * TSIZE, 1), 0);
-	advance(5 * MS, 1);
-	for (k = NL; k-- > 0;) {
-		assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10 * (k + 1),
-				       0, 0), 0);
-		assert_int_equal(on_node(taddr(k), TSIZE, 0), TSIZE);
-		advance(10 * MS, 1);
-		assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10 * (k + 1),
-				       0, 0), 0);
-	}
-	tt_exec_stats(&X, &st);
-	assert_int_equal(st.late_count, 0);
-	assert_int_equal(st.ontime_bytes, TSIZE);
-	/* the next plan, at the measured rates, is whole */
-	iteration(&first);
-	tt_exec_stats(&X, &st);
-	assert_true(st.bytes_evicted > 2 * TSIZE);
-	assert_int_equal(st.late_count, 0);
-}
-
 /* Closing with tt_exec_fetch_all(): nothing stays on the slow node. */
 static void test_fetch_all(void **state)
 {
@@ -855,7 +786,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hint_archive_retire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hint_will_use, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_all, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_probe_retime, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_overlap_slow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_stopped_in_last_chunk, setup, teardown),

@@ -549,11 +549,7 @@ struct tt_ioc_stats {
  * TT_EV_ITER_BEGIN from the profile and the measured eviction/prefetch rates
  * (ER, PR: bytes/s per direction, averaged from the scheduler's own
  * migrations, seeded by the module parameters er_seed_mbps/pr_seed_mbps,
- * which the first sample of each direction replaces). While both rates are
- * still the seeds, a planned iteration is a probe: it evicts only the
- * accepted layer that ends its forward pass first, and re-times that
- * layer's prefetch from the rate its eviction measured (at most two such
- * iterations; Documentation/scheduler.md, "The probe").
+ * which the first sample of each direction replaces).
  *
  * What moves. At TT_EV_LAYER_END(TT_FWD) of a planned layer the first
  * final-size bytes (page granular) of the ranges saved for it in this
