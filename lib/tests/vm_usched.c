@@ -76,6 +76,7 @@
  *              measures the saved tensors on the fast node after each
  *              registration.
  * @peak_fast:  the most it measured.
+ * @rate:       migration_rate()'s measurement, bytes/s (0: none).
  */
 struct trainer {
 	struct tt_session *s;
@@ -91,6 +92,7 @@ struct trainer {
 	unsigned int bad_data;
 	uint64_t budget;
 	uint64_t peak_fast;
+	uint64_t rate;
 };
 
 static int failures, passes, verbose;
@@ -537,6 +539,21 @@ static void run_hints(struct trainer *tr, unsigned int iters)
 	int ok;
 
 	open_session(tr, 0);
+	/*
+	 * The rates this guest was measured at, set: these checks are about
+	 * the hints, not about the estimates. Without them, one slow first
+	 * sample under a loaded host made every plan drop every layer, after
+	 * which no move came to correct it (CI: 0 layers evicted in 5
+	 * iterations; the note of stop 39).
+	 */
+	if (tr->rate) {
+		struct tt_ioc_sched cfg = {
+			.valid = TT_SCHED_SET_RATES,
+			.er_bps = tr->rate, .pr_bps = tr->rate,
+		};
+
+		call(tt_sched_set(tr->s, &cfg), "tt_sched_set(rates)");
+	}
 	warm_up(tr, iters);
 	call(tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_PIN_FAST), "tt_hint(PIN_FAST)");
 	for (tries = 0; tries < 5; tries++) {
@@ -825,6 +842,7 @@ int main(int argc, char **argv)
 	 * 1 passes) holds two round trips at the rate this guest migrates.
 	 */
 	rate = migration_rate(&tr);
+	tr.rate = rate;
 	if (!compute_set && rate) {
 		min_ms = (unsigned int)(2 * 2 * 1000.0 * tr.sz / rate /
 					(2 * tr.nl - 1)) + 1;
