@@ -209,13 +209,16 @@ static void idle_min_fold(struct tt_tl_layer *l)
  * noise that only the lead can cover: a loss or a hook between the
  * forward and the backward pass that took less time than in the profile),
  * and to at most the layer's profiled idle time (a prefetch that would
- * have to start before the forward pass ended is no prefetch).
+ * have to start before the forward pass ended is no prefetch). Not in an
+ * iteration whose rates missed (@tl->rate_miss): the rates correct that.
  */
 static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
 		      unsigned long long late_ns)
 {
 	unsigned long long step = late_ns + late_ns / 2, lead;
 
+	if (tl->rate_miss)
+		return;
 	step = min_u64(step, sat_add_u64(tt_policy_xfer_ns(max_u64(l->final_bytes,
 								   l->x.evicted_bytes),
 							   tl->pr_bps),
@@ -231,7 +234,8 @@ static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
  * negative: late by that much), into its average and mean deviation. A
  * slack is taken as at most the layer's prefetch at the current PR
  * estimate either way: beyond that it comes from a rate far off, which
- * the rate average corrects, or from a stall, not from the noise.
+ * the rate average corrects, or from a stall, not from the noise. Not in
+ * an iteration whose rates missed (@tl->rate_miss).
  */
 static void slack_sample(const struct tt_tl *tl, struct tt_tl_layer *l,
 			 long long s_ns)
@@ -242,6 +246,8 @@ static void slack_sample(const struct tt_tl *tl, struct tt_tl_layer *l,
 	long long err;
 	unsigned long long dev;
 
+	if (tl->rate_miss)
+		return;
 	if (s_ns > cap)
 		s_ns = cap;
 	if (s_ns < -cap)
@@ -263,7 +269,7 @@ static void slack_sample(const struct tt_tl *tl, struct tt_tl_layer *l,
  * instead of shrinking until the layer is late again; below 2 x the
  * deviation, grow by half the shortfall (the next noise would make it
  * late), to at most the layer's profiled idle time. Never below
- * turn_floor().
+ * turn_floor(). Not in an iteration whose rates missed (@tl->rate_miss).
  */
 static void lead_shrink(const struct tt_tl *tl, struct tt_tl_layer *l,
 			unsigned long long slack_ns)
@@ -272,6 +278,8 @@ static void lead_shrink(const struct tt_tl *tl, struct tt_tl_layer *l,
 					    4 * l->slack_dev_ns);
 	unsigned long long floor = turn_floor(tl, l);
 
+	if (tl->rate_miss)
+		return;
 	if (slack_ns > margin && l->lead_ns > floor)
 		l->lead_ns -= min_u64(min_u64(l->lead_ns / 16,
 					      (slack_ns - margin) / 2),
@@ -903,6 +911,9 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->iter_seq++;
 	tl->in_iter = 1;
 	tl->iter_start = now;
+	tl->iter_er_bps = tl->er_bps;
+	tl->iter_pr_bps = tl->pr_bps;
+	tl->rate_miss = 0;
 	tl->last_rel = 0;
 	tl->drift_ns = 0;
 	tl->bwd_rank = 0;
@@ -1322,7 +1333,7 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 	unsigned long long *other = ev ? &tl->pr_bps : &tl->er_bps;
 	unsigned int *n = ev ? &tl->er_samples : &tl->pr_samples;
 	unsigned int *on = ev ? &tl->pr_samples : &tl->er_samples;
-	unsigned long long sample;
+	unsigned long long sample, planned;
 
 	if (bytes < TT_TL_RATE_MIN_BYTES || !ns)
 		return;
@@ -1330,6 +1341,9 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 	sample = tt_policy_xfer_ns(bytes, ns);
 	if (!sample)
 		sample = 1;
+	planned = ev ? tl->iter_er_bps : tl->iter_pr_bps;
+	if (tl->in_iter && (sample < planned / 2 || sample / 2 > planned))
+		tl->rate_miss = 1;
 	*rate = tt_policy_ewma(*rate, sample, sample_weight(*n));
 	if (!*rate)
 		*rate = 1;

@@ -368,6 +368,13 @@ struct tt_tl_counts {
  *                 tt_tl_init(), not a measurement; counted up to
  *                 TT_TL_RATE_SETTLED, which tt_tl_set_rates() sets).
  * @pr_samples:    the same for @pr_bps.
+ * @iter_er_bps, @iter_pr_bps: @er_bps and @pr_bps when the current
+ *                 iteration began (what its plan was made with).
+ * @rate_miss:     a rate sample of the current iteration was off by more
+ *                 than a factor of 2 from its direction's @iter_er_bps /
+ *                 @iter_pr_bps:
+ *                 its timing says nothing about the timing noise, so no
+ *                 lead or slack learns from it (the rates do).
  * @off:           plan, but never order an eviction.
  * @alap:          plan prefetches as late as possible (TT_SCHED_ALAP,
  *                 struct tt_policy_params.alap).
@@ -423,6 +430,9 @@ struct tt_tl {
 	unsigned long long pr_bps;
 	unsigned int er_samples;
 	unsigned int pr_samples;
+	unsigned long long iter_er_bps;
+	unsigned long long iter_pr_bps;
+	int rate_miss;
 	int off;
 	int alap;
 	int anchor;
@@ -626,7 +636,9 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
  * not a measurement: the first sample replaces it, the next ones make a
  * plain mean up to TT_TL_RATE_SETTLED samples, then weight TT_TL_WEIGHT.
  * While the other direction has no sample, it takes this one too (the
- * same nodes, the same path: a better guess than the seed).
+ * same nodes, the same path: a better guess than the seed). A sample off
+ * by more than a factor of 2 from the rate the current iteration began
+ * with sets &tt_tl.rate_miss.
  */
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns);

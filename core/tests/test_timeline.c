@@ -744,6 +744,74 @@ static void test_rates_first_sample(void **state)
 	assert_true(sm.evictions > 4);
 }
 
+/*
+ * One slow iteration (the machine loaded while the first planned iteration
+ * ran) is late in every layer. Its lateness comes from the rates, which
+ * its samples correct: it must not grow the leads (to the whole idle time,
+ * where the plan would drop the layers or move a sliver of them) or the
+ * slack's deviation, which would keep the leads there. Without that, the
+ * plan stayed at one layer of four for 40 iterations.
+ */
+static void test_rates_slow_sample_recovers(void **state)
+{
+	unsigned long long late_slow = 0, lead[2][4];
+	unsigned int i, run;
+	struct tt_tl tl;
+
+	(void)state;
+	/* run 0 has the slow iterations, run 1 (the reference) has none */
+	for (run = 0; run < 2; run++) {
+		struct sim sm = { .er_true = run ? RATE : RATE / 40,
+				  .pr_true = run ? RATE : RATE / 40,
+				  .learn = 1, .allow = 1 };
+
+		setup_tl(&tl, 1, CAP);
+		/* the module's default modes */
+		tt_tl_set_modes(&tl, TT_TL_MODE_ANCHOR | TT_TL_MODE_ALAP |
+				     TT_TL_MODE_COUNT);
+		for (i = 0; i < 20; i++) {
+			/* iterations 0 (profile) and 1 (planned) run slow */
+			if (i == 2)
+				sm.er_true = sm.pr_true = RATE;
+			run_iter(&tl, &sm, (1 + i) * 1000 * MS, 4, 0, 0);
+			if (getenv("TT_TEST_VERBOSE"))
+				fprintf(stderr, "run %u iteration %u: evicted %#x er %llu pr %llu late %llu leads %llu %llu %llu %llu us\n",
+					run, i, sm.evict_ids, tl.er_bps,
+					tl.pr_bps, tl.counts.late_bytes,
+					L(&tl, 10)->lead_ns / 1000,
+					L(&tl, 20)->lead_ns / 1000,
+					L(&tl, 30)->lead_ns / 1000,
+					L(&tl, 40)->lead_ns / 1000);
+			if (i == 1 && !run)
+				late_slow = tl.counts.late_bytes;
+			/* every layer moves from the third fast iteration */
+			if (i >= 4)
+				assert_int_equal(sm.evict_ids, 0xf);
+		}
+		for (i = 0; i < 4; i++)
+			lead[run][i] = L(&tl, 10 * (i + 1))->lead_ns;
+		if (run)
+			break;
+		/* the slow iteration was late, no other */
+		assert_true(late_slow > 0);
+		assert_int_equal(tl.counts.late_bytes, late_slow);
+		/* the rates are the truth's again */
+		assert_true(tl.er_bps > RATE * 9 / 10 &&
+			    tl.pr_bps > RATE * 9 / 10);
+	}
+	assert_int_equal(tl.counts.late_bytes, 0);
+	/*
+	 * no lead kept from the slow iteration: each within 10 % of the
+	 * layer's idle time of the reference's
+	 */
+	for (i = 0; i < 4; i++) {
+		const struct tt_tl_layer *l = L(&tl, 10 * (i + 1));
+
+		assert_true(lead[0][i] <= lead[1][i] +
+			    (l->prof.bwd_start - l->prof.fwd_end) / 10);
+	}
+}
+
 /* Late and on-time accounting happens once per layer-iteration. */
 static void test_bwd_check_once(void **state)
 {
@@ -1348,6 +1416,7 @@ int main(void)
 		cmocka_unit_test(test_rates_learnt),
 		cmocka_unit_test(test_rate_ewma),
 		cmocka_unit_test(test_rates_first_sample),
+		cmocka_unit_test(test_rates_slow_sample_recovers),
 		cmocka_unit_test(test_bwd_check_once),
 		cmocka_unit_test(test_lead_bounds),
 		cmocka_unit_test(test_table_and_storage),
