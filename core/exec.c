@@ -181,6 +181,22 @@ static int tt_x_slice_again(struct tt_exec *x, struct tt_exec_layer *l,
 	return 0;
 }
 
+/*
+ * How long the migration of @l took (lock held), for its rate sample: from
+ * its first step to now, the waits of its slices in the pool included
+ * (the plan's serial queue sees them), or @mover_ns, the mover's own time,
+ * when that is longer.
+ */
+static unsigned long long tt_x_took(struct tt_exec *x,
+				    const struct tt_exec_layer *l,
+				    unsigned long long mover_ns)
+{
+	unsigned long long now = tt_x_now(x);
+
+	return tt_x_max(now > l->mig_start ? now - l->mig_start : 0,
+			mover_ns);
+}
+
 /* Bytes of the episode still on the slow node (lock held). */
 static unsigned long long tt_x_outstanding(const struct tt_exec_layer *l)
 {
@@ -467,7 +483,8 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 	l->fast_nid = fast;
 	if (iter == x->tl.iter_seq && tt_x_find(x, l->id, &idx))
 		tt_tl_evict_end(&x->tl, idx, tt_x_now(x), l->evicted);
-	tt_tl_rate_sample(&x->tl, TT_TL_EVICT, l->evicted, l->ev_elapsed);
+	tt_tl_rate_sample(&x->tl, TT_TL_EVICT, l->evicted,
+			  tt_x_took(x, l, l->ev_elapsed));
 	if (!l->evicted && !tt_x_any_landed(l))
 		tt_x_episode_end(x, l);
 	else if (l->pf_due && !x->closing)
@@ -609,7 +626,9 @@ static void tt_x_fetched(struct tt_exec *x, struct tt_exec_layer *l,
 				(l->sync ? TT_TRACE_F_SYNC : 0) |
 				(l->next_chunk < l->nr_chunks ?
 				 TT_TRACE_F_STOPPED : 0));
-	tt_tl_rate_sample(&x->tl, TT_TL_PREFETCH, moved, elapsed);
+	/* a wait for room in the budget is no part of the rate */
+	tt_tl_rate_sample(&x->tl, TT_TL_PREFETCH, moved,
+			  l->bud_waited ? elapsed : tt_x_took(x, l, elapsed));
 	if (l->pf_left) {
 		/* counted in prefetch_left_bytes as each chunk ended */
 		x->ops->trace_layer(x, TT_TRACE_LEFT_SLOW, l->id, l->iter,

@@ -1325,6 +1325,12 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
 	l->seen |= TT_TL_S_LATE;
 }
 
+/* @now is more than TT_TL_RATE_MISS times @then or less than 1/that. */
+static int off_by(unsigned long long now, unsigned long long then)
+{
+	return now / TT_TL_RATE_MISS > then || then / TT_TL_RATE_MISS > now;
+}
+
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns)
 {
@@ -1333,7 +1339,7 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 	unsigned long long *other = ev ? &tl->pr_bps : &tl->er_bps;
 	unsigned int *n = ev ? &tl->er_samples : &tl->pr_samples;
 	unsigned int *on = ev ? &tl->pr_samples : &tl->er_samples;
-	unsigned long long sample, planned;
+	unsigned long long sample;
 
 	if (bytes < TT_TL_RATE_MIN_BYTES || !ns)
 		return;
@@ -1341,9 +1347,6 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 	sample = tt_policy_xfer_ns(bytes, ns);
 	if (!sample)
 		sample = 1;
-	planned = ev ? tl->iter_er_bps : tl->iter_pr_bps;
-	if (tl->in_iter && (sample < planned / 2 || sample / 2 > planned))
-		tl->rate_miss = 1;
 	*rate = tt_policy_ewma(*rate, sample, sample_weight(*n));
 	if (!*rate)
 		*rate = 1;
@@ -1351,6 +1354,8 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		(*n)++;
 	if (!*on)
 		*other = sample;
+	if (tl->in_iter && off_by(tl->pr_bps, tl->iter_pr_bps))
+		tl->rate_miss = 1;
 }
 
 void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,

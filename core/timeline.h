@@ -74,6 +74,12 @@
 #define TT_TL_RATE_SETTLED	3
 /* A rate sample needs at least this many bytes (smaller ones are noise). */
 #define TT_TL_RATE_MIN_BYTES	(64ULL * 1024)
+/*
+ * A rate estimate that its samples moved by more than this factor from
+ * what the iteration began with makes the iteration a rate miss
+ * (&tt_tl.rate_miss).
+ */
+#define TT_TL_RATE_MISS		2
 
 /* Directions of a rate sample. */
 #define TT_TL_EVICT		0
@@ -370,9 +376,10 @@ struct tt_tl_counts {
  * @pr_samples:    the same for @pr_bps.
  * @iter_er_bps, @iter_pr_bps: @er_bps and @pr_bps when the current
  *                 iteration began (what its plan was made with).
- * @rate_miss:     a rate sample of the current iteration was off by more
- *                 than a factor of 2 from its direction's @iter_er_bps /
- *                 @iter_pr_bps:
+ * @rate_miss:     the current iteration's rate samples moved @er_bps or
+ *                 @pr_bps by more than a factor of TT_TL_RATE_MISS from
+ *                 @iter_er_bps / @iter_pr_bps (the plan's rates were that
+ *                 far off):
  *                 its timing says nothing about the timing noise, so no
  *                 lead or slack learns from it (the rates do).
  * @off:           plan, but never order an eviction.
@@ -636,9 +643,9 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
  * not a measurement: the first sample replaces it, the next ones make a
  * plain mean up to TT_TL_RATE_SETTLED samples, then weight TT_TL_WEIGHT.
  * While the other direction has no sample, it takes this one too (the
- * same nodes, the same path: a better guess than the seed). A sample off
- * by more than a factor of 2 from the rate the current iteration began
- * with sets &tt_tl.rate_miss.
+ * same nodes, the same path: a better guess than the seed). When the
+ * estimates are then more than TT_TL_RATE_MISS times off (either way) the
+ * ones the current iteration began with, it sets &tt_tl.rate_miss.
  */
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns);

@@ -40,6 +40,8 @@
 
 /* The fake world. */
 static unsigned long long clk;
+/* the clock moves by this much before each work step runs (a pool's wait) */
+static unsigned long long step_gap_ns;
 static unsigned char node_of[NPAGES];
 static unsigned long long chunk_bytes = 2 * MIB;
 static unsigned long long budget = TT_EXEC_BUDGET_NONE;
@@ -123,6 +125,7 @@ static int run_one(unsigned int i)
 
 	memmove(&q[i], &q[i + 1], (qn - i - 1) * sizeof(q[0]));
 	qn--;
+	clk += step_gap_ns;
 	if (w.what == TT_EXEC_WORK_EVICT)
 		tt_exec_evict_step(&X, w.l);
 	else
@@ -502,6 +505,7 @@ static const struct tt_exec_ops ops = {
 static void fake_reset(unsigned long long now)
 {
 	clk = now;
+	step_gap_ns = 0;
 	memset(node_of, 0, sizeof(node_of));
 	memset(traces, 0, sizeof(traces));
 	memset(trace_flags, 0, sizeof(trace_flags));

@@ -325,6 +325,51 @@ static void test_slices(void **state)
 }
 
 /*
+ * A rate sample is the migration's wall time, from its first step to its
+ * last, the waits of its slices in the pool included (the plan's serial
+ * queue sees them): 40 MiB in three slices 100 ms apart is 40 MiB in
+ * 200 ms, though the mover itself took 42 ms. With the mover's time, the
+ * plan took the queue for 5 times faster than it was.
+ */
+static void test_rate_wall_time(void **state)
+{
+	const unsigned long long want = 40 * MIB * 1000 / 200;
+	struct tt_sched_stats st;
+	unsigned int steps;
+
+	(void)state;
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
+	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
+	advance(10 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+	advance(2000 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10, 0, 0), 0);
+	advance(10 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10, 0, 0), 0);
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
+	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
+	advance(10 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+	step_gap_ns = 100 * MS;
+	steps = run_work(TT_EXEC_WORK_EVICT);
+	assert_int_equal(steps, 3);
+	assert_int_equal(on_node(BASE, 40 * MIB, 1), 40 * MIB);
+	tt_exec_stats(&X, &st);
+	assert_true(st.er_bps >= want - want / 100 &&
+		    st.er_bps <= want + want / 100);
+	/* the backward begin brings it back the same way */
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10, 0, 0), 0);
+	steps = run_work(-1);
+	assert_int_equal(steps, 3);
+	assert_int_equal(on_node(BASE, 40 * MIB, 0), 40 * MIB);
+	tt_exec_stats(&X, &st);
+	assert_true(st.pr_bps >= want - want / 100 &&
+		    st.pr_bps <= want + want / 100);
+}
+
+/*
  * Budget: a session over its own budget makes room in the event call
  * that took it over (victims, coldest first), and a prefetch is admitted
  * only as far as the budget has room.
@@ -779,6 +824,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_rescued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_sync_fetched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunking, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rate_wall_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_victims, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_admission, setup, teardown),

@@ -507,16 +507,22 @@ static uint64_t xfer_ns(uint64_t bytes, uint64_t bps)
  * Late: the prefetch is still running at the backward begin. Late bytes
  * are counted, the lateness reaches the timeline (whose lead-time rule is
  * tested in core/tests), and the next plan triggers the lead earlier.
- * Only layer 1 saves anything here.
+ * Only layer 1 saves anything here. The rates are set (settled): the
+ * prefetch's 3x slower sample then moves PR by a quarter of the gap, no
+ * rate miss that would keep the lateness from the lead.
  */
 static void test_late(void **state)
 {
 	struct tctx *c = *state;
+	struct tt_ioc_sched cfg = { .valid = TT_SCHED_SET_RATES,
+				    .er_bps = 1ULL << 30,
+				    .pr_bps = 1ULL << 30 };
 	struct tt_layer_info li;
 	struct tt_ioc_stats st;
 	uint64_t trig, lead;
 
 	sized_iteration(c, 256, 0);
+	assert_int_equal(tt_sched_set(c->s, &cfg), 0);
 	iter_begin(c, 8 * MS);
 	trig = layer_info(c, 1).prefetch_ns;
 	assert_int_equal(trig, 11 * MS - 976563);
