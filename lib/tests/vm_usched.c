@@ -541,10 +541,8 @@ static void run_hints(struct trainer *tr, unsigned int iters)
 	open_session(tr, 0);
 	/*
 	 * The rates this guest was measured at, set: these checks are about
-	 * the hints, not about the estimates. Without them, one slow first
-	 * sample under a loaded host made every plan drop every layer, after
-	 * which no move came to correct it (CI: 0 layers evicted in 5
-	 * iterations; the note of stop 39).
+	 * the hints, not about the rate estimates (Documentation/scheduler.md,
+	 * "Lead time": a rate miss).
 	 */
 	if (tr->rate) {
 		struct tt_ioc_sched cfg = {
