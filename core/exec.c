@@ -394,6 +394,17 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 			x->ops->queue(x, l, TT_EXEC_WORK_EVICT);
 			goto out_unlock;
 		}
+		/* too late for the round trip its plan made: not started */
+		if (!l->victim && l->iter == x->tl.iter_seq &&
+		    tt_x_find(x, l->id, &idx) &&
+		    tt_tl_evict_expired(&x->tl, idx, tt_x_now(x), l->target)) {
+			x->tl.counts.layers_dropped++;
+			x->ops->trace_layer(x, TT_TRACE_DROP, l->id, l->iter,
+					    x->tl.st.layers[idx].cur.saved,
+					    tt_x_now(x), TT_TRACE_F_EXPIRED);
+			tt_x_episode_end(x, l);
+			goto out_unlock;
+		}
 		l->ev_fast = x->cfg.fast_node;
 		l->ev_nr_slow = tt_x_slow_nodes(x, l->cpu_nid, l->ev_slow);
 		if (!l->ev_nr_slow || tt_x_select(x, l) || !l->nr_chunks) {

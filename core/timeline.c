@@ -1035,6 +1035,24 @@ static unsigned long long due_time(const struct tt_tl *tl,
 	       d->t - (unsigned long long)-tl->drift_ns : 0;
 }
 
+int tt_tl_evict_expired(const struct tt_tl *tl, unsigned int idx,
+			unsigned long long now, unsigned long long bytes)
+{
+	const struct tt_tl_layer *l = &tl->st.layers[idx];
+	struct tt_tl_due d = { .t = l->prefetch_ns };
+	unsigned long long end;
+
+	if (!tl->in_iter || !tl->planned || tl->fallback ||
+	    !(l->flags & TT_TL_L_PLANNED) || !l->final_bytes)
+		return 0;
+	if (l->seen & TT_TL_S_DUE)
+		return 1;
+	end = sat_add_u64(sat_add_u64(tt_tl_rel(tl, now),
+				      tt_policy_xfer_ns(bytes, tl->er_bps)),
+			  tl->stay_ns);
+	return end > due_time(tl, &d);
+}
+
 enum tt_tl_action tt_tl_layer_event(struct tt_tl *tl, unsigned int idx,
 				    int phase, int end, unsigned long long now,
 				    int allow, unsigned long long *bytes)

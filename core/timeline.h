@@ -608,6 +608,17 @@ unsigned int tt_tl_signatures(const struct tt_tl *tl);
 /* tt_tl_ahead_max() - the largest k of the layers (1 without layers). */
 unsigned int tt_tl_ahead_max(const struct tt_tl *tl);
 
+/*
+ * tt_tl_evict_expired() - whether the eviction of layer @idx, @bytes from
+ * @now on at the ER estimate plus the stay time, would end after the
+ * layer's prefetch is due (its planned trigger, shifted by the drift under
+ * TT_SCHED_ANCHOR), or its prefetch is due already: the round trip the
+ * plan made for it no longer fits (an eviction that waited in the queue).
+ * 0 for a layer this iteration's plan did not evict.
+ */
+int tt_tl_evict_expired(const struct tt_tl *tl, unsigned int idx,
+			unsigned long long now, unsigned long long bytes);
+
 /* Execution reports for layer @idx of the current iteration. */
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,
 		       unsigned long long now);

@@ -52,6 +52,19 @@ const char *tt_miss_kind_name(uint32_t flags)
 	return "unknown";
 }
 
+/*
+ * tt_drop_reason() - why a TT_TRACE_DROP's layer stayed fast, by the name
+ * JSON gives it: min_size, expired or policy.
+ */
+const char *tt_drop_reason(uint32_t flags)
+{
+	if (flags & TT_TRACE_F_MIN_SIZE)
+		return "min_size";
+	if (flags & TT_TRACE_F_EXPIRED)
+		return "expired";
+	return "policy";
+}
+
 /* tt_events_add() - append a copy of @e: 0 or -ENOMEM. */
 int tt_events_add(struct tt_ctl_events *es, const struct tt_ctl_event *e)
 {
@@ -277,7 +290,8 @@ void tt_event_text(FILE *f, const struct tt_ctl_event *e)
 	case TT_TRACE_DROP:
 		fprintf(f, " %s kept on the fast tier (%s)", b,
 			ev->flags & TT_TRACE_F_MIN_SIZE ? "below min_migrate_kib" :
-							  "policy");
+			ev->flags & TT_TRACE_F_EXPIRED ?
+			"its eviction waited past its prefetch" : "policy");
 		break;
 	case TT_TRACE_MISS:
 		if (ev->flags & TT_TRACE_F_MISS_NEW)
@@ -320,8 +334,7 @@ void tt_event_json(struct tt_json *j, const struct tt_ctl_event *e)
 	if (ev->type == TT_TRACE_EVICT)
 		tt_json_bool(j, "victim", ev->flags & TT_TRACE_F_VICTIM);
 	if (ev->type == TT_TRACE_DROP)
-		tt_json_string(j, "reason", ev->flags & TT_TRACE_F_MIN_SIZE ?
-				  "min_size" : "policy");
+		tt_json_string(j, "reason", tt_drop_reason(ev->flags));
 	if (ev->type == TT_TRACE_MISS)
 		tt_json_string(j, "miss", tt_miss_kind_name(ev->flags));
 	tt_json_object_close(j);

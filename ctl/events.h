@@ -44,6 +44,7 @@ struct tt_ctl_events {
 
 const char *tt_trace_type_name(uint32_t type);
 const char *tt_miss_kind_name(uint32_t flags);
+const char *tt_drop_reason(uint32_t flags);
 int tt_events_parse(const struct nlmsghdr *nlh, struct tt_ctl_events *es);
 int tt_events_notification(const struct nlmsghdr *nlh,
 			   struct tt_ctl_events *msg);

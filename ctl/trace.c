@@ -216,9 +216,7 @@ static void tt_tr_args(struct tt_tr *t, const struct tt_trace_event *ev)
 	if (ev->type == TT_TRACE_PREFETCH)
 		tt_json_bool(t->j, "sync", ev->flags & TT_TRACE_F_SYNC);
 	if (ev->type == TT_TRACE_DROP)
-		tt_json_string(t->j, "reason",
-			       ev->flags & TT_TRACE_F_MIN_SIZE ? "min_size" :
-								 "policy");
+		tt_json_string(t->j, "reason", tt_drop_reason(ev->flags));
 	if (ev->type == TT_TRACE_MISS)
 		tt_json_string(t->j, "miss", tt_miss_kind_name(ev->flags));
 	tt_json_object_close(t->j);

@@ -434,8 +434,8 @@ static void t_trace_layer(struct tt_exec *x, unsigned int type,
 	(void)iter;
 	(void)bytes;
 	(void)ts;
-	(void)flags;
 	traces[type & 63]++;
+	trace_flags[type & 63] = flags;
 	if (type == TT_TRACE_LATE)
 		late_traces++;
 }

@@ -370,6 +370,58 @@ static void test_rate_wall_time(void **state)
 }
 
 /*
+ * One iteration of one 8 MiB layer (forward over 10 ms, backward 200 ms
+ * after its forward end) whose queued eviction runs @wait_ms after the
+ * forward end; then the backward pass, with the prefetches run.
+ */
+static void late_queue_iteration(unsigned long long wait_ms)
+{
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
+	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, TSIZE), 0);
+	advance(10 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+	advance(wait_ms * MS, 0);
+	run_work(TT_EXEC_WORK_EVICT);
+	advance((200 - wait_ms) * MS, 1);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10, 0, 0), 0);
+	advance(10 * MS, 1);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10, 0, 0), 0);
+	run_work(-1);
+}
+
+/*
+ * An eviction that waited in the queue until it could no longer end
+ * (at ER, plus the stay time) before its prefetch is due is not started:
+ * the layer stays fast, counted as dropped and traced as a drop with
+ * TT_TRACE_F_EXPIRED. Started anyway, it would end after its prefetch was
+ * due and hold up the prefetch queue (the demo's late layers).
+ */
+static void test_evict_expired(void **state)
+{
+	struct tt_sched_stats st;
+
+	(void)state;
+	late_queue_iteration(0);			/* the profile */
+	/* 100 ms late: 8 MiB at 1 GB/s still fits before the prefetch */
+	late_queue_iteration(100);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.bytes_evicted, TSIZE);
+	assert_int_equal(st.layers_dropped, 0);
+	assert_int_equal(traces[TT_TRACE_DROP], 0);
+	assert_int_equal(on_node(BASE, TSIZE, 0), TSIZE);
+	/* 195 ms late: its prefetch is due in less than its eviction takes */
+	late_queue_iteration(195);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.bytes_evicted, TSIZE);
+	assert_int_equal(st.layers_dropped, 1);
+	assert_int_equal(traces[TT_TRACE_DROP], 1);
+	assert_int_equal(trace_flags[TT_TRACE_DROP], TT_TRACE_F_EXPIRED);
+	assert_int_equal(on_node(BASE, TSIZE, 0), TSIZE);
+	assert_int_equal(st.late_bytes, 0);
+}
+
+/*
  * Budget: a session over its own budget makes room in the event call
  * that took it over (victims, coldest first), and a prefetch is admitted
  * only as far as the budget has room.
@@ -825,6 +877,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_sync_fetched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rate_wall_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evict_expired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_victims, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_admission, setup, teardown),

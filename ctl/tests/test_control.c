@@ -531,6 +531,15 @@ static void add_ev(struct tt_ctl_events *es, uint32_t type, uint32_t layer,
 	assert_int_equal(tt_events_add(es, &e), 0);
 }
 
+/* A drop's reason, as text and JSON name it: the flag that says why. */
+static void test_drop_reason(void **state)
+{
+	(void)state;
+	assert_string_equal(tt_drop_reason(0), "policy");
+	assert_string_equal(tt_drop_reason(TT_TRACE_F_MIN_SIZE), "min_size");
+	assert_string_equal(tt_drop_reason(TT_TRACE_F_EXPIRED), "expired");
+}
+
 static void test_trace_write(void **state)
 {
 	struct tt_trace_session ts = { .id = 9, .pid = 42, .comm = "train" };
@@ -637,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_layers_events_parse),
 		cmocka_unit_test(test_done_text),
 		cmocka_unit_test(test_stats_sum),
+		cmocka_unit_test(test_drop_reason),
 		cmocka_unit_test(test_trace_write),
 	};
 

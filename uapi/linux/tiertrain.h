@@ -1716,7 +1716,11 @@ enum tt_cfg_applies {
  *                        the fast tier. Why: the policy found no room in
  *                        the queueing system (TT_TRACE_F_MIN_SIZE clear),
  *                        or its planned eviction was below min_migrate_kib
- *                        (TT_TRACE_F_MIN_SIZE set).
+ *                        (TT_TRACE_F_MIN_SIZE set), or its eviction waited
+ *                        in the queue until it could no longer end before
+ *                        its prefetch was due, and was not started
+ *                        (TT_TRACE_F_EXPIRED set; the event's time is
+ *                        then when the eviction would have started).
  * @TT_TRACE_MISS:        TT_SCHED_DYNAMIC's miss log: flags
  *                        TT_TRACE_F_MISS_NEW (the iteration ended with a
  *                        new signature; bytes: its forward layers),
@@ -1752,6 +1756,7 @@ enum tt_trace_type {
 #define TT_TRACE_F_MISS_PREDICT	(1U << 12)
 #define TT_TRACE_F_MISS_LATE	(1U << 13)
 #define TT_TRACE_F_VICTIM	(1U << 14)
+#define TT_TRACE_F_EXPIRED	(1U << 15)
 
 /*
  * struct tt_trace_event - one trace event (TT_A_EVENT)
