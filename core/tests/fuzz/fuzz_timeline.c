@@ -245,6 +245,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p = priv_of(&tl, idx);
 			if (!p->evicting)
 				break;
+			/* the executor's check before it starts (any answer) */
+			(void)tt_tl_evict_expired(&tl, idx, now, p->ordered);
 			tt_tl_evict_start(&tl, idx, now);
 			b = fz_u64(&f);
 			p->evicted = b < p->ordered ? b : p->ordered;
