@@ -16,6 +16,13 @@
  *   own_order             one session's two 64 MiB layers, evicted one
  *                         slice at a time, still finish in their queue
  *                         order: the second starts after the first ended.
+ *                         Each iteration leaves 2 s (x TT_ST_TIME_MUL)
+ *                         between the forward and the backward pass: at
+ *                         the rates it sets (1 TB/s) the plan accepts both
+ *                         layers, and the second eviction, queued behind
+ *                         the first's real one, must still start before
+ *                         its prefetch is due, or it is not started
+ *                         (Documentation/scheduler.md, "Execution").
  */
 #include <errno.h>
 #include <signal.h>
@@ -405,7 +412,7 @@ TEST_F_TIMEOUT(sharing, own_order, 300)
 			ASSERT_EQ(0, tt_tensor_saved(self->s, l, buf[l - 1], sz));
 			ASSERT_EQ(0, tt_layer_end(self->s, l, TT_FWD));
 		}
-		usleep(50000);
+		usleep(2000000 * tt_st_time_mul());
 		SH_WAIT(!sh_layer(self->s, 1, &l1) && !sh_layer(self->s, 2, &l2) &&
 			(!l2.final_bytes || l2.status == TT_LAYER_PROFILING ||
 			 l2.last_evict_end_ns), 60000 * tt_st_time_mul());
