@@ -398,7 +398,7 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 		if (!l->victim && l->iter == x->tl.iter_seq &&
 		    tt_x_find(x, l->id, &idx) &&
 		    tt_tl_evict_expired(&x->tl, idx, tt_x_now(x), l->target)) {
-			x->tl.counts.layers_dropped++;
+			tt_tl_evict_drop(&x->tl, idx);
 			x->ops->trace_layer(x, TT_TRACE_DROP, l->id, l->iter,
 					    x->tl.st.layers[idx].cur.saved,
 					    tt_x_now(x), TT_TRACE_F_EXPIRED);

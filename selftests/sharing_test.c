@@ -9,7 +9,8 @@
  *                         eviction and prefetch take seconds in the guest;
  *                         meanwhile this process (B) trains 4 layers of
  *                         2 MiB: while A's eviction runs, each of B's
- *                         evictions starts within SH_BOUND_MS (x
+ *                         evictions starts (or is given up, its prefetch
+ *                         due before it could end) within SH_BOUND_MS (x
  *                         TT_ST_TIME_MUL) of its forward end; while A's
  *                         prefetch runs, not all of B's prefetches are
  *                         late. Data intact in both.
@@ -57,6 +58,14 @@ struct sh_shared {
 	uint64_t a_prefetch_end;	/* when A saw its prefetch end */
 	char err[256];
 };
+
+/* The session's layers_dropped (TT_IOC_STATS), ~0 when it cannot be read. */
+static uint64_t sh_dropped(struct tt_session *s)
+{
+	struct tt_ioc_stats st;
+
+	return tt_stats(s, &st) ? ~0ULL : st.layers_dropped;
+}
 
 static int sh_layer(struct tt_session *s, uint32_t id, struct tt_layer_info *out)
 {
@@ -233,8 +242,10 @@ FIXTURE_TEARDOWN(sharing)
  * 1 s; a prefetch rate of 4 MiB/s assumed, so the plan's triggers come
  * well ahead); after each forward end, half a bound or, when
  * the plan evicts the layer and its eviction has not started by then,
- * until it starts (at most 1.5 bounds); @delay (if not NULL) gets, per
- * layer, start - forward end (or the wait).
+ * until it starts or the worker gives it up, its prefetch due before it
+ * could end (expired: layers_dropped goes up; at most 1.5 bounds);
+ * @delay (if not NULL) gets, per layer, start - forward end (or the
+ * wait, to within the 2 ms poll).
  * @self->fwd_end gets the time of the last forward end.
  * Returns 0 or a line number.
  */
@@ -264,13 +275,23 @@ static int sh_b_iteration(struct __test_metadata *_metadata,
 		/* only the layers the plan evicts */
 		ASSERT_EQ(0, sh_layer(self->s, l, &li)) return __LINE__;
 		if (li.final_bytes && li.status != TT_LAYER_PROFILING) {
-			if (SH_WAIT(!sh_layer(self->s, l, &li) &&
-				    li.last_evict_start_ns >= li.last_fwd_end_ns &&
-				    li.last_evict_start_ns, 3 * bound / 2))
+			uint64_t d0 = sh_dropped(self->s);
+
+			if (SH_WAIT((!sh_layer(self->s, l, &li) &&
+				     li.last_evict_start_ns >= li.last_fwd_end_ns &&
+				     li.last_evict_start_ns) ||
+				    sh_dropped(self->s) != d0, 3 * bound / 2) &&
+			    li.last_evict_start_ns >= li.last_fwd_end_ns &&
+			    li.last_evict_start_ns) {
 				dl[l - 1] = li.last_evict_start_ns -
 					    li.last_fwd_end_ns;
-			else
+			} else {
+				/* given up (expired) when the worker came, or not yet */
 				dl[l - 1] = tt_st_now_ns() - t0;
+				if (sh_dropped(self->s) != d0)
+					TH_LOG("B layer %u: its eviction expired (not started) %.1f ms after its forward end",
+					       l, dl[l - 1] / 1e6);
+			}
 		}
 		/* the same timeline in every iteration: the plan's profile */
 		SH_WAIT(0, (t0 + gap * SH_MS - tt_st_now_ns()) / SH_MS);
