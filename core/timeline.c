@@ -1056,15 +1056,10 @@ int tt_tl_evict_expired(const struct tt_tl *tl, unsigned int idx,
 void tt_tl_evict_drop(struct tt_tl *tl, unsigned int idx)
 {
 	struct tt_tl_layer *l = &tl->st.layers[idx];
-	unsigned long long *n = l->status == TT_POLICY_ACCEPTED ?
-				&tl->counts.layers_accepted :
-				&tl->counts.layers_modified;
 
 	if (!(l->seen & TT_TL_S_EVICT))
 		return;
 	l->seen &= ~TT_TL_S_EVICT;
-	if (*n)
-		(*n)--;
 	tl->counts.layers_dropped++;
 }
 

@@ -326,11 +326,11 @@ struct tt_tl_storage {
 /*
  * struct tt_tl_counts - counters (see the same names in struct tt_ioc_stats)
  * @iterations:      tt_tl_iter_begin() calls.
- * @layers_accepted: evictions ordered of layers planned whole (less those
- *                  that expired, tt_tl_evict_drop()).
+ * @layers_accepted: evictions ordered of layers planned whole.
  * @layers_modified: evictions ordered of layers planned in part.
  * @layers_dropped:  planned layers the policy kept on the fast tier, or whose
- *                  ordered eviction expired (tt_tl_evict_drop()).
+ *                  ordered eviction expired (tt_tl_evict_drop(); counted in
+ *                  @layers_accepted or @layers_modified too).
  * @layers_unknown:  layer-iterations of planned iterations not in the plan.
  * @ontime_bytes:    evicted bytes back when their backward pass began.
  * @late_bytes:      evicted bytes not back then.
@@ -624,7 +624,8 @@ int tt_tl_evict_expired(const struct tt_tl *tl, unsigned int idx,
 /*
  * tt_tl_evict_drop() - the eviction ordered for layer @idx this iteration
  * is not started (tt_tl_evict_expired()): the layer-iteration counts as
- * dropped instead of accepted or modified, and as not evicted.
+ * dropped as well (it was counted accepted or modified when ordered: the
+ * counters only grow), and as not evicted.
  */
 void tt_tl_evict_drop(struct tt_tl *tl, unsigned int idx);
 

@@ -305,9 +305,9 @@ struct tt_ioc_residency {
  * @layers_modified:  layer-iterations evicted in part ("modified").
  * @layers_dropped:   layer-iterations the policy kept on the fast tier,
  *                    or whose eviction expired in the queue (not started:
- *                    its prefetch was due before it could end; counted
- *                    here instead of in @layers_accepted or
- *                    @layers_modified).
+ *                    its prefetch was due before it could end; counted in
+ *                    @layers_accepted or @layers_modified too, when it was
+ *                    ordered: every counter here only grows).
  * @layers_unknown:   layer-iterations not in the profile (never evicted).
  * @bytes_evicted:    bytes the scheduler moved to slow nodes.
  * @bytes_prefetched: bytes the scheduler moved back to fast nodes.
