@@ -911,7 +911,6 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->iter_seq++;
 	tl->in_iter = 1;
 	tl->iter_start = now;
-	tl->iter_er_bps = tl->er_bps;
 	tl->iter_pr_bps = tl->pr_bps;
 	tl->rate_miss = 0;
 	tl->last_rel = 0;

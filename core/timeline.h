@@ -75,8 +75,8 @@
 /* A rate sample needs at least this many bytes (smaller ones are noise). */
 #define TT_TL_RATE_MIN_BYTES	(64ULL * 1024)
 /*
- * A rate estimate that its samples moved by more than this factor from
- * what the iteration began with makes the iteration a rate miss
+ * A PR estimate that its samples moved by more than this factor from what
+ * the iteration began with makes the iteration a rate miss
  * (&tt_tl.rate_miss).
  */
 #define TT_TL_RATE_MISS		2
@@ -376,12 +376,11 @@ struct tt_tl_counts {
  *                 tt_tl_init(), not a measurement; counted up to
  *                 TT_TL_RATE_SETTLED, which tt_tl_set_rates() sets).
  * @pr_samples:    the same for @pr_bps.
- * @iter_er_bps, @iter_pr_bps: @er_bps and @pr_bps when the current
- *                 iteration began (what its plan was made with).
- * @rate_miss:     the current iteration's rate samples moved @er_bps or
- *                 @pr_bps by more than a factor of TT_TL_RATE_MISS from
- *                 @iter_er_bps / @iter_pr_bps (the plan's rates were that
- *                 far off):
+ * @iter_pr_bps:   @pr_bps when the current iteration began (what its plan
+ *                 was made with).
+ * @rate_miss:     the current iteration's prefetch samples moved @pr_bps
+ *                 by more than a factor of TT_TL_RATE_MISS from
+ *                 @iter_pr_bps (the plan's PR was that far off):
  *                 its timing says nothing about the timing noise, so no
  *                 lead or slack learns from it (the rates do).
  * @off:           plan, but never order an eviction.
@@ -439,7 +438,6 @@ struct tt_tl {
 	unsigned long long pr_bps;
 	unsigned int er_samples;
 	unsigned int pr_samples;
-	unsigned long long iter_er_bps;
 	unsigned long long iter_pr_bps;
 	int rate_miss;
 	int off;
@@ -664,9 +662,9 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
  * not a measurement: the first sample replaces it, the next ones make a
  * plain mean up to TT_TL_RATE_SETTLED samples, then weight TT_TL_WEIGHT.
  * While the other direction has no sample, it takes this one too (the
- * same nodes, the same path: a better guess than the seed). When the
- * estimates are then more than TT_TL_RATE_MISS times off (either way) the
- * ones the current iteration began with, it sets &tt_tl.rate_miss.
+ * same nodes, the same path: a better guess than the seed). When the PR
+ * estimate is then more than TT_TL_RATE_MISS times off (either way) the
+ * one the current iteration began with, it sets &tt_tl.rate_miss.
  */
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns);
