@@ -268,6 +268,29 @@ static void test_late_sync_fetched(void **state)
 }
 
 /*
+ * One layer (10) of one 40 MiB tensor at BASE: a profile iteration whose
+ * backward pass begins @idle_ms after the forward end, then the planned
+ * iteration's forward pass, its eviction queued (not run).
+ */
+static void big_layer_forward(unsigned long long idle_ms)
+{
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
+	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
+	advance(10 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+	advance(idle_ms * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10, 0, 0), 0);
+	advance(10 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10, 0, 0), 0);
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
+	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
+	advance(10 * MS, 0);
+	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+}
+
+/*
  * Chunking: an eviction moves chunks of at most the chunk size, one move
  * each, and a step moves at most TT_EXEC_SLICE_BYTES, queueing itself
  * again for the rest.
@@ -304,20 +327,7 @@ static void test_slices(void **state)
 
 	(void)state;
 	/* one 40 MiB tensor: three slices of at most 16 MiB */
-	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
-	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
-	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
-	advance(10 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
-	advance(200 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10, 0, 0), 0);
-	advance(10 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10, 0, 0), 0);
-	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
-	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
-	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
-	advance(10 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+	big_layer_forward(200);
 	assert_int_equal(qn, 1);
 	steps = run_work(TT_EXEC_WORK_EVICT);
 	assert_true(on_node(BASE, 40 * MIB, 1) > 32 * MIB);
@@ -338,20 +348,7 @@ static void test_rate_wall_time(void **state)
 	unsigned int steps;
 
 	(void)state;
-	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
-	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
-	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
-	advance(10 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
-	advance(2000 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_BWD, 10, 0, 0), 0);
-	advance(10 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_END, TT_BWD, 10, 0, 0), 0);
-	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
-	assert_int_equal(event(TT_EV_LAYER_BEGIN, TT_FWD, 10, 0, 0), 0);
-	assert_int_equal(event(TT_EV_TENSOR_SAVED, 0, 10, BASE, 40 * MIB), 0);
-	advance(10 * MS, 0);
-	assert_int_equal(event(TT_EV_LAYER_END, TT_FWD, 10, 0, 0), 0);
+	big_layer_forward(2000);
 	step_gap_ns = 100 * MS;
 	steps = run_work(TT_EXEC_WORK_EVICT);
 	assert_int_equal(steps, 3);
