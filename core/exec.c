@@ -382,7 +382,7 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 {
 	unsigned long long *bytes, slice = 0, iter;
 	unsigned int i, done;
-	int idx, fast, have_mm, first = 0, more = 0, cut = 0;
+	int idx, fast, have_mm, first = 0, more = 0, cut = 0, mine;
 
 	tt_x_lock(x);
 	if (x->closing)
@@ -394,9 +394,10 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 			x->ops->queue(x, l, TT_EXEC_WORK_EVICT);
 			goto out_unlock;
 		}
+		/* this iteration's layer in the timeline (its index in idx) */
+		mine = l->iter == x->tl.iter_seq && tt_x_find(x, l->id, &idx);
 		/* too late for the round trip its plan made: not started */
-		if (!l->victim && l->iter == x->tl.iter_seq &&
-		    tt_x_find(x, l->id, &idx) &&
+		if (mine && !l->victim &&
 		    tt_tl_evict_expired(&x->tl, idx, tt_x_now(x), l->target)) {
 			tt_tl_evict_drop(&x->tl, idx);
 			x->ops->trace_layer(x, TT_TRACE_DROP, l->id, l->iter,
@@ -418,7 +419,7 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 		l->ev_elapsed = 0;
 		l->ev_bytes = (unsigned long long *)0;
 		first = 1;
-		if (l->iter == x->tl.iter_seq && tt_x_find(x, l->id, &idx))
+		if (mine)
 			tt_tl_evict_start(&x->tl, idx, tt_x_now(x));
 	} else {
 		goto out_unlock;
