@@ -226,6 +226,10 @@ struct tt_lrec {
  * @excluded: time spent in --verify-ontime checks (not training).
  * @tlb:      TLB shootdown interrupts the CPUs received during it (the
  *            "TLB" row of /proc/interrupts; 0 when unreadable).
+ * @cpu:      CPU time of the training thread in it, ns (the first field of
+ *            /proc/thread-self/schedstat; 0 when unreadable).
+ * @wait:     time the training thread was runnable but waited for a CPU in
+ *            it, ns (schedstat's second field): another thread ran on it.
  * @depth:    layers it ran (--random-depth).
  * @st:       the session's counters over it (the tiering modes; zero in
  *            the others): its late and on-time bytes, evictions, dropped
@@ -234,6 +238,7 @@ struct tt_lrec {
 struct tt_irec {
 	uint64_t begin, end, excluded;
 	uint64_t tlb;
+	uint64_t cpu, wait;
 	unsigned int depth;
 	struct tt_ioc_stats st;
 };
@@ -499,8 +504,17 @@ static void tt_on_signal(int sig)
 
 /* ---- the compute kernels ---------------------------------------------- */
 
+/*
+ * Each compute kernel is a function of its own, under 256 bytes and
+ * 256-byte aligned, so that its loop never crosses a 4 KiB page: QEMU's TCG
+ * ends a translation block at a page boundary and does not chain blocks
+ * across one, and a loop that crossed ran about 5 times slower in the
+ * guest (bench/README.md, "Reading the figures from the QEMU guest").
+ */
+#define TT_KERNEL __attribute__((noinline, aligned(256)))
+
 /* A forward compute pass: the running activation through the weights. */
-static void tt_fwd_pass(uint64_t *restrict x, const uint64_t *restrict w,
+TT_KERNEL static void tt_fwd_pass(uint64_t *restrict x, const uint64_t *restrict w,
 			size_t wmask, size_t n)
 {
 	size_t j;
@@ -513,7 +527,7 @@ static void tt_fwd_pass(uint64_t *restrict x, const uint64_t *restrict w,
  * The checksum of a buffer: two running sums (Fletcher-like), so a lost,
  * zeroed or misplaced page changes it.
  */
-static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
+TT_KERNEL static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
 {
 	uint64_t s1 = 0, s2 = 0;
 	size_t j;
@@ -530,7 +544,7 @@ static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
  * running activation (every word, no read of the fresh pages), with the
  * checksum tt_checksum() will find in it.
  */
-static uint64_t tt_fwd_out(uint64_t *restrict act, const uint64_t *restrict x,
+TT_KERNEL static uint64_t tt_fwd_out(uint64_t *restrict act, const uint64_t *restrict x,
 			   size_t n, uint64_t salt)
 {
 	uint64_t s1 = 0, s2 = 0, v;
@@ -546,7 +560,7 @@ static uint64_t tt_fwd_out(uint64_t *restrict act, const uint64_t *restrict x,
 }
 
 /* A backward pass: read the saved activation and weights into @g. */
-static void tt_bwd_pass(uint64_t *restrict g, const uint64_t *restrict act,
+TT_KERNEL static void tt_bwd_pass(uint64_t *restrict g, const uint64_t *restrict act,
 			const uint64_t *restrict w, size_t wmask, size_t n)
 {
 	size_t j;
@@ -1365,6 +1379,25 @@ static uint64_t tt_tlb_shootdowns(void)
 	return sum;
 }
 
+/*
+ * The calling thread's CPU time and run-queue wait so far, ns
+ * (/proc/thread-self/schedstat); both 0 when it cannot be read.
+ */
+static void tt_schedstat(uint64_t *cpu, uint64_t *wait)
+{
+	unsigned long long c, w;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	*cpu = *wait = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu", &c, &w) == 2) {
+		*cpu = c;
+		*wait = w;
+	}
+	fclose(f);
+}
+
 /* Make @mode the running one (between iterations: nothing is live). */
 static void tt_switch(struct tt_train *t, enum tt_mode mode)
 {
@@ -1467,6 +1500,7 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 			tt_die("tt_stats: %s", strerror(-ret));
 	}
 	t->irec[it].tlb = tt_tlb_shootdowns();
+	tt_schedstat(&t->irec[it].cpu, &t->irec[it].wait);
 	t->irec[it].begin = tt_now();
 	if (t->s) {
 		ret = tt_iter_begin(t->s);
@@ -1496,6 +1530,13 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 		tt_copier_drain(t);
 	t->irec[it].end = tt_now();
 	t->irec[it].tlb = tt_tlb_shootdowns() - t->irec[it].tlb;
+	{
+		uint64_t cpu, wait;
+
+		tt_schedstat(&cpu, &wait);
+		t->irec[it].cpu = cpu - t->irec[it].cpu;
+		t->irec[it].wait = wait - t->irec[it].wait;
+	}
 	if (t->s) {
 		struct tt_ioc_stats st, st0 = t->irec[it].st;
 
@@ -2302,7 +2343,7 @@ static void tt_json_iters(FILE *f, const struct tt_train *t,
 		const struct tt_irec *ir = &r->all_irec[it];
 		const struct tt_lrec *lr = &r->all_rec[(size_t)it * L];
 
-		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"tlb_shootdowns\": %llu, \"evicted_bytes\": %llu, \"ontime_bytes\": %llu, \"late_bytes\": %llu, \"late_count\": %llu, \"layers_dropped\": %llu, \"fwd_ms\": [",
+		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"tlb_shootdowns\": %llu, \"evicted_bytes\": %llu, \"ontime_bytes\": %llu, \"late_bytes\": %llu, \"late_count\": %llu, \"layers_dropped\": %llu, \"cpu_ms\": %.3f, \"wait_ms\": %.3f, \"fwd_ms\": [",
 			it ? "," : "", it, it < r->warmup ? "true" : "false",
 			tt_ms(ir->end - ir->begin - ir->excluded),
 			(unsigned long long)ir->tlb,
@@ -2310,7 +2351,8 @@ static void tt_json_iters(FILE *f, const struct tt_train *t,
 			(unsigned long long)ir->st.ontime_bytes,
 			(unsigned long long)ir->st.late_bytes,
 			(unsigned long long)ir->st.late_count,
-			(unsigned long long)ir->st.layers_dropped);
+			(unsigned long long)ir->st.layers_dropped,
+			tt_ms(ir->cpu), tt_ms(ir->wait));
 		for (l = 0; l < L; l++)
 			fprintf(f, "%s%.3f", l ? ", " : "",
 				tt_ms(lr[l].fwd_end - lr[l].fwd_begin));
