@@ -514,8 +514,9 @@ static void tt_on_signal(int sig)
 #define TT_KERNEL __attribute__((noinline, aligned(256)))
 
 /* A forward compute pass: the running activation through the weights. */
-TT_KERNEL static void tt_fwd_pass(uint64_t *restrict x, const uint64_t *restrict w,
-			size_t wmask, size_t n)
+static TT_KERNEL void tt_fwd_pass(uint64_t *restrict x,
+				  const uint64_t *restrict w, size_t wmask,
+				  size_t n)
 {
 	size_t j;
 
@@ -527,7 +528,7 @@ TT_KERNEL static void tt_fwd_pass(uint64_t *restrict x, const uint64_t *restrict
  * The checksum of a buffer: two running sums (Fletcher-like), so a lost,
  * zeroed or misplaced page changes it.
  */
-TT_KERNEL static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
+static TT_KERNEL uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
 {
 	uint64_t s1 = 0, s2 = 0;
 	size_t j;
@@ -544,8 +545,9 @@ TT_KERNEL static uint64_t tt_checksum(const uint64_t *restrict a, size_t n)
  * running activation (every word, no read of the fresh pages), with the
  * checksum tt_checksum() will find in it.
  */
-TT_KERNEL static uint64_t tt_fwd_out(uint64_t *restrict act, const uint64_t *restrict x,
-			   size_t n, uint64_t salt)
+static TT_KERNEL uint64_t tt_fwd_out(uint64_t *restrict act,
+				     const uint64_t *restrict x, size_t n,
+				     uint64_t salt)
 {
 	uint64_t s1 = 0, s2 = 0, v;
 	size_t j;
@@ -560,8 +562,10 @@ TT_KERNEL static uint64_t tt_fwd_out(uint64_t *restrict act, const uint64_t *res
 }
 
 /* A backward pass: read the saved activation and weights into @g. */
-TT_KERNEL static void tt_bwd_pass(uint64_t *restrict g, const uint64_t *restrict act,
-			const uint64_t *restrict w, size_t wmask, size_t n)
+static TT_KERNEL void tt_bwd_pass(uint64_t *restrict g,
+				  const uint64_t *restrict act,
+				  const uint64_t *restrict w, size_t wmask,
+				  size_t n)
 {
 	size_t j;
 
@@ -1534,8 +1538,10 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 		uint64_t cpu, wait;
 
 		tt_schedstat(&cpu, &wait);
-		t->irec[it].cpu = cpu - t->irec[it].cpu;
-		t->irec[it].wait = wait - t->irec[it].wait;
+		t->irec[it].cpu = cpu >= t->irec[it].cpu ?
+				  cpu - t->irec[it].cpu : 0;
+		t->irec[it].wait = wait >= t->irec[it].wait ?
+				   wait - t->irec[it].wait : 0;
 	}
 	if (t->s) {
 		struct tt_ioc_stats st, st0 = t->irec[it].st;
