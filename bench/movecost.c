@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include <tiertrain.h>
+#include "tt_bench.h"
 #include "tt_selftest.h"
 
 #ifndef MADV_COLLAPSE
@@ -201,8 +202,11 @@ static void tt_die(const char *fmt, ...)
 	exit(1);
 }
 
-/* The compute thread: read-modify-write its buffer, a unit at a time. */
-static void *tt_mc_compute(void *arg)
+/*
+ * The compute thread: read-modify-write its buffer, a unit at a time (a
+ * TT_KERNEL, tt_bench.h: inside one page of code).
+ */
+static TT_KERNEL void *tt_mc_compute(void *arg)
 {
 	struct tt_mc *b = arg;
 	size_t words = b->work / sizeof(uint64_t);

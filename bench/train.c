@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include <tiertrain.h>
+#include "tt_bench.h"
 #include "tt_selftest.h"
 
 #define TT_TRAIN_MAX_LAYERS	256
@@ -504,14 +505,7 @@ static void tt_on_signal(int sig)
 
 /* ---- the compute kernels ---------------------------------------------- */
 
-/*
- * Each compute kernel is a function of its own, under 256 bytes and
- * 256-byte aligned, so that its loop never crosses a 4 KiB page: QEMU's TCG
- * ends a translation block at a page boundary and does not chain blocks
- * across one, and a loop that crossed ran about 5 times slower in the
- * guest (bench/README.md, "Reading the figures from the QEMU guest").
- */
-#define TT_KERNEL __attribute__((noinline, aligned(256)))
+/* Each one a TT_KERNEL (tt_bench.h): inside one page of code. */
 
 /* A forward compute pass: the running activation through the weights. */
 static TT_KERNEL void tt_fwd_pass(uint64_t *restrict x,
