@@ -1171,6 +1171,31 @@ unsigned int tt_tl_ahead_max(const struct tt_tl *tl)
 	return k;
 }
 
+/*
+ * TT_SCHED_COUNT with TT_SCHED_ANCHOR, planned (not the fallback): the
+ * earliest time a released entry @r may fire, k transfer times of its
+ * layer's bytes at PR before its anchored trigger time (k: the entry's
+ * ahead). The anchor keeps the trigger with the backward pass, so a
+ * release comes that much early at most, not a whole backward layer; 0
+ * (no hold) without the anchor or a trigger time.
+ */
+static unsigned long long count_hold(struct tt_tl *tl,
+				     const struct tt_tl_due *r)
+{
+	unsigned long long t = due_time(tl, r), x;
+	int ri;
+
+	if (!tl->anchor || !tl->count || tl->fallback || t == TT_TL_NO_TIME)
+		return 0;
+	ri = tt_tl_find(tl, r->id);
+	if (ri < 0)
+		return 0;
+	x = tt_policy_xfer_ns(tl->st.layers[ri].final_bytes, tl->pr_bps);
+	if (r->ahead > 1)
+		x = x > TT_TL_NO_TIME / r->ahead ? TT_TL_NO_TIME : x * r->ahead;
+	return t > x ? t - x : 0;
+}
+
 int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		   unsigned long long *next)
 {
@@ -1189,7 +1214,20 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		 * the head
 		 */
 		unsigned int j = released(tl);
+		unsigned long long hold;
 
+		if (j < tl->ndue) {
+			hold = count_hold(tl, &tl->st.due[j]);
+			if (tt_tl_rel(tl, now) < hold) {
+				/* released, held: whichever is sooner */
+				unsigned long long t = due_time(tl, d);
+
+				*next = tl->iter_start +
+					(t == TT_TL_NO_TIME || hold < t ?
+					 hold : t);
+				return 0;
+			}
+		}
 		if (j >= tl->ndue) {
 			*next = due_time(tl, d) == TT_TL_NO_TIME ? TT_TL_NO_TIME :
 				tl->iter_start + due_time(tl, d);

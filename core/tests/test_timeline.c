@@ -89,6 +89,8 @@ struct sim {
 	 * turn is drawn from [@turn_min_ms, @turn_ms] instead
 	 */
 	unsigned int turn_ms, turn_min_ms;
+	/* the last time sim_due() handed out prefetches (0: none yet) */
+	unsigned long long polled;
 };
 
 /* The next prefetch's extra time over @ns, as @sm->jitter_pct says. */
@@ -108,19 +110,25 @@ static unsigned long long xfer(unsigned long long bytes, unsigned long long bps)
 /* Hand out the prefetches due by @now and simulate them. */
 static void sim_due(struct tt_tl *tl, struct sim *sm, unsigned long long now)
 {
-	unsigned long long next, start;
+	unsigned long long next, start, at;
 	unsigned int id;
 
-	while (tt_tl_next_due(tl, now, &id, &next)) {
-		int i = tt_tl_find(tl, id);
+	/* as the scheduler's timer: at each time the timeline asks for */
+	at = sm->polled && sm->polled < now ? sm->polled : now;
+	for (;;) {
+		int i;
 
+		if (!tt_tl_next_due(tl, at, &id, &next)) {
+			if (next == ~0ULL || next > now)
+				break;
+			at = next;
+			continue;
+		}
+		i = tt_tl_find(tl, id);
 		assert_true(i >= 0);
 		if (!sm->evicted[i])
 			continue;
-		/* at its trigger time, or now when released before it */
-		start = tl->iter_start + tl->st.layers[i].prefetch_ns;
-		if (tl->fallback || start > now)
-			start = now;
+		start = at;
 		if (start < sm->evict_end[i])
 			start = sm->evict_end[i];
 		if (start < sm->pf_busy)
@@ -133,7 +141,7 @@ static void sim_due(struct tt_tl *tl, struct sim *sm, unsigned long long now)
 			tt_tl_rate_sample(tl, TT_TL_PREFETCH, sm->evicted[i],
 					  sm->pf_end[i] - start);
 	}
-	assert_true(next == ~0ULL || next > now);
+	sm->polled = now;
 }
 
 static void sim_evict(struct tt_tl *tl, struct sim *sm, unsigned int i,
@@ -218,6 +226,7 @@ static unsigned int run_ids(struct tt_tl *tl, struct sim *sm,
 	memset(sm->pf_end, 0, sizeof(sm->pf_end));
 	sm->pf_busy = 0;
 	sm->evict_ids = 0;
+	sm->polled = t0;
 	ret = tt_tl_iter_begin(tl, t0);
 	for (k = 0; k < n; k++) {
 		unsigned long long t = t0 + 10 * k * MS * scale;
@@ -603,37 +612,62 @@ static void test_lead_noise(void **state)
 /*
  * The last forward layer's backward begins after a turn (a loss, an
  * optimizer hook) that varies from one iteration to the next: profiled at
- * 60 ms, then anything from 20 to 60 ms, at random. Its prefetch (8.4 ms)
- * has no earlier backward layer to release it (TT_SCHED_COUNT): only its
- * lead covers a turn shorter than the profile's, by up to 40 ms, which is
- * timing noise, not a rate far off. Once learnt (30 iterations), the layer
- * is late at most twice in the next 30 (seeds 1-12: 0-2; a lead that does
- * not keep the shortest idle time seen: 1-8, 5 with seed 1).
+ * 600 ms, then anything from 200 to 600 ms, at random (layers of 100 ms).
+ * Its prefetch (8.4 ms) has no earlier backward layer to release it
+ * (TT_SCHED_COUNT): only its lead covers a turn shorter than the profile's,
+ * by up to 400 ms, which is timing noise, not a rate far off. Once learnt
+ * (30 iterations), the layer is late at most twice in the next 30 (seeds
+ * 1-12: 0-3, the same with and without the anchor). With TT_SCHED_ANCHOR
+ * the prefetches the backward pass releases are held (test_count_hold):
+ * back 22-37 ms before their backward begin instead of 103-120 ms (seeds
+ * 1-12), no more of them late. At layers of 10 ms (the scale before the
+ * hold) seeds 1-12 gave 0-2 late; a lead that does not keep the shortest
+ * idle time seen: 1-8.
  */
 static void test_lead_turn_noise(void **state)
 {
-	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1,
-			  .turn_ms = 60, .seed = 1 };
-	unsigned long long late_at_30 = 0;
+	unsigned long long late_at_30 = 0, early[2] = { 0, 0 };
 	struct tt_tl tl;
-	unsigned int i;
+	unsigned int i, q, anchor;
 
 	(void)state;
-	setup_tl(&tl, 1, CAP);
-	tl.count = 1;
-	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
-	sm.turn_min_ms = 20;
-	for (i = 0; i < 60; i++) {
-		run_iter(&tl, &sm, (2 + i) * 1000 * MS, 1, 0, 0);
-		if (i == 29)
-			late_at_30 = tl.counts.late_count;
+	/*
+	 * with the anchor, the releases are held (test_count_hold): the
+	 * prefetches of ranks 2.. come back closer to their backward begin
+	 */
+	for (anchor = 0; anchor <= 1; anchor++) {
+		struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1,
+				  .turn_ms = 60, .seed = 1 };
+
+		setup_tl(&tl, 1, CAP);
+		tt_tl_set_modes(&tl, TT_TL_MODE_COUNT |
+				(anchor ? TT_TL_MODE_ANCHOR : 0));
+		run_iter(&tl, &sm, 1000 * MS, 10, 0, 0);
+		sm.turn_min_ms = 20;
+		for (i = 0; i < 60; i++) {
+			run_iter(&tl, &sm, (2 + i) * 1000 * MS, 10, 0, 0);
+			if (i == 29)
+				late_at_30 = tl.counts.late_count;
+			for (q = 0; i >= 30 && q < tl.n; q++) {
+				const struct tt_tl_layer *y = &tl.st.layers[q];
+
+				if (y->rank > 1 && y->x.prefetch_end &&
+				    y->x.prefetch_end < y->cur.bwd_start)
+					early[anchor] += y->cur.bwd_start -
+							 y->x.prefetch_end;
+			}
+		}
+		print_message("lead_turn_noise (anchor %u): %llu late layer-iterations by 30, %llu in the last 30; lead of layer 40 %.1f ms; %llu MiB on time; ranks 2.. back %.1f ms early on average\n",
+			      anchor, late_at_30,
+			      tl.counts.late_count - late_at_30,
+			      L(&tl, 40)->lead_ns / 1e6,
+			      tl.counts.ontime_bytes / MIB,
+			      early[anchor] / 90 / 1e6);
+		assert_true(L(&tl, 40)->final_bytes > 0);
+		assert_true(tl.counts.late_count - late_at_30 <= 2);
+		assert_true(tl.counts.ontime_bytes > 100 * 8 * MIB);
 	}
-	print_message("lead_turn_noise: %llu late layer-iterations by 30, %llu in the last 30; lead of layer 40 %.1f ms; %llu MiB on time\n",
-		      late_at_30, tl.counts.late_count - late_at_30,
-		      L(&tl, 40)->lead_ns / 1e6, tl.counts.ontime_bytes / MIB);
-	assert_true(L(&tl, 40)->final_bytes > 0);
-	assert_true(tl.counts.late_count - late_at_30 <= 2);
-	assert_true(tl.counts.ontime_bytes > 100 * 8 * MIB);
+	assert_true(early[1] < early[0] / 2);
 }
 
 /*
@@ -1115,6 +1149,82 @@ static void test_count(void **state)
  * sequence diverges, runs on the layer-count fallback (evictions k forward
  * positions late, prefetches released k layers ahead); the miss log.
  */
+/*
+ * TT_SCHED_COUNT with TT_SCHED_ANCHOR: a prefetch released by the backward
+ * pass fires no earlier than k transfer times of its bytes at PR before its
+ * anchored trigger time (k: its layer's ahead), not a whole backward layer
+ * early; at once when that time is past.
+ */
+static void test_count_hold(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long t0 = 10000 * MS, next, bytes, t, hold, drift;
+	unsigned int id, k;
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT | TT_TL_MODE_ANCHOR);
+	run_iter(&tl, &sm, 1000 * MS, 10, 0, 0);
+	L(&tl, 20)->ahead = 2;
+	assert_true(tt_tl_iter_begin(&tl, t0) & TT_TL_IB_PLANNED);
+	for (k = 0; k < 4; k++) {
+		id = 10 * (k + 1);
+		t = t0 + 100 * k * MS;
+		tt_tl_layer_event(&tl, idx_of(&tl, id), TT_TL_FWD, 0, t, 1,
+				  &bytes);
+		tt_tl_saved(&tl, idx_of(&tl, id), 8 * MIB, 0);
+		assert_int_equal(tt_tl_layer_event(&tl, idx_of(&tl, id),
+						   TT_TL_FWD, 1, t + 100 * MS,
+						   1, &bytes),
+				 TT_TL_ACT_EVICT);
+	}
+	/* the backward pass 30 ms ahead of the profile: 40's trigger passed */
+	assert_int_equal(L(&tl, 40)->prof.bwd_start, 450 * MS);
+	tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 0, t0 + 420 * MS, 1,
+			  &bytes);
+	drift = 30 * MS;
+	assert_int_equal(tl.bwd_rank, 1);
+	assert_int_equal(tt_tl_next_due(&tl, t0 + 420 * MS, &id, &next), 1);
+	assert_int_equal(id, 40);
+	/* 30 (rank 2, k 1): released, held to one transfer time early */
+	hold = L(&tl, 30)->prefetch_ns - drift -
+	       xfer(L(&tl, 30)->final_bytes, tl.pr_bps);
+	assert_true(hold > 420 * MS);
+	assert_int_equal(tt_tl_next_due(&tl, t0 + 420 * MS, &id, &next), 0);
+	assert_int_equal(next, t0 + hold);
+	assert_int_equal(tt_tl_next_due(&tl, t0 + hold - 1, &id, &next), 0);
+	assert_int_equal(tl.counts.count_released, 0);
+	assert_int_equal(tt_tl_next_due(&tl, t0 + hold, &id, &next), 1);
+	assert_int_equal(id, 30);
+	assert_int_equal(tl.counts.count_released, 1);
+	/* 20 (rank 3, k 2): released by rank 1 too, held two transfer times */
+	hold = L(&tl, 20)->prefetch_ns - drift -
+	       2 * xfer(L(&tl, 20)->final_bytes, tl.pr_bps);
+	assert_true(hold > 420 * MS);
+	assert_int_equal(tt_tl_next_due(&tl, t0 + hold - 1, &id, &next), 0);
+	assert_int_equal(next, t0 + hold);
+	/* past its hold: at once */
+	assert_int_equal(tt_tl_next_due(&tl, t0 + hold + 5 * MS, &id, &next),
+			 1);
+	assert_int_equal(id, 20);
+	assert_int_equal(tl.counts.count_released, 2);
+	/* without the anchor nothing holds a release (test_count) */
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
+	tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 1, t0 + 470 * MS, 1,
+			  &bytes);
+	tt_tl_layer_event(&tl, idx_of(&tl, 30), TT_TL_BWD, 0, t0 + 471 * MS, 1,
+			  &bytes);
+	tt_tl_layer_event(&tl, idx_of(&tl, 30), TT_TL_BWD, 1, t0 + 480 * MS, 1,
+			  &bytes);
+	tt_tl_layer_event(&tl, idx_of(&tl, 20), TT_TL_BWD, 0, t0 + 481 * MS, 1,
+			  &bytes);
+	assert_true(481 * MS + xfer(L(&tl, 10)->final_bytes, tl.pr_bps) <
+		    L(&tl, 10)->prefetch_ns);
+	assert_int_equal(tt_tl_next_due(&tl, t0 + 481 * MS, &id, &next), 1);
+	assert_int_equal(id, 10);
+}
+
 static void test_dynamic(void **state)
 {
 	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
@@ -1423,6 +1533,7 @@ int main(void)
 		cmocka_unit_test(test_due_before_forward_end),
 		cmocka_unit_test(test_anchor),
 		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_count_hold),
 		cmocka_unit_test(test_dynamic),
 		cmocka_unit_test(test_dynamic_admission),
 		cmocka_unit_test(test_dynamic_grow),
