@@ -243,18 +243,39 @@ static void plan_reference(const struct tt_policy_params *p,
 	}
 }
 
+/* ALAP's deadline of a layer: ts_B - lead (0 when the lead is longer). */
+static unsigned long long deadline(const struct tt_policy_layer *l)
+{
+	return l->bwd_start_ns > l->lead_ns ? l->bwd_start_ns - l->lead_ns : 0;
+}
+
+/* Strict total order: deadline, then ts_B, then index. */
+static int deadline_before(const void *x, const void *y, const void *ctx)
+{
+	const struct tt_policy_layer *l = ctx;
+	unsigned int a = *(const unsigned int *)x, b = *(const unsigned int *)y;
+
+	if (deadline(&l[a]) != deadline(&l[b]))
+		return deadline(&l[a]) < deadline(&l[b]);
+	if (l[a].bwd_start_ns != l[b].bwd_start_ns)
+		return l[a].bwd_start_ns < l[b].bwd_start_ns;
+	return a < b;
+}
+
 /*
- * The ALAP extension: layers in decreasing ts_B; each prefetch ends by
- * min(ts_B - lead, the start of the one placed after it) and starts no
- * earlier than its eviction can have ended and stayed (te_F + szE/ER + ST).
+ * The ALAP extension: layers in decreasing deadline (ts_B - lead; @order
+ * is sorted so, in place); each prefetch ends by min(its deadline, the
+ * start of the one placed after it) and starts no earlier than its
+ * eviction can have ended and stayed (te_F + szE/ER + ST).
  */
 static void plan_alap(const struct tt_policy_params *p,
 		      struct tt_policy_layer *layers, unsigned int n,
-		      const unsigned int *order)
+		      unsigned int *order)
 {
 	unsigned long long t_free = ~0ULL;
 	unsigned int i;
 
+	tt_heapsort(order, n, sizeof(*order), deadline_before, layers);
 	for (i = n; i-- > 0;) {
 		struct tt_policy_layer *l = &layers[order[i]];
 		unsigned long long end, earliest, szp = 0;
@@ -316,10 +337,13 @@ int tt_policy_plan(const struct tt_policy_params *p,
 	for (i = 0; i < n; i++)
 		layers[i].evict_bytes = evict_size(p, &layers[i]);
 
-	sort_backward(layers, order, n);
-	if (p->alap)
+	if (p->alap) {
+		for (i = 0; i < n; i++)
+			order[i] = i;
 		plan_alap(p, layers, n, order);
-	else
+	}
+	sort_backward(layers, order, n);
+	if (!p->alap)
 		plan_reference(p, layers, n, order);
 	for (i = 0; sum && i < n; i++) {
 		const struct tt_policy_layer *l = &layers[i];

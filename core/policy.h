@@ -30,9 +30,12 @@
  *
  * Extension (default off, @alap in struct tt_policy_params): prefetches
  * planned as late as possible instead of eq. 8-10. Layers are taken in
- * decreasing ts_B (the last backward layer first); each prefetch must end
- * by min(ts_B - lead, start of the prefetch placed after it) and may not
- * start before its eviction can have ended (te_F + szE/ER + ST). The
+ * decreasing deadline ts_B - lead (the last backward layer first when no
+ * lead reorders them); each prefetch must end by min(its deadline, start
+ * of the prefetch placed after it) and may not start before its eviction
+ * can have ended (te_F + szE/ER + ST). A layer whose lead puts its
+ * deadline before the next backward layer's is fetched before that one
+ * instead of pushing it (and every one queued before it) as early. The
  * queue is the same single serial queue, but a large tensor may take it
  * over several earlier backward layers instead of only the one before its
  * own, so fewer bytes are cut at a boundary where the saved size shrinks

@@ -402,6 +402,40 @@ static void test_alap(void **state)
 }
 
 /*
+ * ALAP in deadline order: layer 0 (ts_B 200 ms, lead 30 ms: deadline 170)
+ * and layer 1 (ts_B 180 ms, no lead), 2500 pages each (10.24 ms). Layer 1
+ * is placed first, ending at its own ts_B; layer 0 before it. Placed in
+ * ts_B order instead, layer 0's lead would push layer 1 back to 159.76 -
+ * 10.24 ms, 20 ms earlier than it needs. @order is the backward order
+ * still.
+ */
+static void test_alap_deadline(void **state)
+{
+	struct tt_policy_params p = P;
+	struct tt_policy_layer l[2] = {
+		L(0, 10 * MS, 200 * MS, 2500 * P4K),
+		L(1, 50 * MS, 180 * MS, 2500 * P4K),
+	};
+	unsigned int order[2];
+
+	(void)state;
+	p.alap = 1;
+	l[0].lead_ns = 30 * MS;
+	assert_int_equal(tt_policy_plan(&p, l, 2, order, NULL, NULL), 0);
+	assert_int_equal(l[1].status, TT_POLICY_ACCEPTED);
+	assert_int_equal(l[1].prefetch_ns, 180 * MS - 10240000);
+	assert_int_equal(l[0].status, TT_POLICY_ACCEPTED);
+	assert_int_equal(l[0].prefetch_ns, 180 * MS - 2 * 10240000);
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 0);
+	/* equal deadlines: ts_B, as without leads */
+	l[0].lead_ns = 20 * MS;
+	assert_int_equal(tt_policy_plan(&p, l, 2, order, NULL, NULL), 0);
+	assert_int_equal(l[0].prefetch_ns, 180 * MS - 10240000);
+	assert_int_equal(l[1].prefetch_ns, 180 * MS - 2 * 10240000);
+}
+
+/*
  * The plan's backward order (the @order it leaves: ts_B, ties by index)
  * for ts_B nondecreasing, nonincreasing with runs of ties (the events of
  * one batch share a time), and mixed, against a selection sort.
@@ -457,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_lead_time),
 		cmocka_unit_test(test_alap_reference),
 		cmocka_unit_test(test_alap),
+		cmocka_unit_test(test_alap_deadline),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_arithmetic),
 		cmocka_unit_test(test_footprint_one_layer),
