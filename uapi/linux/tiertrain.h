@@ -738,10 +738,11 @@ struct tt_ioc_sched {
 #define TT_SCHED_ANCHOR		(1U << 2)
 /*
  * TT_SCHED_ALAP (extension of TierTrain, in TT_SCHED_DEFAULT_FLAGS): plan the prefetch
- * queue as late as possible instead of eq. 8-10. Layers are placed from
- * the last backward layer to the first; each prefetch ends by its
- * backward begin (less its lead) or by the start of the prefetch placed
- * after it, whichever is earlier, and starts no earlier than its
+ * queue as late as possible instead of eq. 8-10. Layers are placed in
+ * decreasing order of their backward begin less their lead (the last
+ * backward layer first when no lead reorders them); each prefetch ends by
+ * its backward begin (less its lead) or by the start of the prefetch
+ * placed after it, whichever is earlier, and starts no earlier than its
  * eviction can have ended plus the stay time. A large tensor may then use
  * the queue during several earlier backward layers instead of only the
  * one right before its own, so less is cut where the saved size shrinks
