@@ -34,7 +34,12 @@
  * activation that the tiertrain mode evicted and prefetched per iteration
  * between two buffers on the fast and the slow node, the iteration ending
  * when it is done: the step cost of the bytes alone, with no page-table
- * change, the floor of any mover (tt_copier_share()). A backend that cannot tier is reported as such and
+ * change, the floor of any mover (tt_copier_share()); "unmap" (only when
+ * asked for) is "copy" whose thread also sends the process's other CPUs
+ * one TLB shootdown per 2 MiB it copies (tt_copier_shoot()): the fewest
+ * that any exported migration path sends, one per PMD-mapped huge page
+ * (Documentation/mover.md), so copy + unmap is the floor of moving pages,
+ * not only bytes. A backend that cannot tier is reported as such and
  * its row is "n/a". The modes take turns iteration by iteration in this
  * one process (tt_run_modes()), each with its own session, so a change in
  * the host's load weighs on all of them alike.
@@ -102,12 +107,19 @@ enum tt_mode {
 	TT_MODE_USERSPACE,
 	TT_MODE_BUDGET,
 	TT_MODE_COPY,
+	TT_MODE_UNMAP,
 	TT_MODE_NR,
 };
 
 static const char *const tt_mode_name[TT_MODE_NR] = {
-	"none", "tiertrain", "userspace", "budget", "copy",
+	"none", "tiertrain", "userspace", "budget", "copy", "unmap",
 };
+
+/* The modes whose thread copies the bytes instead of tiering them. */
+static int tt_copying(int mode)
+{
+	return mode == TT_MODE_COPY || mode == TT_MODE_UNMAP;
+}
 
 /**
  * struct tt_cfg - the workload and what to run
@@ -381,6 +393,11 @@ struct tt_mstate {
  * @running: the thread was started.
  * @share:   this iteration's share of each activation to copy out ([0])
  *           and back ([1]) (tt_copier_share()).
+ * @mode:    the copying mode of this iteration (TT_MODE_COPY or
+ *           TT_MODE_UNMAP; set between iterations, under @lock).
+ * @scratch: a page of its own, resident, that the unmap mode write-protects
+ *           to send a shootdown.
+ * @unshot:  bytes copied since its last shootdown (the unmap mode).
  */
 struct tt_copier {
 	pthread_t th;
@@ -390,10 +407,13 @@ struct tt_copier {
 	int stop;
 	char *fast, *slow;
 	size_t len, off;
-	uint64_t copied;
+	uint64_t copied[TT_MODE_NR];
 	int count;
 	int running;
 	double share[2];
+	int mode;
+	char *scratch;
+	uint64_t unshot;
 };
 
 /**
@@ -835,8 +855,8 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	/* the budget counts registered bytes: in sight once registered */
 	if (t->mode == TT_MODE_BUDGET)
 		tt_live_add(t, l, a, len);
-	/* the copy mode: as the activation would be evicted */
-	if (t->mode == TT_MODE_COPY)
+	/* the copy modes: as the activation would be evicted */
+	if (tt_copying(t->mode))
 		tt_copier_post(t, 0, len * t->cp.share[0]);
 	r->fwd_end = tt_now();
 	if (t->s)
@@ -855,7 +875,7 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 	int ret;
 
 	r->bwd_call = tt_now();
-	if (t->mode == TT_MODE_COPY) {
+	if (tt_copying(t->mode)) {
 		/* as this layer's and the next one's would be prefetched */
 		if (l + 1 == t->irec[it].depth)
 			tt_copier_post(t, 1, len * t->cp.share[1]);
@@ -1137,6 +1157,24 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 
 /* Bytes the copier copies between two looks at its work. */
 #define TT_COPY_CHUNK	(2UL << 20)
+/* The unmap mode: one shootdown per this many bytes copied (a PMD). */
+#define TT_UNMAP_BYTES	(2UL << 20)
+
+/*
+ * One TLB shootdown to the process's other CPUs: the scratch page, made
+ * resident, loses its write permission (the kernel flushes it on every CPU
+ * the process runs on) and gets it back (no flush for more permission).
+ */
+static void tt_copier_shoot(struct tt_copier *c)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	*(volatile char *)c->scratch = 1;
+	if (mprotect(c->scratch, pg, PROT_READ) ||
+	    mprotect(c->scratch, pg, PROT_READ | PROT_WRITE))
+		tt_die("mprotect of the unmap mode's scratch page: %s",
+		       strerror(errno));
+}
 
 static void *tt_copier_main(void *arg)
 {
@@ -1164,10 +1202,14 @@ static void *tt_copier_main(void *arg)
 			memcpy(c->fast + off, c->slow + off, n);
 		else
 			memcpy(c->slow + off, c->fast + off, n);
+		if (c->mode == TT_MODE_UNMAP)
+			for (c->unshot += n; c->unshot >= TT_UNMAP_BYTES;
+			     c->unshot -= TT_UNMAP_BYTES)
+				tt_copier_shoot(c);
 		pthread_mutex_lock(&c->lock);
 		c->pending[dir] -= n;
 		if (c->count)
-			c->copied += n;
+			c->copied[c->mode] += n;
 		if (!c->pending[0] && !c->pending[1])
 			pthread_cond_broadcast(&c->cond);
 	}
@@ -1182,8 +1224,10 @@ static void tt_copier_start(struct tt_train *t)
 	unsigned int l;
 	int ret;
 
+	if (c->running)		/* copy and unmap share it */
+		return;
 	if (t->slow_node < 0)
-		tt_die("--mode copy needs a memory-only (slow) node");
+		tt_die("--mode copy and unmap need a memory-only (slow) node");
 	for (l = 0; l < t->cfg.layers; l++)
 		if (t->cfg.size[l] > c->len)
 			c->len = t->cfg.size[l];
@@ -1198,6 +1242,11 @@ static void tt_copier_start(struct tt_train *t)
 		       t->slow_node, strerror(-ret));
 	memset(c->fast, 1, c->len);
 	memset(c->slow, 2, c->len);
+	c->scratch = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->scratch == MAP_FAILED)
+		tt_die("mmap of the unmap mode's scratch page: %s",
+		       strerror(errno));
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	ret = pthread_create(&c->th, NULL, tt_copier_main, c);
@@ -1243,6 +1292,7 @@ static void tt_copier_stop(struct tt_train *t)
 	pthread_join(c->th, NULL);
 	munmap(c->fast, c->len);
 	munmap(c->slow, c->len);
+	munmap(c->scratch, sysconf(_SC_PAGESIZE));
 	c->running = 0;
 }
 
@@ -1430,7 +1480,7 @@ static int tt_mode_begin(struct tt_train *t, enum tt_mode mode)
 	res->warmup = t->cfg.profile_iters + 1;
 	res->measured = t->cfg.iters - res->warmup;
 	memset(ms, 0, sizeof(*ms));
-	if (mode == TT_MODE_COPY)
+	if (tt_copying(mode))
 		tt_copier_start(t);
 	else if (mode != TT_MODE_NONE) {
 		ms->s = tt_mode_open(t, mode, res);
@@ -1514,17 +1564,18 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 	}
 	L = tt_depth(t, it);
 	t->irec[it].depth = L;
-	if (mode == TT_MODE_COPY) {
+	if (tt_copying(mode)) {
 		tt_copier_share(t, it, t->cp.share);
 		pthread_mutex_lock(&t->cp.lock);
 		t->cp.count = it >= res->warmup;
+		t->cp.mode = mode;
 		pthread_mutex_unlock(&t->cp.lock);
 	}
 	for (l = 0; l < L; l++)
 		tt_forward(t, it, l);
 	for (l = L; l-- > 0;)
 		tt_backward(t, it, l);
-	if (mode == TT_MODE_COPY)
+	if (tt_copying(mode))
 		tt_copier_drain(t);
 	t->irec[it].end = tt_now();
 	t->irec[it].tlb = tt_tlb_shootdowns() - t->irec[it].tlb;
@@ -1612,12 +1663,12 @@ static void tt_mode_finish(struct tt_train *t)
 		res->tlb_per_mib = tlb * TT_MIB / (res->st.bytes_evicted +
 						    res->st.bytes_prefetched);
 	}
-	if (mode == TT_MODE_COPY && t->cp.copied) {
+	if (tt_copying(mode) && t->cp.copied[mode]) {
 		double tlb = 0;
 
 		for (it = res->warmup; it < t->cfg.iters; it++)
 			tlb += t->irec[it].tlb;
-		res->copied = t->cp.copied;
+		res->copied = t->cp.copied[mode];
 		res->tlb_per_mib = tlb * TT_MIB / res->copied;
 	}
 	tt_measured(t, res);
@@ -1890,7 +1941,7 @@ static void tt_print_table(const struct tt_train *t)
 			snprintf(late, sizeof(late), "-");
 			snprintf(moved, sizeof(moved), "-");
 			snprintf(lay, sizeof(lay), "-");
-			if (m == TT_MODE_COPY)
+			if (tt_copying(m))
 				snprintf(moved, sizeof(moved), "%.0f",
 					 r->copied / TT_MIB);
 		}
@@ -1963,11 +2014,36 @@ static int tt_step_met(const struct tt_train *t, double step)
 	       step <= tt_pct(cp->step_ms, ref->step_ms) + TT_GOAL_FLOOR_PTS;
 }
 
+/*
+ * The kernel scheduler @k against the userspace one @us: "beaten" at a
+ * lower or equal median step with equal or smaller avg and peak
+ * fast-tier bytes; "equal within the spread" when the step is higher but
+ * within the range of @us's own measured iterations; else "NOT met",
+ * naming what fails.
+ */
+static void tt_print_vs(const struct tt_result *k, const struct tt_result *us)
+{
+	int avg = k->fast_avg <= us->fast_avg;
+	int peak = k->fast_peak <= us->fast_peak;
+	int step = k->step_ms <= us->step_ms;
+	int spread = k->step_ms <= tt_max(us);
+
+	printf("tiertrain vs userspace: avg fast %.1f vs %.1f MiB, peak fast %.1f vs %.1f MiB, step %.1f vs %.1f ms (userspace's iterations %.1f..%.1f): %s%s%s%s\n",
+	       k->fast_avg / TT_MIB, us->fast_avg / TT_MIB,
+	       k->fast_peak / TT_MIB, us->fast_peak / TT_MIB,
+	       k->step_ms, us->step_ms, tt_min(us), tt_max(us),
+	       avg && peak && step ? "beaten" :
+	       avg && peak && spread ? "equal within the spread" : "NOT met",
+	       avg ? "" : "; avg larger", peak ? "" : "; peak larger",
+	       step || spread ? "" : "; step above the spread");
+}
+
 static void tt_print_goals(const struct tt_train *t)
 {
 	const struct tt_result *ref = tt_ref(t);
 	const struct tt_result *us = &t->res[TT_MODE_USERSPACE];
 	const struct tt_result *cp = &t->res[TT_MODE_COPY];
+	const struct tt_result *um = &t->res[TT_MODE_UNMAP];
 	int m;
 
 	printf("\n");
@@ -1975,11 +2051,16 @@ static void tt_print_goals(const struct tt_train *t)
 		printf("copy: step %.1f ms (median; %.1f..%.1f) vs %.1f ms without tiering: %+.1f%%: the floor, a thread of the process copying the bytes the tiertrain mode moved (%.0f MiB in the measured iterations) between the same nodes, as they would move\n",
 		       cp->step_ms, tt_min(cp), tt_max(cp), ref->step_ms,
 		       tt_pct(cp->step_ms, ref->step_ms), cp->copied / TT_MIB);
+	if (um->ok && ref)
+		printf("unmap: step %.1f ms (median; %.1f..%.1f) vs %.1f ms without tiering: %+.1f%%: the floor of moving pages, the copy mode's thread also sending one TLB shootdown per 2 MiB it copies (%.0f MiB; %.2f shootdowns received per MiB), the fewest any exported migration path sends\n",
+		       um->step_ms, tt_min(um), tt_max(um), ref->step_ms,
+		       tt_pct(um->step_ms, ref->step_ms), um->copied / TT_MIB,
+		       um->tlb_per_mib);
 	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR; m++) {
 		const struct tt_result *r = &t->res[m];
 		double ravg, rpeak, avg, peak, ot, own, step;
 
-		if (!r->ok || m == TT_MODE_COPY)
+		if (!r->ok || tt_copying(m))
 			continue;
 		ravg = ref ? ref->fast_avg : r->base_avg;
 		rpeak = ref ? ref->fast_peak : r->base_peak;
@@ -2061,12 +2142,7 @@ static void tt_print_goals(const struct tt_train *t)
 			printf("tiertrain vs userspace: no userspace figures (%s)\n",
 			       us->reason);
 		else
-			printf("tiertrain vs userspace: avg fast %.1f vs %.1f MiB, step %.1f vs %.1f ms: %s\n",
-			       k->fast_avg / TT_MIB, us->fast_avg / TT_MIB,
-			       k->step_ms, us->step_ms,
-			       k->fast_avg <= us->fast_avg &&
-			       k->step_ms <= us->step_ms ? "beaten" :
-			       "NOT beaten");
+			tt_print_vs(k, us);
 	}
 	for (m = 0; m < TT_MODE_NR; m++)
 		if (t->res[m].ok)
@@ -2515,12 +2591,15 @@ static void tt_usage(FILE *f)
 		"activations, the step time and the scheduler's punctuality without tiering,\n"
 		"with tiertrain's kernel scheduler and with libtiertrain's userspace one.\n"
 		"\n"
-		"  --mode M[,M]...    none, tiertrain, userspace, budget, copy or all\n"
+		"  --mode M[,M]...    none, tiertrain, userspace, budget, copy, unmap or all\n"
 		"                     (default all: the first three); modes take turns,\n"
 		"                     iteration by iteration, in this process; copy: no\n"
 		"                     tiering, a thread copies the bytes the tiertrain\n"
 		"                     mode moved between the fast and the slow node as\n"
-		"                     they would move (the floor of any mover's cost)\n"
+		"                     they would move (the floor of any mover's cost);\n"
+		"                     unmap: copy, and one TLB shootdown to the\n"
+		"                     process's other CPUs per 2 MiB copied (the\n"
+		"                     floor of moving pages on any exported path)\n"
 		"  --budget-mib N     the budget mode: tiertrain with a fast-tier budget\n"
 		"                     of N MiB (TT_SCHED_SET_BUDGET); its figures are\n"
 		"                     the registered bytes the budget counts, printed\n"
@@ -2691,7 +2770,7 @@ static int tt_parse_modes(struct tt_cfg *c, const char *list)
 			all = 1;
 		for (m = 0; m < TT_MODE_NR; m++) {
 			if ((len == 3 && !strncmp(p, "all", 3) &&
-			     m != TT_MODE_BUDGET && m != TT_MODE_COPY) ||
+			     m != TT_MODE_BUDGET && !tt_copying(m)) ||
 			    (len == strlen(tt_mode_name[m]) &&
 			     !strncmp(p, tt_mode_name[m], len))) {
 				c->run[m] = 1;
@@ -2699,7 +2778,7 @@ static int tt_parse_modes(struct tt_cfg *c, const char *list)
 			}
 		}
 		if (!found)
-			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget, copy or all",
+			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget, copy, unmap or all",
 			       list, (int)len, p);
 		p += len;
 		if (*p == ',')
@@ -2788,7 +2867,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 	c->rows = 40;
 	c->timeline = 1;
 	for (m = 0; m < TT_MODE_NR; m++)
-		c->run[m] = m != TT_MODE_BUDGET && m != TT_MODE_COPY;
+		c->run[m] = m != TT_MODE_BUDGET && !tt_copying(m);
 	tt_default_out(c);
 
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -3015,7 +3094,7 @@ int main(int argc, char **argv)
 	tt_print_table(&t);
 	tt_print_goals(&t);
 	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR && t.cfg.timeline; m++) {
-		if (!t.res[m].ok || m == TT_MODE_COPY)
+		if (!t.res[m].ok || tt_copying(m))
 			continue;
 		tt_print_timeline(&t, m);
 		tt_print_moves(&t, m);
