@@ -596,6 +596,8 @@ unsigned int tt_tl_signatures(const struct tt_tl *tl);
  */
 #define TT_TL_AHEAD_MAX		8U
 #define TT_TL_AHEAD_SHRINK	16U
+/* a held release: at least 1/TT_TL_HOLD_DIV of the iteration early */
+#define TT_TL_HOLD_DIV		64U
 #define TT_TL_EVICT_DELAY	2U
 /*
  * The dynamic fallback's admission (tt_tl_next_evict()): transfer times
