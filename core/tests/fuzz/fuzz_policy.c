@@ -5,15 +5,15 @@
  * time and profile.
  *
  * Each input is a sequence of calls: tt_policy_plan() on a profile of up
- * to 48 layers (arrays of exactly that size: the layers and the order
- * scratch), tt_policy_footprint() on the plan, and the arithmetic helpers
- * (tt_policy_xfer_ns, tt_policy_bytes_in, tt_policy_ewma) against 128-bit
- * references. After a plan: the errno and *bad as policy.h states them;
+ * to 48 layers (arrays of exactly that size: the layers, the order
+ * scratch and the harness's own deadline order), tt_policy_footprint() on
+ * the plan, and the arithmetic helpers (tt_policy_xfer_ns,
+ * tt_policy_bytes_in, tt_policy_ewma) against 128-bit references. After a plan: the errno and *bad as policy.h states them;
  * per layer final <= evict <= saved, page multiples unless whole, the
  * status matching the sizes, the prefetch before the backward pass; the
  * reference plan's single queue never runs two prefetches at once, ALAP's
  * prefetches start after their eviction and stay and end before the next
- * one; the summary's counts.
+ * one in deadline order (ts_B - lead); the summary's counts.
  */
 #include "../../policy.h"
 #include "fuzz.h"
@@ -34,6 +34,22 @@ static u64 ref_xfer(u64 bytes, u64 bps)
 	if (!bps)
 		return ~0ULL;
 	return sat((num + bps - 1) / bps);
+}
+
+/* ALAP's order: deadline ts_B - lead (0 if the lead is longer), ts_B, index. */
+static u64 deadline(const struct tt_policy_layer *x)
+{
+	return x->bwd_start_ns > x->lead_ns ? x->bwd_start_ns - x->lead_ns : 0;
+}
+
+static int dl_before(const struct tt_policy_layer *a, unsigned int ia,
+		     const struct tt_policy_layer *b, unsigned int ib)
+{
+	if (deadline(a) != deadline(b))
+		return deadline(a) < deadline(b);
+	if (a->bwd_start_ns != b->bwd_start_ns)
+		return a->bwd_start_ns < b->bwd_start_ns;
+	return ia < ib;
 }
 
 static u64 ref_bytes_in(u64 ns, u64 bps)
@@ -82,6 +98,7 @@ static void op_plan(struct fz *f)
 	unsigned int n = fz_u8(f) % (FZ_MAX_LAYERS + 1), i, bad = ~0U, want_bad = ~0U;
 	struct tt_policy_layer *l = fz_alloc(n, sizeof(*l));
 	unsigned int *order = fz_alloc(n, sizeof(*order));
+	unsigned int *dl = fz_alloc(n, sizeof(*dl));
 	struct tt_policy_summary sum;
 	unsigned int cnt[3] = { 0 };
 	u64 mig = 0, busy;
@@ -169,9 +186,22 @@ static void op_plan(struct fz *f)
 			 order[i], x->prefetch_ns, busy);
 		busy = x->bwd_start_ns;
 	}
+	/* ALAP's queue: in deadline order (ts_B - lead, ts_B, index) */
+	for (i = 0; i < n; i++) {
+		unsigned int j = i;
+
+		dl[i] = i;
+		while (j && dl_before(&l[dl[j]], dl[j], &l[dl[j - 1]],
+				      dl[j - 1])) {
+			unsigned int t = dl[j];
+
+			dl[j] = dl[j - 1];
+			dl[--j] = t;
+		}
+	}
 	busy = ~0ULL;
 	for (i = n; p.alap && i-- > 0;) {
-		const struct tt_policy_layer *x = &l[order[i]];
+		const struct tt_policy_layer *x = &l[dl[i]];
 		u64 dur, earliest;
 
 		if (!x->final_bytes)
@@ -181,11 +211,11 @@ static void op_plan(struct fz *f)
 			       ref_xfer(x->evict_bytes, p.er_bps) + p.stay_ns);
 		FZ_CHECK(x->prefetch_ns >= earliest,
 			 "ALAP layer %u prefetches at %llu before its eviction and stay end (%llu)",
-			 order[i], x->prefetch_ns, earliest);
+			 dl[i], x->prefetch_ns, earliest);
 		FZ_CHECK((fz_u128)x->prefetch_ns + dur <= busy &&
 			 (fz_u128)x->prefetch_ns + dur + x->lead_ns <= x->bwd_start_ns,
 			 "ALAP layer %u's prefetch [%llu, +%llu) ends too late",
-			 order[i], x->prefetch_ns, dur);
+			 dl[i], x->prefetch_ns, dur);
 		busy = x->prefetch_ns;
 	}
 	if (n <= 16 && saved < (1ULL << 62)) {
@@ -208,6 +238,7 @@ static void op_plan(struct fz *f)
 out:
 	free(l);
 	free(order);
+	free(dl);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
