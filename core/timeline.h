@@ -541,7 +541,11 @@ void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx,
  * with the next trigger time (absolute) in *@next, or ~0ULL when none.
  * With @anchor set the trigger times are the plan's shifted by @drift_ns,
  * which every layer event of a planned layer updates: the caller asks
- * again after such events, not only when the last *@next came.
+ * again after such events, not only when the last *@next came. With
+ * @count, a prefetch the backward pass released comes before its trigger
+ * time; with @anchor too, no earlier than its hold (k x the longer of its
+ * transfer time at PR and 1/TT_TL_HOLD_DIV of the profiled iteration
+ * before the trigger), which *@next then gives when it is sooner.
  */
 int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		   unsigned long long *next);
