@@ -225,11 +225,14 @@ static int tt_flags_given(const struct tt_cfg *c)
  * @freed:        the activation is unmapped.
  * @bwd_end:      backward ends (after tt_layer_end() returned).
  * @late_own:     bytes on slow nodes at @bwd_begin (--verify-ontime only).
+ * @addr:         the activation's address (its offset in a 2 MiB block says
+ *                how large the base-page pieces at its ends are).
  */
 struct tt_lrec {
 	uint64_t fwd_begin, fwd_computed, mapped, touched, fwd_end, fwd_done;
 	uint64_t bwd_call, bwd_begin, checked, bwd_computed, freed, bwd_end;
 	uint64_t late_own;
+	uint64_t addr;
 };
 
 /**
@@ -850,6 +853,7 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	if (t->mode != TT_MODE_BUDGET)
 		tt_live_add(t, l, a, len);
 	t->act[l] = a;
+	r->addr = (uintptr_t)a;
 	if (t->s)
 		tt_saved_pieces(t, l, it, a, len);
 	/* the budget counts registered bytes: in sight once registered */
@@ -2451,6 +2455,11 @@ static void tt_json_iters(FILE *f, const struct tt_train *t,
 				tt_ms(lr[l].bwd_computed - lr[l].checked),
 				tt_ms(lr[l].freed - lr[l].bwd_computed),
 				tt_ms(lr[l].bwd_end - lr[l].freed));
+		/* where each activation starts in its 2 MiB block */
+		fprintf(f, "],\n        \"act_offset_in_2mib_kib\": [");
+		for (l = 0; l < L; l++)
+			fprintf(f, "%s%.1f", l ? ", " : "",
+				(lr[l].addr & ((2UL << 20) - 1)) / 1024.0);
 		fprintf(f, "]}");
 	}
 }
