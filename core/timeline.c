@@ -1173,13 +1173,14 @@ unsigned int tt_tl_ahead_max(const struct tt_tl *tl)
 
 /*
  * TT_SCHED_COUNT with TT_SCHED_ANCHOR, planned (not the fallback): the
- * earliest time a released entry @r may fire, k times the longer of its
- * layer's transfer time at PR and 1/TT_TL_HOLD_DIV of the profiled
- * iteration before its anchored trigger time (k: the entry's ahead). The
- * anchor keeps the trigger with the backward pass, so a release comes
- * that much early at most, not a whole backward layer; a small tensor is
- * still released well ahead of a pace that varies from step to step. 0
- * (no hold) without the anchor or a trigger time.
+ * earliest time a released entry @r may fire, k transfer times of its
+ * layer's bytes at PR before its anchored trigger time (k: the entry's
+ * ahead). The anchor keeps the trigger with the backward pass, so a
+ * release comes that much early at most, not a whole backward layer. 0
+ * (no hold) without the anchor or a trigger time, and for a layer whose
+ * transfer takes less than 1/TT_TL_HOLD_DIV of the profiled iteration:
+ * released early, it costs little fast memory, and it is the hedge
+ * against a pace that varies from step to step.
  */
 static unsigned long long count_hold(struct tt_tl *tl,
 				     const struct tt_tl_due *r)
@@ -1192,9 +1193,9 @@ static unsigned long long count_hold(struct tt_tl *tl,
 	ri = tt_tl_find(tl, r->id);
 	if (ri < 0)
 		return 0;
-	x = max_u64(tt_policy_xfer_ns(tl->st.layers[ri].final_bytes,
-				      tl->pr_bps),
-		    tl->prof_iter_ns / TT_TL_HOLD_DIV);
+	x = tt_policy_xfer_ns(tl->st.layers[ri].final_bytes, tl->pr_bps);
+	if (x < tl->prof_iter_ns / TT_TL_HOLD_DIV)
+		return 0;
 	if (r->ahead > 1)
 		x = x > TT_TL_NO_TIME / r->ahead ? TT_TL_NO_TIME : x * r->ahead;
 	return t > x ? t - x : 0;

@@ -543,9 +543,9 @@ void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx,
  * which every layer event of a planned layer updates: the caller asks
  * again after such events, not only when the last *@next came. With
  * @count, a prefetch the backward pass released comes before its trigger
- * time; with @anchor too, no earlier than its hold (k x the longer of its
- * transfer time at PR and 1/TT_TL_HOLD_DIV of the profiled iteration
- * before the trigger), which *@next then gives when it is sooner.
+ * time; with @anchor too, no earlier than its hold (k transfer times at PR
+ * before the trigger, for a layer whose transfer takes 1/TT_TL_HOLD_DIV of
+ * the profiled iteration or more), which *@next then gives when sooner.
  */
 int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		   unsigned long long *next);
@@ -600,8 +600,8 @@ unsigned int tt_tl_signatures(const struct tt_tl *tl);
  */
 #define TT_TL_AHEAD_MAX		8U
 #define TT_TL_AHEAD_SHRINK	16U
-/* a held release: at least 1/TT_TL_HOLD_DIV of the iteration early */
-#define TT_TL_HOLD_DIV		64U
+/* a release is held for layers moving in 1/TT_TL_HOLD_DIV of an iteration */
+#define TT_TL_HOLD_DIV		128U
 #define TT_TL_EVICT_DELAY	2U
 /*
  * The dynamic fallback's admission (tt_tl_next_evict()): transfer times

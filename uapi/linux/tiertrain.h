@@ -786,11 +786,11 @@ struct tt_ioc_sched {
  * the largest. Steps whose layers vary in pace (a CPU-bound framework, a
  * shared host) otherwise find the prefetches timed from the profile's
  * averages late whenever the backward pass runs faster than average.
- * With TT_SCHED_ANCHOR, a released prefetch fires no earlier than k times
- * the longer of its layer's transfer time (at the session's prefetch
- * rate, stats pr_bps) and 1/64 of the profiled iteration before its
- * anchored trigger time: released early, but not back on the fast tier a
- * whole backward layer before it is used.
+ * With TT_SCHED_ANCHOR, the released prefetch of a layer whose transfer
+ * (at the session's prefetch rate, stats pr_bps) takes 1/128 of the
+ * profiled iteration or more fires no earlier than k such transfer times
+ * before its anchored trigger time: released early, but not back on the
+ * fast tier a whole backward layer before it is used.
  */
 #define TT_SCHED_COUNT		(1U << 6)
 /*
