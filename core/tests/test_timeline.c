@@ -1157,7 +1157,9 @@ static void test_count(void **state)
  * TT_SCHED_COUNT with TT_SCHED_ANCHOR: a prefetch released by the backward
  * pass fires no earlier than k transfer times of its bytes at PR before its
  * anchored trigger time (k: its layer's ahead), not a whole backward layer
- * early; at once when that time is past.
+ * early; at once when that time is past, and when its transfer takes less
+ * than 1/TT_TL_HOLD_DIV of the iteration. (Without the anchor nothing is
+ * held: test_count.)
  */
 static void test_count_hold(void **state)
 {
@@ -1215,13 +1217,11 @@ static void test_count_hold(void **state)
 	assert_int_equal(tt_tl_next_due(&tl, t0 + hold, &id, &next), 1);
 	assert_int_equal(id, 20);
 	assert_int_equal(tl.counts.count_released, 2);
-	/* a layer moving in less than 1/TT_TL_HOLD_DIV of the iteration: not held */
-	tl.due_pos--;
-	tl.prof_iter_ns = TT_TL_HOLD_DIV * (x + 1);
-	assert_int_equal(tt_tl_next_due(&tl, t0 + 421 * MS, &id, &next), 1);
-	assert_int_equal(id, 20);
-	/* without the anchor nothing holds a release (test_count) */
-	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
+	/*
+	 * 10 (rank 4), released by 20's backward begin: held while its
+	 * transfer takes 1/TT_TL_HOLD_DIV of the iteration or more, at once
+	 * when the iteration is longer than TT_TL_HOLD_DIV transfers
+	 */
 	tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 1, t0 + 470 * MS, 1,
 			  &bytes);
 	tt_tl_layer_event(&tl, idx_of(&tl, 30), TT_TL_BWD, 0, t0 + 471 * MS, 1,
@@ -1232,6 +1232,9 @@ static void test_count_hold(void **state)
 			  &bytes);
 	assert_true(481 * MS + xfer(L(&tl, 10)->final_bytes, tl.pr_bps) <
 		    L(&tl, 10)->prefetch_ns);
+	assert_int_equal(tt_tl_next_due(&tl, t0 + 481 * MS, &id, &next), 0);
+	assert_true(next > t0 + 481 * MS);
+	tl.prof_iter_ns = TT_TL_HOLD_DIV * (x + 1);
 	assert_int_equal(tt_tl_next_due(&tl, t0 + 481 * MS, &id, &next), 1);
 	assert_int_equal(id, 10);
 }
