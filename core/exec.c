@@ -611,7 +611,8 @@ static unsigned long long tt_x_fetch(struct tt_exec *x,
 		tt_x_lock(x);
 		x->counts.bytes_prefetched += res.moved * x->page_size;
 		if (!ret) {
-			l->returned += c->moved;
+			/* pages left on the slow node are not back */
+			l->returned += c->moved - tt_x_min(left, c->moved);
 			l->next_chunk = i + 1;
 			x->counts.prefetch_left_bytes += left;
 			l->pf_left += left;
@@ -925,16 +926,23 @@ static int tt_x_layer_event(struct tt_exec *x, const struct tt_event *ev,
 		tt_x_order_evict(x, l, bytes);
 		break;
 	case TT_TL_ACT_FETCH:
-		out = tt_x_outstanding(l);
+		/*
+		 * still out: of this iteration's running episode, or what its
+		 * ended one left on the slow node
+		 */
+		out = mine ? tt_x_outstanding(l) :
+		      l->ended_iter == x->tl.iter_seq ? l->ended_left : 0;
 		if (mine)
 			tt_tl_bwd_check(&x->tl, idx, l->evicted, out);
-		if (mine && out)
+		else if (x->tl.st.layers[idx].seen & TT_TL_S_EVICT)
+			tt_tl_bwd_check(&x->tl, idx,
+					x->tl.st.layers[idx].x.evicted_bytes,
+					out);
+		else
+			out = 0;
+		if (out)
 			x->ops->trace_layer(x, TT_TRACE_LATE, l->id,
 					    x->tl.iter_seq, out, now, 0);
-		else if (x->tl.st.layers[idx].seen & TT_TL_S_EVICT)
-			/* this iteration's episode is over: all back in time */
-			tt_tl_bwd_check(&x->tl, idx,
-					x->tl.st.layers[idx].x.evicted_bytes, 0);
 		if ((x->cfg.flags & TT_SCHED_SYNC_LATE) &&
 		    l->state != TT_EXEC_IDLE)
 			*sync = l;

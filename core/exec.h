@@ -186,6 +186,9 @@ enum tt_exec_state {
  * @pf_moved:      bytes the prefetch's slices moved so far.
  * @pf_elapsed:    the mover's time for them.
  * @pf_left:       bytes the prefetch's chunks left on slow nodes.
+ * @ended_left:    bytes the last ended episode left on slow nodes (its
+ *                 prefetch's chunks found them busy or the node full).
+ * @ended_iter:    the iteration of that episode.
  * @pf_due:        the trigger time came while the eviction ran.
  * @sync:          PREFETCHING is done by a caller (TT_SCHED_SYNC_LATE).
  * @below_min:     the plan's eviction of this iteration was under
@@ -241,6 +244,8 @@ struct tt_exec_layer {
 	unsigned long long pf_moved;
 	unsigned long long pf_elapsed;
 	unsigned long long pf_left;
+	unsigned long long ended_left;
+	unsigned long long ended_iter;
 	unsigned char pf_due;
 	unsigned char sync;
 	unsigned char below_min;

@@ -155,11 +155,17 @@ int tt_x_chunks_grow(struct tt_exec *x, struct tt_exec_layer *l,
 	return 0;
 }
 
-/* End an episode: forget its chunks (lock held). */
+/*
+ * End an episode: forget its chunks; what it left evicted is its
+ * @ended_left (lock held).
+ */
 void tt_x_episode_end(struct tt_exec *x, struct tt_exec_layer *l)
 {
 	struct tt_exec_range *r;
 	unsigned int i;
+
+	l->ended_left = l->evicted - tt_x_min(l->returned, l->evicted);
+	l->ended_iter = l->iter;
 
 	for (i = 0; l->counted && i < l->nr_chunks; i++)
 		x->bud.slow -= tt_x_min(l->counted[i], x->bud.slow);

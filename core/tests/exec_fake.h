@@ -17,7 +17,9 @@
  * mid_evict (called half-way through an eviction's move, lock not held:
  * the mover stops there when the layer is stopped after it), fetch_gone
  * (that many prefetch moves find the pages not on the fast node unmapped,
- * as while another migration holds them: skipped_not_present, not moved).
+ * as while another migration holds them: skipped_not_present, not moved),
+ * fetch_busy (every prefetch move finds the pages not on the fast node
+ * busy: skipped_busy, not moved).
  */
 #ifndef TT_EXEC_FAKE_H
 #define TT_EXEC_FAKE_H
@@ -58,7 +60,11 @@ enum fake_mv {
 static enum fake_mv mv_mode;
 static int alloc_fail;
 static unsigned int fetch_gone;
-/* set by t_move() for the prefetch move that fetch_gone applies to */
+static int fetch_busy;
+/*
+ * set by t_move() for the prefetch move that fetch_gone (1) or fetch_busy
+ * (-1) applies to
+ */
 static int gone_now;
 /* Objects and arrays the executor was given and has not given back. */
 static long fake_live;
@@ -211,11 +217,11 @@ static int fake_move(unsigned long long a, unsigned long long b, int nid,
 			res->already_on_node++;
 			continue;
 		}
-		if (gone_now) {
+		if (gone_now > 0) {
 			res->skipped_not_present++;
 			continue;
 		}
-		if (mv_mode == FAKE_MV_BUSY) {
+		if (mv_mode == FAKE_MV_BUSY || gone_now < 0) {
 			res->skipped_busy++;
 			continue;
 		}
@@ -267,8 +273,10 @@ static int t_move(struct tt_exec *x, struct tt_exec_layer *l,
 		return fake_move(mid, m->end, m->nids[0], res);
 	}
 	gone_now = !(m->flags & TT_EXEC_MV_EVICT) && fetch_gone;
+	if (!gone_now && !(m->flags & TT_EXEC_MV_EVICT) && fetch_busy)
+		gone_now = -1;	/* busy */
 	ret = fake_move(m->start, m->end, m->nids[0], res);
-	if (gone_now)
+	if (gone_now > 0)
 		fetch_gone--;
 	gone_now = 0;
 	return ret;
@@ -516,6 +524,7 @@ static void fake_reset(unsigned long long now)
 	lock_depth = 0;
 	stop_all = 0;
 	fetch_gone = 0;
+	fetch_busy = 0;
 	gone_now = 0;
 	timer_at = 0;
 	chunk_bytes = 2 * MIB;

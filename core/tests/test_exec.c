@@ -734,6 +734,29 @@ static void test_fetch_gone_retried(void **state)
 }
 
 /*
+ * A prefetch that finds its pages busy in every pass, before the backward
+ * pass begins, leaves them on the slow node: late, not on time, and in
+ * prefetch_left_bytes.
+ */
+static void test_fetch_left_is_late(void **state)
+{
+	struct tt_sched_stats st;
+
+	(void)state;
+	iteration(&all_run);
+	fetch_busy = 1;
+	iteration(&all_run);
+	tt_exec_stats(&X, &st);
+	assert_true(st.bytes_evicted > 0);
+	assert_int_equal(st.bytes_prefetched, 0);
+	assert_int_equal(st.prefetch_left_bytes, st.bytes_evicted);
+	assert_int_equal(st.ontime_bytes, 0);
+	assert_int_equal(st.late_bytes, st.bytes_evicted);
+	assert_int_equal(late_traces, NL);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 1), st.bytes_evicted);
+}
+
+/*
  * A mover that completed late moved pages behind the executor's back
  * (tt_exec_landed()): a chunk its eviction counted as not moved is fetched
  * all the same, and pages no episode holds evicted (an idle layer's, whose
@@ -889,6 +912,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_stopped_in_last_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_gone_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_left_is_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed_while_evicting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed_span, setup, teardown),

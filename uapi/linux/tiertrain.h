@@ -314,7 +314,8 @@ struct tt_ioc_residency {
  * @ontime_bytes:     evicted bytes back on the fast tier when their backward
  *                    layer began.
  * @late_bytes:       evicted bytes still on the slow tier when their
- *                    backward layer began.
+ *                    backward layer began, those its prefetch left there
+ *                    (prefetch_left_bytes) included.
  * @late_count:       layer-iterations with late bytes.
  * @sync_fetched_bytes: late bytes fetched synchronously (TT_SCHED_SYNC_LATE).
  * @reprofiles:       times the profile was restarted after a deviation.
