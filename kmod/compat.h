@@ -81,4 +81,11 @@ static inline bool tt_page_mapped_shared(struct page *page)
 #define TT_MOVER_BASE_DEFAULT	0
 #endif
 
+/*
+ * TT_MOVE_PAGES_BATCHED - move_pages(2) unmaps up to 512 pages per TLB
+ * flush (Linux 6.3 and later): a base-page order of a few pages sends
+ * fewer TLB shootdowns than the engine, which flushes per page.
+ */
+#define TT_MOVE_PAGES_BATCHED	TT_MOVER_BASE_DEFAULT
+
 #endif /* TT_COMPAT_H */

@@ -71,6 +71,7 @@
 #include <linux/uaccess.h>
 
 #include "budget.h"
+#include "compat.h"
 #include "config.h"
 #include "migrate.h"
 #include "mover.h"
@@ -95,6 +96,14 @@
  * too low to evict its last layers).
  */
 #define TT_ORDER_BASE_MIN	(256UL << 10)
+/*
+ * Where move_pages(2) batches its TLB flushes (TT_MOVE_PAGES_BATCHED), a
+ * base-page piece at a huge-page boundary of a mapping that may hold huge
+ * pages (the head or the tail of a tensor beside its huge pages) goes to a
+ * mover from this size on (tt_mover_min_piece()): two orders per tensor at
+ * most, not one TLB shootdown per page.
+ */
+#define TT_ORDER_EDGE_MIN	(16UL << 10)
 /* Orders in flight per live mover thread, and in all. */
 #define TT_MOVER_INFLIGHT	2
 #define TT_MOVER_INFLIGHT_MAX	16
@@ -106,9 +115,10 @@
 #define TT_MOVER_SCAN_TRIES	8
 /*
  * A scheduler's range that covers all of a huge page at its edge but at
- * most this many bytes has the huge page moved whole (tt_mover_edge()).
+ * most this many bytes (more than half of it) has the huge page moved
+ * whole (tt_mover_edge()).
  */
-#define TT_MOVER_EDGE_SLACK	PAGE_SIZE
+#define TT_MOVER_EDGE_SLACK	(TT_HUGE_SIZE / 2 - PAGE_SIZE)
 
 /**
  * struct tt_mover_thread - a thread registered as a mover
@@ -1322,10 +1332,11 @@ static void tt_mover_leave(struct tt_mover_run *r, unsigned long start,
 
 /*
  * The part [start, end) of a huge page the range covers only in part. A
- * scheduler's migration (TT_MIG_SCHED) whose part lacks at most
- * TT_MOVER_EDGE_SLACK bytes of the huge page (the allocator's header in
- * front of a tensor) has a mover move the huge page whole, the bytes
- * outside the range with it; only the range's part is counted.
+ * scheduler's migration (TT_MIG_SCHED) whose part is more than half of
+ * the huge page (lacks at most TT_MOVER_EDGE_SLACK bytes: the allocator's
+ * header in front of a tensor, the end of the chunk before it in a heap)
+ * has a mover move the huge page whole, the bytes outside the range with
+ * it; only the range's part is counted.
  */
 static void tt_mover_edge(struct tt_mover_run *r, unsigned long start,
 			  unsigned long end)
@@ -1412,6 +1423,21 @@ static void tt_mover_trim(struct mm_struct *mm, unsigned long *start,
 }
 
 /*
+ * The smallest base-page piece [@addr, @next) that goes to a mover:
+ * TT_ORDER_EDGE_MIN for one at a huge-page boundary of a mapping that may
+ * hold huge pages (@thp) where move_pages(2) batches its flushes, else
+ * TT_ORDER_BASE_MIN.
+ */
+static unsigned long tt_mover_min_piece(unsigned long addr, unsigned long next,
+					bool thp)
+{
+	if (TT_MOVE_PAGES_BATCHED && thp &&
+	    (IS_ALIGNED(addr, TT_HUGE_SIZE) || IS_ALIGNED(next, TT_HUGE_SIZE)))
+		return TT_ORDER_EDGE_MIN;
+	return TT_ORDER_BASE_MIN;
+}
+
+/*
  * A gap of a slot, [start, end), with @huge huge pages that did not become
  * orders: the engine moves it, or, in base mode with no such huge page,
  * its parts in supported vmas become base-page orders shared among the
@@ -1426,8 +1452,8 @@ static void tt_mover_gap(struct tt_mover_run *r, unsigned long start,
 	u32 flags = TT_ORDER_BASE | (r->base == 2 ? TT_ORDER_COLLAPSE : 0);
 	struct mm_struct *mm = r->s->mm;
 	struct vm_area_struct *vma;
-	unsigned long addr, next, per, s, e;
-	bool base;
+	unsigned long addr, next, per, s, e, min_piece;
+	bool base, thp;
 
 	if (!r->base || huge || start >= end) {
 		tt_mover_engine(r, start, end, huge);
@@ -1439,6 +1465,7 @@ static void tt_mover_gap(struct tt_mover_run *r, unsigned long start,
 		mmap_read_lock(mm);
 		vma = find_vma(mm, addr);
 		base = false;
+		thp = false;
 		if (!vma || vma->vm_start >= end) {
 			next = end;
 		} else if (vma->vm_start > addr) {
@@ -1447,9 +1474,11 @@ static void tt_mover_gap(struct tt_mover_run *r, unsigned long start,
 			next = min(end, vma->vm_end);
 			base = tt_vma_supported(vma) &&
 			       (vma->vm_flags & VM_READ);
+			thp = !(vma->vm_flags & VM_NOHUGEPAGE);
 		}
 		mmap_read_unlock(mm);
-		if (!base || next - addr < TT_ORDER_BASE_MIN ||
+		min_piece = tt_mover_min_piece(addr, next, thp);
+		if (!base || next - addr < min_piece ||
 		    (r->stop && atomic_read(r->stop))) {
 			tt_mover_engine(r, addr, next, 0);
 			cond_resched();
@@ -1458,13 +1487,13 @@ static void tt_mover_gap(struct tt_mover_run *r, unsigned long start,
 		e = min(next, ALIGN_DOWN(addr, TT_HUGE_SIZE) +
 			      per * TT_HUGE_SIZE);
 		/* no tail too small for an order of its own (same slot) */
-		if (next - e >= TT_ORDER_BASE_MIN)
+		if (next - e >= min_piece)
 			next = e;
 		s = addr;
 		e = next;
 		tt_mover_trim(mm, &s, &e);
 		tt_mover_engine(r, addr, s, 0);
-		if (s < e && (e - s < TT_ORDER_BASE_MIN ||
+		if (s < e && (e - s < min_piece ||
 			      !tt_mover_issue(r, s, e, flags)))
 			tt_mover_engine(r, s, e, 0);
 		tt_mover_engine(r, max(s, e), next, 0);

@@ -46,6 +46,14 @@
  *                   header in front): the movers move that huge page
  *                   whole, the header with it, and count the tensor's
  *                   bytes only; nothing split, nothing through the engine.
+ *   sched_edge_majority the same a quarter of a huge page into it (the
+ *                   chunk before the tensor in a heap): more than half
+ *                   of it is the tensor's, it moves whole.
+ *   sched_small_base_head a tensor whose head is 64 KiB of base pages
+ *                   before a huge page: on Linux 6.3 and later a mover
+ *                   moves the head (a base-page order, batched TLB
+ *                   flushes), nothing through the engine; before, the
+ *                   engine moves the head.
  *   sched_round_trip_small_batch the same with batch_pages 128: the
  *                   scheduler's chunks are rounded up to whole huge
  *                   pages, none is left partly covered.
@@ -635,14 +643,15 @@ TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
 }
 
 /*
- * A tensor behind an allocator's header: its range starts one base page
- * into a huge page and covers the rest of it and the next one (malloc's
- * chunk header in front of a THP-backed tensor). The scheduler has the
- * movers move the first huge page whole, the header page with it, and
- * counts the tensor's bytes only: no huge page split, nothing through the
- * engine, both huge pages huge after the round trip, data intact.
+ * A tensor that starts @off bytes into the first of two huge pages and
+ * covers the rest of them (more than half of the first): the scheduler has
+ * the movers move the first huge page whole, the bytes before the tensor
+ * with it, and counts the tensor's bytes only: no huge page split, nothing
+ * through the engine, both huge pages huge after the round trip, data
+ * intact.
  */
-TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
+static void mv_sched_edge(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(mover) *self, size_t off, uint64_t seed)
 {
 	size_t len = 2 * MV_HUGE, tlen;
 	int fast = self->topo.fast;
@@ -651,10 +660,9 @@ TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
 	char *t;
 	uint64_t t0;
 
-	TT_SKIP_IF_SETUP_SKIPPED();
-	MV_NEED_THP(self, len, 7);
-	t = self->buf + self->ps;
-	tlen = len - self->ps;
+	MV_NEED_THP(self, len, seed);
+	t = self->buf + off;
+	tlen = len - off;
 	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
 	huge0 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
 	split0 = tt_st_vmstat("thp_split_page");
@@ -665,17 +673,17 @@ TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
 	       tt_st_now_ns() - t0 < 10000000000ULL)
 		usleep(10000);
 	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
-	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu partial %llu",
-	       (unsigned long long)st.bytes_evicted,
+	TH_LOG("offset %zu: evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu partial %llu",
+	       off, (unsigned long long)st.bytes_evicted,
 	       (unsigned long long)st.bytes_prefetched,
 	       (unsigned long long)st.mover_bytes,
 	       (unsigned long long)st.engine_bytes,
 	       (unsigned long long)st.huge_kept,
 	       (unsigned long long)st.huge_split,
 	       (unsigned long long)st.huge_partial);
-	/* the header page came back with its huge page */
+	/* the bytes before the tensor came back with their huge page */
 	TT_ASSERT_PLACED(self->buf, len, fast);
-	TT_ASSERT_PATTERN(self->buf, len, 7);
+	TT_ASSERT_PATTERN(self->buf, len, seed);
 	EXPECT_EQ(huge0, tt_st_smaps_kb(self->buf, len, "AnonHugePages"));
 	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
 	EXPECT_EQ(0, st.engine_bytes);
@@ -684,10 +692,85 @@ TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
 	EXPECT_LE(tlen, st.bytes_evicted);
 	EXPECT_EQ(0, st.bytes_evicted % tlen);
 	EXPECT_EQ(st.bytes_evicted, st.bytes_prefetched);
-	/* the tensor's bytes only, not the header page moved with them */
+	/* the tensor's bytes only, not those moved with them */
 	EXPECT_EQ(st.bytes_evicted + st.bytes_prefetched, st.mover_bytes);
 	EXPECT_EQ(2 * (st.bytes_evicted / tlen) * (len / MV_HUGE),
 		  st.huge_kept);
+}
+
+/* Behind an allocator's header: one base page into the first huge page. */
+TEST_F_TIMEOUT(mover, sched_edge_slack, 120)
+{
+	TT_SKIP_IF_SETUP_SKIPPED();
+	mv_sched_edge(_metadata, self, self->ps, 7);
+}
+
+/*
+ * A quarter of a huge page into it (the end of the chunk before the tensor
+ * in a heap): three quarters of it are the tensor's, it moves whole.
+ */
+TEST_F_TIMEOUT(mover, sched_edge_majority, 120)
+{
+	TT_SKIP_IF_SETUP_SKIPPED();
+	mv_sched_edge(_metadata, self, MV_HUGE / 4, 8);
+}
+
+/*
+ * A tensor whose head is 64 KiB of base pages (its mapping does not start
+ * at a huge-page boundary) before a huge page, mover_base 1: where
+ * move_pages(2) batches its TLB flushes (Linux 6.3 and later) a mover moves
+ * the head too, as a base-page order; before, the engine moves it. Either way it all comes
+ * back, data intact, the huge page kept.
+ */
+TEST_F_TIMEOUT(mover, sched_small_base_head, 120)
+{
+	size_t len = 2 * MV_HUGE, head = 64 << 10, tlen = head + MV_HUGE;
+	int fast = self->topo.fast;
+	struct tt_ioc_stats st;
+	char *t;
+	uint64_t t0;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, tt_st_param_write("mover_base", 1));
+	/* a mapping that starts @head before a huge-page boundary */
+	t = tt_st_map(len, 1);
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, munmap(t, MV_HUGE - head));
+	self->buf = t + MV_HUGE - head;
+	self->len = len = tlen;
+	tt_st_fill(self->buf, len, 9);
+	if (tt_st_smaps_kb(self->buf + head, MV_HUGE, "AnonHugePages") !=
+	    (long long)(MV_HUGE >> 10))
+		SKIP(return, "the kernel gave no huge page to a MADV_HUGEPAGE block");
+	t = self->buf;
+	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
+	ASSERT_EQ(1, mv_until_evicted(self->s, t, tlen, fast))
+		TH_LOG("the tensor was never seen off node %d", fast);
+	t0 = tt_st_now_ns();
+	while (!mv_all_on(self->s, t, tlen, fast) &&
+	       tt_st_now_ns() - t0 < 10000000000ULL)
+		usleep(10000);
+	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
+	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu",
+	       (unsigned long long)st.bytes_evicted,
+	       (unsigned long long)st.bytes_prefetched,
+	       (unsigned long long)st.mover_bytes,
+	       (unsigned long long)st.engine_bytes,
+	       (unsigned long long)st.huge_kept,
+	       (unsigned long long)st.huge_split);
+	TT_ASSERT_PLACED(t, tlen, fast);
+	TT_ASSERT_PATTERN(self->buf, len, 9);
+	EXPECT_EQ(0, st.huge_split);
+	EXPECT_EQ(st.bytes_evicted, st.bytes_prefetched);
+	EXPECT_EQ(0, st.bytes_evicted % tlen);
+	if (tt_st_kernel_at_least(6, 3)) {
+		EXPECT_EQ(0, st.engine_bytes);
+		EXPECT_EQ(st.bytes_evicted + st.bytes_prefetched,
+			  st.mover_bytes);
+	} else {
+		EXPECT_EQ((st.bytes_evicted + st.bytes_prefetched) / tlen *
+			  head, st.engine_bytes);
+	}
 }
 
 /* Chunks smaller than a huge page are rounded up: still whole huge pages. */

@@ -52,7 +52,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -667,17 +666,6 @@ TEST_F(tiers, kmem_is_lower_tier)
 }
 
 
-/* Is the running kernel at least @major.@minor? */
-static bool kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma > major || (ma == major && mi >= minor);
-}
-
 /*
  * A memory-only RAM node the HMAT describes (three-tier: half the DRAM
  * bandwidth): from 6.8 on the kernel gives it a tier from that (below
@@ -686,7 +674,7 @@ static bool kernel_at_least(int major, int minor)
  */
 TEST_F(tiers, hmat_tier_source)
 {
-	bool hmat_tiers = kernel_at_least(6, 8);
+	bool hmat_tiers = tt_st_kernel_at_least(6, 8);
 	int n, seen = 0;
 
 	TT_SKIP_IF_SETUP_SKIPPED();

@@ -88,6 +88,9 @@ long long tt_st_zoneinfo_sum(int node, const char *key);
 /* Run the calling thread on the CPUs of @node only: 0 or -errno. */
 int tt_st_run_on_node(int node);
 
+/* Is the running kernel at least @major.@minor? */
+bool tt_st_kernel_at_least(int major, int minor);
+
 /*
  * Map @len bytes of private anonymous memory: @thp < 0 MADV_NOHUGEPAGE,
  * > 0 MADV_HUGEPAGE and 2 MiB aligned, 0 leave the default. NULL on failure
