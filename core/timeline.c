@@ -953,12 +953,11 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 			tl->cur_sig = -1;
 			go_fallback(tl);
 		}
-		return ret;
-	}
-	if (tl->profiled >= tl->profile_iters && plan(tl)) {
+	} else if (tl->profiled >= tl->profile_iters && plan(tl)) {
 		tl->planned = 1;
 		ret |= TT_TL_IB_PLANNED;
 	}
+	tl->planned_run = tl->planned ? tl->planned_run + 1 : 0;
 	return ret;
 }
 
@@ -1320,7 +1319,8 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
  * it was handed out (within a quarter of its transfer time at PR):
  * released one layer earlier next time. Releasing earlier does not help a
  * prefetch that waited for its own eviction, or in the queue behind
- * others (which earlier releases would make longer). TT_TL_AHEAD_SHRINK
+ * others (which earlier releases would make longer), nor one late in the
+ * first iteration of a plan (outside the fallback). TT_TL_AHEAD_SHRINK
  * iterations in a row on time: one later (less time back on the fast
  * tier).
  */
@@ -1329,6 +1329,8 @@ static void ahead_adapt(struct tt_tl *tl, struct tt_tl_layer *l, int late)
 	const struct tt_tl_exec *x = &l->x;
 
 	if (!((tl->count && tl->planned) || tl->fallback))
+		return;
+	if (late && !tl->fallback && tl->planned_run <= 1)
 		return;
 	if (late) {
 		unsigned long long wait = x->prefetch_start > x->due_at ?

@@ -418,6 +418,8 @@ struct tt_tl_counts {
  *                 (negative: earlier); 0 at iteration begin.
  * @in_iter:       an iteration has begun.
  * @planned:       the current iteration has a plan.
+ * @planned_run:   planned iterations in a row, the current one included
+ *                 (0 when it has no plan).
  * @profiled:      iterations folded since the profile (re)started.
  * @iter_seq:      number of the current iteration (starts at 1).
  * @iter_start:    absolute start of the current iteration.
@@ -463,6 +465,7 @@ struct tt_tl {
 	long long drift_ns;
 	int in_iter;
 	int planned;
+	unsigned int planned_run;
 	unsigned int profiled;
 	unsigned long long iter_seq;
 	unsigned long long iter_start;

@@ -1148,6 +1148,36 @@ static void test_count(void **state)
 }
 
 /*
+ * TT_SCHED_COUNT: a layer late in the first iteration of a plan (its
+ * estimates untried) keeps k; late again in the next one, k grows.
+ * Re-profiled, the first planned iteration is exempt again.
+ */
+static void test_count_first_planned(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long t = 1000 * MS, late;
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
+	run_iter(&tl, &sm, t, 10, 0, 0);		/* profile */
+	assert_int_equal(tl.planned_run, 0);
+	sm.pr_true = RATE / 1000;
+	t += 100000 * MS;
+	run_iter(&tl, &sm, t, 10, 0, 0);		/* the first planned */
+	assert_int_equal(tl.planned_run, 1);
+	late = tl.counts.late_count;
+	assert_true(late >= 1);
+	assert_int_equal(L(&tl, 40)->ahead, 1);
+	t += 100000 * MS;
+	run_iter(&tl, &sm, t, 10, 0, 0);		/* the second */
+	assert_int_equal(tl.planned_run, 2);
+	assert_true(tl.counts.late_count > late);
+	assert_int_equal(L(&tl, 40)->ahead, 2);
+}
+
+/*
  * TT_SCHED_DYNAMIC: one profile per layer-sequence signature; an
  * iteration without a signature to predict from, or whose predicted
  * sequence diverges, runs on the layer-count fallback (evictions k forward
@@ -1547,6 +1577,7 @@ int main(void)
 		cmocka_unit_test(test_due_before_forward_end),
 		cmocka_unit_test(test_anchor),
 		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_count_first_planned),
 		cmocka_unit_test(test_count_hold),
 		cmocka_unit_test(test_dynamic),
 		cmocka_unit_test(test_dynamic_admission),
