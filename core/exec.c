@@ -197,12 +197,6 @@ static unsigned long long tt_x_took(struct tt_exec *x,
 			mover_ns);
 }
 
-/* Bytes of the episode still on the slow node (lock held). */
-static unsigned long long tt_x_outstanding(const struct tt_exec_layer *l)
-{
-	return l->evicted - tt_x_min(l->returned, l->evicted);
-}
-
 /*
  * Settle the layer's episode (lock held). @defer false: make sure nothing
  * of it stays evicted: drop an eviction not started, stop a running one

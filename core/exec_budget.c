@@ -164,7 +164,7 @@ void tt_x_episode_end(struct tt_exec *x, struct tt_exec_layer *l)
 	struct tt_exec_range *r;
 	unsigned int i;
 
-	l->ended_left = l->evicted - tt_x_min(l->returned, l->evicted);
+	l->ended_left = tt_x_outstanding(l);
 	l->ended_iter = l->iter;
 
 	for (i = 0; l->counted && i < l->nr_chunks; i++)

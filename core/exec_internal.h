@@ -32,6 +32,13 @@ static inline unsigned long long tt_x_max(unsigned long long a,
 	return a > b ? a : b;
 }
 
+/* Bytes of the episode still on the slow node (lock held). */
+static inline unsigned long long
+tt_x_outstanding(const struct tt_exec_layer *l)
+{
+	return l->evicted - tt_x_min(l->returned, l->evicted);
+}
+
 /* @v rounded up to a multiple of @a (a power of two). */
 static inline unsigned long long tt_x_align(unsigned long long v,
 					    unsigned long long a)

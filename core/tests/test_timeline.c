@@ -1150,7 +1150,6 @@ static void test_count(void **state)
 /*
  * TT_SCHED_COUNT: a layer late in the first iteration of a plan (its
  * estimates untried) keeps k; late again in the next one, k grows.
- * Re-profiled, the first planned iteration is exempt again.
  */
 static void test_count_first_planned(void **state)
 {
