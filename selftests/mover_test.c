@@ -468,6 +468,31 @@ static int mv_all_on(struct tt_session *s, const void *p, size_t len,
 	return b[node] == len;
 }
 
+/* Wait until all of [p, p + len) is on @node, 10 s at most. */
+static void mv_wait_on(struct tt_session *s, const void *p, size_t len,
+		       int node)
+{
+	uint64_t t0 = tt_st_now_ns();
+
+	while (!mv_all_on(s, p, len, node) &&
+	       tt_st_now_ns() - t0 < 10000000000ULL)
+		usleep(10000);
+}
+
+/* The session's migration counters, in the test's log. */
+static void mv_log_stats(struct __test_metadata *_metadata,
+			 const struct tt_ioc_stats *st)
+{
+	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu partial %llu",
+	       (unsigned long long)st->bytes_evicted,
+	       (unsigned long long)st->bytes_prefetched,
+	       (unsigned long long)st->mover_bytes,
+	       (unsigned long long)st->engine_bytes,
+	       (unsigned long long)st->huge_kept,
+	       (unsigned long long)st->huge_split,
+	       (unsigned long long)st->huge_partial);
+}
+
 /*
  * One training iteration of one layer saving @buf, @gap_ms between its
  * forward end and backward begin; with @seen, set *@seen when no byte of
@@ -558,7 +583,6 @@ static void mv_sched_round_trip(struct __test_metadata *_metadata,
 	size_t len = 8 * TT_ST_MIB;
 	long long huge0, split0, huge1;
 	int fast = self->topo.fast;
-	uint64_t t0;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	MV_NEED_THP(self, len, 5);
@@ -570,10 +594,7 @@ static void mv_sched_round_trip(struct __test_metadata *_metadata,
 	ASSERT_EQ(1, mv_until_evicted(self->s, self->buf, len, fast))
 		TH_LOG("the tensor was never seen off node %d", fast);
 	/* the prefetch (or the rescue at the backward begin) brings it back */
-	t0 = tt_st_now_ns();
-	while (!mv_all_on(self->s, self->buf, len, fast) &&
-	       tt_st_now_ns() - t0 < 10000000000ULL)
-		usleep(10000);
+	mv_wait_on(self->s, self->buf, len, fast);
 	TT_ASSERT_PLACED(self->buf, len, fast);
 	TT_ASSERT_PATTERN(self->buf, len, 5);
 	huge1 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
@@ -582,13 +603,7 @@ static void mv_sched_round_trip(struct __test_metadata *_metadata,
 	EXPECT_EQ(huge0, huge1);
 	EXPECT_EQ(split0, tt_st_vmstat("thp_split_page"));
 	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
-	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu",
-	       (unsigned long long)st.bytes_evicted,
-	       (unsigned long long)st.bytes_prefetched,
-	       (unsigned long long)st.mover_bytes,
-	       (unsigned long long)st.engine_bytes,
-	       (unsigned long long)st.huge_kept,
-	       (unsigned long long)st.huge_split);
+	mv_log_stats(_metadata, &st);
 	EXPECT_LE(len, st.bytes_evicted);
 	EXPECT_EQ(st.bytes_evicted, st.bytes_prefetched);
 	EXPECT_EQ(st.bytes_evicted + st.bytes_prefetched, st.mover_bytes);
@@ -615,7 +630,6 @@ TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
 	int fast = self->topo.fast, evicted;
 	struct tt_ioc_stats st;
 	char *t;
-	uint64_t t0;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	MV_NEED_THP(self, len, 6);
@@ -634,10 +648,7 @@ TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
 				     fast);
 	EXPECT_LE(1, st.huge_split);
 	EXPECT_EQ(0, st.huge_partial);
-	t0 = tt_st_now_ns();
-	while (!mv_all_on(self->s, t, tlen, fast) &&
-	       tt_st_now_ns() - t0 < 10000000000ULL)
-		usleep(10000);
+	mv_wait_on(self->s, t, tlen, fast);
 	TT_ASSERT_PLACED(t, tlen, fast);
 	TT_ASSERT_PATTERN(self->buf, len, 6);
 }
@@ -658,7 +669,6 @@ static void mv_sched_edge(struct __test_metadata *_metadata,
 	long long huge0, split0;
 	struct tt_ioc_stats st;
 	char *t;
-	uint64_t t0;
 
 	MV_NEED_THP(self, len, seed);
 	t = self->buf + off;
@@ -668,19 +678,9 @@ static void mv_sched_edge(struct __test_metadata *_metadata,
 	split0 = tt_st_vmstat("thp_split_page");
 	ASSERT_EQ(1, mv_until_evicted(self->s, t, tlen, fast))
 		TH_LOG("the tensor was never seen off node %d", fast);
-	t0 = tt_st_now_ns();
-	while (!mv_all_on(self->s, self->buf, len, fast) &&
-	       tt_st_now_ns() - t0 < 10000000000ULL)
-		usleep(10000);
+	mv_wait_on(self->s, self->buf, len, fast);
 	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
-	TH_LOG("offset %zu: evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu partial %llu",
-	       off, (unsigned long long)st.bytes_evicted,
-	       (unsigned long long)st.bytes_prefetched,
-	       (unsigned long long)st.mover_bytes,
-	       (unsigned long long)st.engine_bytes,
-	       (unsigned long long)st.huge_kept,
-	       (unsigned long long)st.huge_split,
-	       (unsigned long long)st.huge_partial);
+	mv_log_stats(_metadata, &st);
 	/* the bytes before the tensor came back with their huge page */
 	TT_ASSERT_PLACED(self->buf, len, fast);
 	TT_ASSERT_PATTERN(self->buf, len, seed);
@@ -728,7 +728,6 @@ TEST_F_TIMEOUT(mover, sched_small_base_head, 120)
 	int fast = self->topo.fast;
 	struct tt_ioc_stats st;
 	char *t;
-	uint64_t t0;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, tt_st_param_write("mover_base", 1));
@@ -746,18 +745,9 @@ TEST_F_TIMEOUT(mover, sched_small_base_head, 120)
 	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
 	ASSERT_EQ(1, mv_until_evicted(self->s, t, tlen, fast))
 		TH_LOG("the tensor was never seen off node %d", fast);
-	t0 = tt_st_now_ns();
-	while (!mv_all_on(self->s, t, tlen, fast) &&
-	       tt_st_now_ns() - t0 < 10000000000ULL)
-		usleep(10000);
+	mv_wait_on(self->s, t, tlen, fast);
 	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
-	TH_LOG("evicted %llu prefetched %llu mover %llu engine %llu kept %llu split %llu",
-	       (unsigned long long)st.bytes_evicted,
-	       (unsigned long long)st.bytes_prefetched,
-	       (unsigned long long)st.mover_bytes,
-	       (unsigned long long)st.engine_bytes,
-	       (unsigned long long)st.huge_kept,
-	       (unsigned long long)st.huge_split);
+	mv_log_stats(_metadata, &st);
 	TT_ASSERT_PLACED(t, tlen, fast);
 	TT_ASSERT_PATTERN(self->buf, len, 9);
 	EXPECT_EQ(0, st.huge_split);
