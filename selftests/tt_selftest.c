@@ -854,8 +854,8 @@ int tt_st_khugepaged_pause(long long *saved)
 	if (ret)
 		return ret;
 	ret = tt_st_write_file(TT_ST_KHUGEPAGED_SLEEP, "86400000");
-	/* let a scan in progress finish its batch */
-	usleep(200000);
+	/* let a scan in progress, and the one the write wakes, finish */
+	usleep(200000 * tt_st_time_mul());
 	return ret;
 }
 

@@ -186,6 +186,9 @@ int tt_st_param_write(const char *name, long long v);
  * Pause khugepaged (scan_sleep_millisecs set to a day) so it cannot collapse
  * base pages into a huge page on the node it saw them on before a migration
  * moved them; @saved receives the value to give tt_st_khugepaged_resume().
+ * The write itself wakes khugepaged for one more scan, which is given
+ * 200 ms times tt_st_time_mul() to end: a test that must see no collapse
+ * at all also marks its range MADV_NOHUGEPAGE.
  */
 int tt_st_khugepaged_pause(long long *saved);
 int tt_st_khugepaged_resume(long long saved);
