@@ -1039,6 +1039,10 @@ static int node_blocks(int node, const char *state)
 struct phase_report {
 	unsigned int iters[3];
 	uint64_t on_kn[3];
+	unsigned int evicted[3];
+	unsigned int unplanned[3];
+	unsigned int unstarted[3];
+	unsigned int unended[3];
 	char err[256];
 };
 
@@ -1064,10 +1068,23 @@ static void hotplug_child(int fast, int kn, int ctl, int tick, int rep)
 		goto out;
 	while (read(ctl, &phase, 1) == 1 && phase < 3) {
 		memset(m.on, 0, sizeof(m.on));
-		if (mini_iteration(&m, 0))
+		m.evicted = m.unplanned = m.unstarted = m.unended = 0;
+		/*
+		 * Each phase's iterations pause as long as the profiling one.
+		 * While the node is offline, mini_where() waits start_ms for
+		 * each eviction, which cannot start: were the planned
+		 * iterations short, these would be many times longer, the
+		 * scheduler would profile again (a deviation) and plan from
+		 * a profile with no idle time to evict into.
+		 */
+		if (mini_iteration(&m, 1))
 			goto out;
 		r.iters[phase]++;
 		r.on_kn[phase] += m.on[kn];
+		r.evicted[phase] += m.evicted;
+		r.unplanned[phase] += m.unplanned;
+		r.unstarted[phase] += m.unstarted;
+		r.unended[phase] += m.unended;
 		if (write(tick, &phase, 1) != 1)
 			break;
 	}
@@ -1185,6 +1202,10 @@ TEST_F_TIMEOUT(tiers, hotplug_kmem, 300)
 	       r.iters[0], r.iters[1], r.iters[2], kn,
 	       (unsigned long long)r.on_kn[0], (unsigned long long)r.on_kn[1],
 	       (unsigned long long)r.on_kn[2]);
+	for (i = 0; i < 3; i++)
+		TH_LOG("phase %d: layer-iterations evicted %u, unplanned %u, unstarted %u, unended %u",
+		       i, r.evicted[i], r.unplanned[i], r.unstarted[i],
+		       r.unended[i]);
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("training process: %s", r.err);
 	ASSERT_EQ(2, r.iters[0]);
