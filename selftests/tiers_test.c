@@ -1216,6 +1216,8 @@ TEST_F_TIMEOUT(tiers, hotplug_kmem, 300)
 	if (first) {
 		ASSERT_LT(0, r.on_kn[0]);
 		ASSERT_LT(0, r.on_kn[2]);
+		/* back online, it takes every eviction it took before */
+		ASSERT_LE(r.evicted[0], r.evicted[2]);
 	}
 	free(v);
 }
