@@ -39,7 +39,13 @@
  * one TLB shootdown per 2 MiB it copies (tt_copier_shoot()): the fewest
  * that any exported migration path sends, one per PMD-mapped huge page
  * (Documentation/mover.md), so copy + unmap is the floor of moving pages,
- * not only bytes. A backend that cannot tier is reported as such and
+ * not only bytes; "move" (only when asked for) has the same thread move,
+ * instead of copying, the same bytes of a buffer of its own (2 MiB aligned,
+ * MADV_HUGEPAGE, as large as one iteration's activations) with
+ * move_pages(2), 2 MiB per call, to the slow node and back in the order
+ * they went (tt_copier_move()): the step cost of migrating the bytes with
+ * no scheduler, no session and no other thread, whole huge pages where the
+ * kernel gave them. A backend that cannot tier is reported as such and
  * its row is "n/a". The modes take turns iteration by iteration in this
  * one process (tt_run_modes()), each with its own session, so a change in
  * the host's load weighs on all of them alike.
@@ -67,6 +73,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,17 +115,19 @@ enum tt_mode {
 	TT_MODE_BUDGET,
 	TT_MODE_COPY,
 	TT_MODE_UNMAP,
+	TT_MODE_MOVE,
 	TT_MODE_NR,
 };
 
 static const char *const tt_mode_name[TT_MODE_NR] = {
-	"none", "tiertrain", "userspace", "budget", "copy", "unmap",
+	"none", "tiertrain", "userspace", "budget", "copy", "unmap", "move",
 };
 
-/* The modes whose thread copies the bytes instead of tiering them. */
+/* The modes whose thread copies (or moves) bytes instead of tiering them. */
 static int tt_copying(int mode)
 {
-	return mode == TT_MODE_COPY || mode == TT_MODE_UNMAP;
+	return mode == TT_MODE_COPY || mode == TT_MODE_UNMAP ||
+	       mode == TT_MODE_MOVE;
 }
 
 /**
@@ -396,11 +405,21 @@ struct tt_mstate {
  * @running: the thread was started.
  * @share:   this iteration's share of each activation to copy out ([0])
  *           and back ([1]) (tt_copier_share()).
- * @mode:    the copying mode of this iteration (TT_MODE_COPY or
- *           TT_MODE_UNMAP; set between iterations, under @lock).
+ * @mode:    the copying mode of this iteration (TT_MODE_COPY,
+ *           TT_MODE_UNMAP or TT_MODE_MOVE; set between iterations, under
+ *           @lock).
  * @scratch: a page of its own, resident, that the unmap mode write-protects
  *           to send a shootdown.
  * @unshot:  bytes copied since its last shootdown (the unmap mode).
+ * @mv:      the move mode's buffer (@mv_len bytes, @mv_len / 2 MiB
+ *           blocks), or NULL.
+ * @mv_out:  blocks of @mv on the slow node: those from @mv_first on,
+ *           cyclically; the move mode moves the next fast block out and
+ *           the oldest one out back.
+ * @mv_first: the oldest block on the slow node.
+ * @mv_carry: bytes posted to each direction not yet a whole block.
+ * @fast_node: the node the process runs on (the move mode's way back).
+ * @slow_node: the slow node (the move mode's way out).
  */
 struct tt_copier {
 	pthread_t th;
@@ -417,6 +436,10 @@ struct tt_copier {
 	int mode;
 	char *scratch;
 	uint64_t unshot;
+	char *mv;
+	size_t mv_len, mv_out, mv_first;
+	uint64_t mv_carry[2];
+	int fast_node, slow_node;
 };
 
 /**
@@ -1161,6 +1184,8 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 
 /* Bytes the copier copies between two looks at its work. */
 #define TT_COPY_CHUNK	(2UL << 20)
+/* move_pages(2)'s flag to move the caller's own pages (numaif.h's). */
+#define TT_MPOL_MF_MOVE	(1 << 1)
 /* The unmap mode: one shootdown per this many bytes copied (a PMD). */
 #define TT_UNMAP_BYTES	(2UL << 20)
 
@@ -1180,10 +1205,57 @@ static void tt_copier_shoot(struct tt_copier *c)
 		       strerror(errno));
 }
 
+/*
+ * The move mode's share of @n more bytes in direction @dir (0: out to the
+ * slow node, 1: back): each whole 2 MiB block of what was posted so far
+ * moves the next block of @c->mv still fast out, or the oldest one out
+ * back, with one move_pages(2) call of all its pages (a huge page moves
+ * whole at its first address; its other pages then read as moved with
+ * it). Return the bytes that moved (those whose status is the target);
+ * a failing call ends the run.
+ */
+static size_t tt_copier_move(struct tt_copier *c, int dir, size_t n)
+{
+	enum { TT_MV_PAGES = TT_COPY_CHUNK / 4096 };
+	void *pages[TT_MV_PAGES];
+	int nodes[TT_MV_PAGES], status[TT_MV_PAGES];
+	size_t nb = c->mv_len / TT_COPY_CHUNK, moved = 0, blk, i, k;
+	long pg = 4096;		/* tt_copier_start() checked */
+	int node;
+
+	for (c->mv_carry[dir] += n; c->mv_carry[dir] >= TT_COPY_CHUNK;
+	     c->mv_carry[dir] -= TT_COPY_CHUNK) {
+		if (dir == 0 && c->mv_out < nb) {
+			blk = (c->mv_first + c->mv_out++) % nb;
+			node = c->slow_node;
+		} else if (dir == 1 && c->mv_out) {
+			blk = c->mv_first;
+			c->mv_first = (c->mv_first + 1) % nb;
+			c->mv_out--;
+			node = c->fast_node;
+		} else {
+			continue;	/* nothing left to move that way */
+		}
+		for (k = 0; k < TT_MV_PAGES; k++) {
+			pages[k] = c->mv + blk * TT_COPY_CHUNK + k * pg;
+			nodes[k] = node;
+			status[k] = INT_MIN;
+		}
+		if (syscall(SYS_move_pages, 0, (unsigned long)TT_MV_PAGES,
+			    pages, nodes, status, TT_MPOL_MF_MOVE) < 0)
+			tt_die("move_pages(2) of the move mode's block %zu to node %d: %s",
+			       blk, node, strerror(errno));
+		for (i = 0; i < TT_MV_PAGES; i++)
+			if (status[i] == node)
+				moved += pg;
+	}
+	return moved;
+}
+
 static void *tt_copier_main(void *arg)
 {
 	struct tt_copier *c = arg;
-	size_t n, off;
+	size_t n, off, moved;
 	int dir;
 
 	pthread_mutex_lock(&c->lock);
@@ -1202,7 +1274,10 @@ static void *tt_copier_main(void *arg)
 		off = c->off;
 		c->off += n;
 		pthread_mutex_unlock(&c->lock);
-		if (dir)
+		moved = n;
+		if (c->mode == TT_MODE_MOVE)
+			moved = tt_copier_move(c, dir, n);
+		else if (dir)
 			memcpy(c->fast + off, c->slow + off, n);
 		else
 			memcpy(c->slow + off, c->fast + off, n);
@@ -1213,7 +1288,7 @@ static void *tt_copier_main(void *arg)
 		pthread_mutex_lock(&c->lock);
 		c->pending[dir] -= n;
 		if (c->count)
-			c->copied[c->mode] += n;
+			c->copied[c->mode] += moved;
 		if (!c->pending[0] && !c->pending[1])
 			pthread_cond_broadcast(&c->cond);
 	}
@@ -1228,10 +1303,10 @@ static void tt_copier_start(struct tt_train *t)
 	unsigned int l;
 	int ret;
 
-	if (c->running)		/* copy and unmap share it */
+	if (c->running)		/* copy, unmap and move share it */
 		return;
 	if (t->slow_node < 0)
-		tt_die("--mode copy and unmap need a memory-only (slow) node");
+		tt_die("--mode copy, unmap and move need a memory-only (slow) node");
 	for (l = 0; l < t->cfg.layers; l++)
 		if (t->cfg.size[l] > c->len)
 			c->len = t->cfg.size[l];
@@ -1246,6 +1321,22 @@ static void tt_copier_start(struct tt_train *t)
 		       t->slow_node, strerror(-ret));
 	memset(c->fast, 1, c->len);
 	memset(c->slow, 2, c->len);
+	c->fast_node = t->fast_node;
+	c->slow_node = t->slow_node;
+	if (t->cfg.run[TT_MODE_MOVE]) {
+		if (sysconf(_SC_PAGESIZE) != 4096 || t->fast_node < 0)
+			tt_die("--mode move needs 4 KiB pages and a node with CPUs to run on");
+		/* one iteration's activations, in whole huge pages */
+		for (l = 0; l < t->cfg.layers; l++)
+			c->mv_len += t->cfg.size[l];
+		c->mv_len = (c->mv_len + TT_COPY_CHUNK - 1) /
+			    TT_COPY_CHUNK * TT_COPY_CHUNK;
+		c->mv = tt_st_map(c->mv_len, 1);
+		if (!c->mv)
+			tt_die("mmap of the move mode's %zu-byte buffer: %s",
+			       c->mv_len, strerror(errno));
+		memset(c->mv, 3, c->mv_len);
+	}
 	c->scratch = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->scratch == MAP_FAILED)
@@ -1297,6 +1388,9 @@ static void tt_copier_stop(struct tt_train *t)
 	munmap(c->fast, c->len);
 	munmap(c->slow, c->len);
 	munmap(c->scratch, sysconf(_SC_PAGESIZE));
+	if (c->mv)
+		munmap(c->mv, c->mv_len);
+	c->mv = NULL;
 	c->running = 0;
 }
 
@@ -2048,6 +2142,7 @@ static void tt_print_goals(const struct tt_train *t)
 	const struct tt_result *us = &t->res[TT_MODE_USERSPACE];
 	const struct tt_result *cp = &t->res[TT_MODE_COPY];
 	const struct tt_result *um = &t->res[TT_MODE_UNMAP];
+	const struct tt_result *mv = &t->res[TT_MODE_MOVE];
 	int m;
 
 	printf("\n");
@@ -2060,6 +2155,11 @@ static void tt_print_goals(const struct tt_train *t)
 		       um->step_ms, tt_min(um), tt_max(um), ref->step_ms,
 		       tt_pct(um->step_ms, ref->step_ms), um->copied / TT_MIB,
 		       um->tlb_per_mib);
+	if (mv->ok && ref)
+		printf("move: step %.1f ms (median; %.1f..%.1f) vs %.1f ms without tiering: %+.1f%%: the floor of migrating, the copy mode's thread moving the same bytes of its own huge-page buffer with move_pages(2) instead (%.0f MiB; %.2f shootdowns received per MiB), no scheduler, no session\n",
+		       mv->step_ms, tt_min(mv), tt_max(mv), ref->step_ms,
+		       tt_pct(mv->step_ms, ref->step_ms), mv->copied / TT_MIB,
+		       mv->tlb_per_mib);
 	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR; m++) {
 		const struct tt_result *r = &t->res[m];
 		double ravg, rpeak, avg, peak, ot, own, step;
@@ -2600,15 +2700,19 @@ static void tt_usage(FILE *f)
 		"activations, the step time and the scheduler's punctuality without tiering,\n"
 		"with tiertrain's kernel scheduler and with libtiertrain's userspace one.\n"
 		"\n"
-		"  --mode M[,M]...    none, tiertrain, userspace, budget, copy, unmap or all\n"
-		"                     (default all: the first three); modes take turns,\n"
-		"                     iteration by iteration, in this process; copy: no\n"
-		"                     tiering, a thread copies the bytes the tiertrain\n"
-		"                     mode moved between the fast and the slow node as\n"
-		"                     they would move (the floor of any mover's cost);\n"
-		"                     unmap: copy, and one TLB shootdown to the\n"
-		"                     process's other CPUs per 2 MiB copied (the\n"
-		"                     floor of moving pages on any exported path)\n"
+		"  --mode M[,M]...    none, tiertrain, userspace, budget, copy, unmap, move\n"
+		"                     or all (default all: the first three); modes take\n"
+		"                     turns, iteration by iteration, in this process;\n"
+		"                     copy: no tiering, a thread copies the bytes the\n"
+		"                     tiertrain mode moved between the fast and the\n"
+		"                     slow node as they would move (the floor of any\n"
+		"                     mover's cost); unmap: copy, and one TLB shootdown\n"
+		"                     to the process's other CPUs per 2 MiB copied (the\n"
+		"                     floor of moving pages on any exported path);\n"
+		"                     move: the same thread moves the same bytes of its\n"
+		"                     own 2 MiB-aligned THP buffer with move_pages(2)\n"
+		"                     instead (the cost of migrating them, with no\n"
+		"                     scheduler)\n"
 		"  --budget-mib N     the budget mode: tiertrain with a fast-tier budget\n"
 		"                     of N MiB (TT_SCHED_SET_BUDGET); its figures are\n"
 		"                     the registered bytes the budget counts, printed\n"
@@ -2787,7 +2891,7 @@ static int tt_parse_modes(struct tt_cfg *c, const char *list)
 			}
 		}
 		if (!found)
-			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget, copy, unmap or all",
+			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget, copy, unmap, move or all",
 			       list, (int)len, p);
 		p += len;
 		if (*p == ',')
