@@ -73,7 +73,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -1184,8 +1183,6 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 
 /* Bytes the copier copies between two looks at its work. */
 #define TT_COPY_CHUNK	(2UL << 20)
-/* move_pages(2)'s flag to move the caller's own pages (numaif.h's). */
-#define TT_MPOL_MF_MOVE	(1 << 1)
 /* The unmap mode: one shootdown per this many bytes copied (a PMD). */
 #define TT_UNMAP_BYTES	(2UL << 20)
 
@@ -1209,19 +1206,15 @@ static void tt_copier_shoot(struct tt_copier *c)
  * The move mode's share of @n more bytes in direction @dir (0: out to the
  * slow node, 1: back): each whole 2 MiB block of what was posted so far
  * moves the next block of @c->mv still fast out, or the oldest one out
- * back, with one move_pages(2) call of all its pages (a huge page moves
- * whole at its first address; its other pages then read as moved with
- * it). Return the bytes that moved (those whose status is the target);
- * a failing call ends the run.
+ * back, in one move_pages(2) call of all its pages (tt_st_move_pages(); a
+ * huge page moves whole). Return the bytes that moved (the block's, less
+ * the pages the call reports not moved); a failing call ends the run.
  */
 static size_t tt_copier_move(struct tt_copier *c, int dir, size_t n)
 {
-	enum { TT_MV_PAGES = TT_COPY_CHUNK / 4096 };
-	void *pages[TT_MV_PAGES];
-	int nodes[TT_MV_PAGES], status[TT_MV_PAGES];
-	size_t nb = c->mv_len / TT_COPY_CHUNK, moved = 0, blk, i, k;
-	long pg = 4096;		/* tt_copier_start() checked */
-	int node;
+	size_t nb = c->mv_len / TT_COPY_CHUNK, moved = 0, blk;
+	long pg = sysconf(_SC_PAGESIZE);
+	int node, left, ret;
 
 	for (c->mv_carry[dir] += n; c->mv_carry[dir] >= TT_COPY_CHUNK;
 	     c->mv_carry[dir] -= TT_COPY_CHUNK) {
@@ -1236,18 +1229,13 @@ static size_t tt_copier_move(struct tt_copier *c, int dir, size_t n)
 		} else {
 			continue;	/* nothing left to move that way */
 		}
-		for (k = 0; k < TT_MV_PAGES; k++) {
-			pages[k] = c->mv + blk * TT_COPY_CHUNK + k * pg;
-			nodes[k] = node;
-			status[k] = INT_MIN;
-		}
-		if (syscall(SYS_move_pages, 0, (unsigned long)TT_MV_PAGES,
-			    pages, nodes, status, TT_MPOL_MF_MOVE) < 0)
+		left = 0;
+		ret = tt_st_move_pages(c->mv + blk * TT_COPY_CHUNK,
+				       TT_COPY_CHUNK, node, &left);
+		if (ret)
 			tt_die("move_pages(2) of the move mode's block %zu to node %d: %s",
-			       blk, node, strerror(errno));
-		for (i = 0; i < TT_MV_PAGES; i++)
-			if (status[i] == node)
-				moved += pg;
+			       blk, node, strerror(-ret));
+		moved += TT_COPY_CHUNK - (size_t)left * pg;
 	}
 	return moved;
 }
@@ -1324,8 +1312,8 @@ static void tt_copier_start(struct tt_train *t)
 	c->fast_node = t->fast_node;
 	c->slow_node = t->slow_node;
 	if (t->cfg.run[TT_MODE_MOVE]) {
-		if (sysconf(_SC_PAGESIZE) != 4096 || t->fast_node < 0)
-			tt_die("--mode move needs 4 KiB pages and a node with CPUs to run on");
+		if (t->fast_node < 0)
+			tt_die("--mode move needs a node with CPUs to run on");
 		/* one iteration's activations, in whole huge pages */
 		for (l = 0; l < t->cfg.layers; l++)
 			c->mv_len += t->cfg.size[l];
