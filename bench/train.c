@@ -46,9 +46,26 @@
  * they went (tt_copier_move()): the step cost of migrating the bytes with
  * no scheduler, no session and no other thread, whole huge pages where the
  * kernel gave them. A backend that cannot tier is reported as such and
- * its row is "n/a". The modes take turns iteration by iteration in this
- * one process (tt_run_modes()), each with its own session, so a change in
- * the host's load weighs on all of them alike.
+ * its row is "n/a"; "linux" (only when asked for) makes no scheduler call
+ * and turns on Linux's own tiering while it runs: demotion by reclaim
+ * (/sys/kernel/mm/numa/demotion_enabled) and NUMA balancing's
+ * memory-tiering mode (kernel.numa_balancing = 2), both put back as they
+ * were when another mode runs and at exit. The modes take turns iteration
+ * by iteration in this one process (tt_run_modes()), each with its own
+ * session, so a change in the host's load weighs on all of them alike.
+ *
+ * --model-mib N adds the model's state (weights, gradients, the
+ * optimizer's state), N MiB split evenly among the layers: a layer's
+ * forward reads its share once, its backward reads and writes it once. The
+ * modes then run one after another (tt_run_sequential()), each with a
+ * model state of its own allocated at its start, so that no mode inherits
+ * the page placement another's tiering made; with a fast node smaller than
+ * the model and the activations together, this is the memory-constrained
+ * case in which Linux's tiering has work to do. Then the bytes each
+ * layer's compute reads are counted by tier as the layer's forward and
+ * backward begin (tt_count_reads(), time excluded), the kernel's own
+ * migrations from /proc/vmstat, and the step is projected on hardware
+ * from those bytes (tt_projected()).
  *
  * Measurement: a sampler thread asks, every --sample-ms, where the pages of
  * every live saved activation are (TT_IOC_RESIDENCY through a separate
@@ -85,6 +102,18 @@
 #define TT_MIB			(1024.0 * 1024.0)
 #define TT_MUL			0x9e3779b97f4a7c15ULL
 
+/* What a layer's compute reads (struct tt_lrec @rd_kind). */
+enum {
+	TT_RD_SCRATCH,
+	TT_RD_MODEL,
+	TT_RD_ACT,
+	TT_RD_NR,
+};
+
+static const char *const tt_rd_name[TT_RD_NR] = {
+	"scratch", "model", "activations",
+};
+
 /* How activations are allocated (struct tt_cfg @alloc). */
 enum {
 	TT_ALLOC_MALLOC,
@@ -115,11 +144,36 @@ enum tt_mode {
 	TT_MODE_COPY,
 	TT_MODE_UNMAP,
 	TT_MODE_MOVE,
+	TT_MODE_LINUX,
 	TT_MODE_NR,
 };
 
 static const char *const tt_mode_name[TT_MODE_NR] = {
 	"none", "tiertrain", "userspace", "budget", "copy", "unmap", "move",
+	"linux",
+};
+
+/*
+ * The kernel counters of /proc/vmstat each iteration records (its delta):
+ * who else migrated what (Linux's own tiering: demotion by reclaim,
+ * promotion by NUMA hinting faults). A counter the kernel lacks reads 0.
+ */
+enum {
+	TT_VM_DEMOTE_KSWAPD,
+	TT_VM_DEMOTE_DIRECT,
+	TT_VM_DEMOTE_KHUGEPAGED,
+	TT_VM_PROMOTE,
+	TT_VM_NUMA_MIGRATED,
+	TT_VM_HINT_FAULTS,
+	TT_VM_HINT_FAULTS_LOCAL,
+	TT_VM_PGMIGRATE,
+	TT_VM_NR,
+};
+
+static const char *const tt_vm_name[TT_VM_NR] = {
+	"pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged",
+	"pgpromote_success", "numa_pages_migrated", "numa_hint_faults",
+	"numa_hint_faults_local", "pgmigrate_success",
 };
 
 /* The modes whose thread copies (or moves) bytes instead of tiering them. */
@@ -173,6 +227,17 @@ static int tt_copying(int mode)
  * @pieces:        tensors each activation is reported as (contiguous
  *                 pieces of it, one tt_tensor_saved() each).
  * @budget_mib:    the budget mode's fast-tier budget, MiB (0: no budget mode).
+ * @model_bytes:   --model-mib: the model's state (weights, gradients and
+ *                 the optimizer's state), split evenly among the layers;
+ *                 each layer's forward reads its share once, its backward
+ *                 reads and writes it once (0: none). Implies @sequential
+ *                 and @reads.
+ * @sequential:    the modes run one after another, each with its own
+ *                 model state allocated at its start and freed at its end,
+ *                 instead of taking turns iteration by iteration.
+ * @reads:         account the bytes each layer's compute reads from each
+ *                 tier (residency taken as the layer's forward and its
+ *                 backward begin; time excluded).
  * @rows:          rows of the ASCII timeline.
  * @timeline:      print the ASCII timeline and the moves.
  * @run:           modes to run.
@@ -205,6 +270,9 @@ struct tt_cfg {
 	unsigned int min_depth;
 	unsigned int pieces;
 	unsigned int budget_mib;
+	size_t model_bytes;
+	int sequential;
+	int reads;
 	unsigned int rows;
 	int timeline;
 	int run[TT_MODE_NR];
@@ -233,6 +301,14 @@ static int tt_flags_given(const struct tt_cfg *c)
  * @freed:        the activation is unmapped.
  * @bwd_end:      backward ends (after tt_layer_end() returned).
  * @late_own:     bytes on slow nodes at @bwd_begin (--verify-ontime only).
+ * @rd_fast:      bytes the layer's compute read from fast nodes in this
+ *                iteration (@reads only): each pass over a buffer reads
+ *                it whole, from where it was as the pass's half (forward
+ *                or backward) began.
+ * @rd_slow:      the same from slow nodes.
+ * @rd_kind:      @rd_slow by what was read: TT_RD_SCRATCH (the running
+ *                activation and the gradient), TT_RD_MODEL, TT_RD_ACT (the
+ *                saved activation).
  * @addr:         the activation's address (its offset in a 2 MiB block says
  *                how large the base-page pieces at its ends are).
  */
@@ -240,6 +316,8 @@ struct tt_lrec {
 	uint64_t fwd_begin, fwd_computed, mapped, touched, fwd_end, fwd_done;
 	uint64_t bwd_call, bwd_begin, checked, bwd_computed, freed, bwd_end;
 	uint64_t late_own;
+	uint64_t rd_fast, rd_slow;
+	uint64_t rd_kind[3];
 	uint64_t addr;
 };
 
@@ -255,6 +333,7 @@ struct tt_lrec {
  * @wait:     time the training thread was runnable but waited for a CPU in
  *            it, ns (schedstat's second field): another thread ran on it.
  * @depth:    layers it ran (--random-depth).
+ * @vm:       /proc/vmstat counter deltas over it (TT_VM_*).
  * @st:       the session's counters over it (the tiering modes; zero in
  *            the others): its late and on-time bytes, evictions, dropped
  *            layers.
@@ -264,6 +343,7 @@ struct tt_irec {
 	uint64_t tlb;
 	uint64_t cpu, wait;
 	unsigned int depth;
+	uint64_t vm[TT_VM_NR];
 	struct tt_ioc_stats st;
 };
 
@@ -319,6 +399,11 @@ struct tt_live {
  *              when it moved nothing or has no counters (the copy mode:
  *              per MiB it copied).
  * @copied:     the copy mode: bytes copied in the measured iterations.
+ * @rd_fast:    bytes the compute read from fast nodes per measured
+ *              iteration (their mean; @reads only).
+ * @rd_slow:    the same from slow nodes.
+ * @rd_kind:    @rd_slow by what was read (TT_RD_*).
+ * @vm:         /proc/vmstat deltas summed over the measured iterations.
  * @peak_med:   median over the measured iterations of each one's peak
  *              fast-tier bytes (@fast_peak is the maximum).
  * @nlayers:    entries in @layers.
@@ -350,6 +435,8 @@ struct tt_result {
 	double tlb_per_iter;
 	double tlb_per_mib;
 	uint64_t copied;
+	double rd_fast, rd_slow, rd_kind[TT_RD_NR];
+	uint64_t vm[TT_VM_NR];
 	double peak_med;
 	int nlayers;
 	struct tt_layer_info *layers;
@@ -458,7 +545,15 @@ struct tt_copier {
  * @act:       activation of each layer in the current iteration.
  * @sum:       its checksum.
  * @lock:      protects @live, @stop, @mode and the sampler's records.
- * @live:      live activations by layer.
+ * @live:      live activations by layer; from TT_TRAIN_MAX_LAYERS on,
+ *             each layer's model state while the mode's model is there.
+ * @model:     each layer's share of the model state (--model-mib), or NULL.
+ * @model_len: its size in bytes.
+ * @sink:      what the forward's read of the model state sums to (kept so
+ *             that the read is not optimised away).
+ * @knob_nb:   kernel.numa_balancing as the run found it ("" unread).
+ * @knob_dem:  /sys/kernel/mm/numa/demotion_enabled as found ("" unread).
+ * @knobs_set: the linux mode's settings are in force.
  * @stop:      tells the sampler to end.
  * @sampler:   sampler thread.
  * @irec:      iterations of the running mode (its @ms's).
@@ -481,7 +576,12 @@ struct tt_train {
 	uint64_t *act[TT_TRAIN_MAX_LAYERS];
 	uint64_t sum[TT_TRAIN_MAX_LAYERS];
 	pthread_mutex_t lock;
-	struct tt_live live[TT_TRAIN_MAX_LAYERS];
+	struct tt_live live[2 * TT_TRAIN_MAX_LAYERS];
+	uint64_t *model[TT_TRAIN_MAX_LAYERS];
+	size_t model_len;
+	uint64_t sink;
+	char knob_nb[16], knob_dem[16];
+	int knobs_set;
 	int stop;
 	pthread_t sampler;
 	struct tt_irec *irec;
@@ -612,6 +712,19 @@ static TT_KERNEL void tt_bwd_pass(uint64_t *restrict g,
 		g[j] = g[j] * TT_MUL + (act[j] ^ w[j & wmask]);
 }
 
+/*
+ * The backward's update of a layer's model state (--model-mib): every word
+ * read and written once, as an optimizer step reads the weights, the
+ * gradients and its own state and writes them back.
+ */
+static TT_KERNEL void tt_model_step(uint64_t *restrict m, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		m[j] = m[j] * TT_MUL + 1;
+}
+
 /* ---- topology --------------------------------------------------------- */
 
 static void tt_topology(struct tt_train *t)
@@ -714,21 +827,23 @@ static void *tt_sampler_main(void *arg)
 
 	for (;;) {
 		uint64_t t0, t1, fast = 0, slow = 0, f, s;
+		unsigned int i, l, L = t->cfg.layers;
 		struct tt_mstate *ms;
 		enum tt_mode mode;
-		unsigned int l;
 		int ret;
 
 		pthread_mutex_lock(&t->lock);
 		mode = t->mode;
 		pthread_mutex_unlock(&t->lock);
 		t0 = tt_now();
-		for (l = 0; l < t->cfg.layers; l++) {
+		/* the activations, then the model state (--model-mib) */
+		for (i = 0; i < 2 * L; i++) {
 			uint64_t gen;
 			void *addr;
 			size_t len;
 			int gone;
 
+			l = i < L ? i : TT_TRAIN_MAX_LAYERS + i - L;
 			pthread_mutex_lock(&t->lock);
 			if (t->stop) {
 				pthread_mutex_unlock(&t->lock);
@@ -747,8 +862,9 @@ static void *tt_sampler_main(void *arg)
 			if (gone)
 				continue;
 			if (ret)
-				tt_die("sampler: residency of layer %u's activation (%zu bytes at %p): %s",
-				       l, len, addr, strerror(-ret));
+				tt_die("sampler: residency of layer %u's %s (%zu bytes at %p): %s",
+				       i % L, i < L ? "activation" : "model state",
+				       len, addr, strerror(-ret));
 			fast += f;
 			slow += s;
 		}
@@ -840,6 +956,30 @@ static void tt_saved_pieces(struct tt_train *t, unsigned int l,
 
 static void tt_copier_post(struct tt_train *t, int dir, double bytes);
 
+/*
+ * --model-mib: the bytes of [@addr, @addr + @len) that @passes passes of
+ * layer @l's compute read, by tier, taken from where they are now; the
+ * query's time is left out of iteration @it's. Bytes not mapped count on
+ * neither tier.
+ */
+static void tt_count_reads(struct tt_train *t, unsigned int it,
+			   unsigned int l, const void *addr, size_t len,
+			   unsigned int passes, int kind)
+{
+	struct tt_lrec *r = tt_rec(t, it, l);
+	uint64_t t0 = tt_now(), fast, slow;
+	int ret;
+
+	ret = tt_where(t, addr, len, &fast, &slow);
+	if (ret)
+		tt_die("residency of layer %u's %s (%zu bytes at %p): %s", l,
+		       tt_rd_name[kind], len, addr, strerror(-ret));
+	r->rd_fast += fast * passes;
+	r->rd_slow += slow * passes;
+	r->rd_kind[kind] += slow * passes;
+	t->irec[it].excluded += tt_now() - t0;
+}
+
 static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 {
 	struct tt_lrec *r = tt_rec(t, it, l);
@@ -848,10 +988,20 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	unsigned int p;
 	uint64_t *a;
 
+	if (t->cfg.reads) {
+		/* the passes and the output read the running activation */
+		tt_count_reads(t, it, l, t->x, len, t->cfg.fwd_passes[l] + 1,
+			       TT_RD_SCRATCH);
+		if (t->model[l])
+			tt_count_reads(t, it, l, t->model[l], t->model_len, 1,
+				       TT_RD_MODEL);
+	}
 	r->fwd_begin = tt_now();
 	if (t->s)
 		tt_call(t, tt_layer_begin(t->s, l, TT_FWD), "tt_layer_begin(TT_FWD)",
 			l, it);
+	if (t->model[l])
+		t->sink += tt_checksum(t->model[l], t->model_len / sizeof(uint64_t));
 	for (p = 0; p < t->cfg.fwd_passes[l]; p++)
 		tt_fwd_pass(t->x, t->w[l], wmask, n);
 	r->fwd_computed = tt_now();
@@ -922,6 +1072,18 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 		t->irec[it].excluded += t0 - r->bwd_begin;
 		r->bwd_begin = t0;
 	}
+	if (t->cfg.reads) {
+		/* the checksum and the passes read the activation */
+		tt_count_reads(t, it, l, a, len, t->cfg.bwd_passes[l] + 1,
+			       TT_RD_ACT);
+		tt_count_reads(t, it, l, t->g, len, t->cfg.bwd_passes[l],
+			       TT_RD_SCRATCH);
+		if (t->model[l])
+			tt_count_reads(t, it, l, t->model[l], t->model_len, 1,
+				       TT_RD_MODEL);
+		/* tt_count_reads() left its time out of the iteration's */
+		r->bwd_begin = tt_now();
+	}
 	sum = tt_checksum(a, n);
 	if (sum != t->sum[l]) {
 		fflush(stdout);
@@ -935,6 +1097,8 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 	r->checked = tt_now();
 	for (p = 0; p < t->cfg.bwd_passes[l]; p++)
 		tt_bwd_pass(t->g, a, t->w[l], wmask, n);
+	if (t->model[l])
+		tt_model_step(t->model[l], t->model_len / sizeof(uint64_t));
 	r->bwd_computed = tt_now();
 	tt_live_del(t, l);
 	if (t->cfg.alloc == TT_ALLOC_MALLOC)
@@ -1533,8 +1697,181 @@ static void tt_schedstat(uint64_t *cpu, uint64_t *wait)
 }
 
 /* Make @mode the running one (between iterations: nothing is live). */
+/* The TT_VM_* counters now (0 for those the kernel lacks). */
+static void tt_vmstat(uint64_t *v)
+{
+	unsigned int k;
+
+	for (k = 0; k < TT_VM_NR; k++) {
+		long long x = tt_st_vmstat(tt_vm_name[k]);
+
+		v[k] = x > 0 ? (uint64_t)x : 0;
+	}
+}
+
+/* ---- the linux mode: the kernel's own tiering ---------------------------- */
+
+#define TT_KNOB_NB	"/proc/sys/kernel/numa_balancing"
+#define TT_KNOB_DEM	"/sys/kernel/mm/numa/demotion_enabled"
+
+/* The run whose knobs an exit must restore. */
+static struct tt_train *tt_knobs_owner;
+
+/*
+ * Put kernel.numa_balancing and demotion_enabled back as the run found
+ * them: 0, or -errno of the first write that failed.
+ */
+static int tt_knobs_restore(struct tt_train *t)
+{
+	int ret, ret2;
+
+	if (!t->knobs_set)
+		return 0;
+	t->knobs_set = 0;
+	ret = tt_st_write_file(TT_KNOB_NB, t->knob_nb);
+	/* the file reads "true"/"false" and takes "1"/"0" */
+	ret2 = tt_st_write_file(TT_KNOB_DEM,
+				t->knob_dem[0] && strchr("tTyY1", t->knob_dem[0]) ?
+				"1" : "0");
+	return ret ? ret : ret2;
+}
+
+static void tt_knobs_atexit(void)
+{
+	if (tt_knobs_owner && tt_knobs_restore(tt_knobs_owner))
+		fprintf(stderr, "train: could not put back %s = %s and %s = %s\n",
+			TT_KNOB_NB, tt_knobs_owner->knob_nb, TT_KNOB_DEM,
+			tt_knobs_owner->knob_dem);
+}
+
+/*
+ * The linux mode's settings: demotion by reclaim on, NUMA balancing in its
+ * memory-tiering mode (2); every other knob of the kernel as it is. 0, or
+ * -errno naming nothing (the caller says which).
+ */
+static int tt_knobs_set(struct tt_train *t)
+{
+	int ret;
+
+	if (t->knobs_set)
+		return 0;
+	t->knobs_set = 1;
+	ret = tt_st_write_file(TT_KNOB_DEM, "1");
+	if (!ret)
+		ret = tt_st_write_file(TT_KNOB_NB, "2");
+	if (ret)
+		tt_knobs_restore(t);
+	return ret;
+}
+
+/*
+ * Whether the linux mode can run here: both knobs readable (kept to be
+ * restored at the end and at any exit) and settable; else @res says why.
+ */
+static int tt_linux_check(struct tt_train *t, struct tt_result *res)
+{
+	int ret;
+
+	ret = tt_st_read_file(TT_KNOB_NB, t->knob_nb, sizeof(t->knob_nb));
+	if (ret <= 0) {
+		snprintf(res->reason, sizeof(res->reason),
+			 "cannot read %s: %s (a kernel without CONFIG_NUMA_BALANCING?)",
+			 TT_KNOB_NB, ret ? strerror(-ret) : "empty");
+		return 0;
+	}
+	ret = tt_st_read_file(TT_KNOB_DEM, t->knob_dem, sizeof(t->knob_dem));
+	if (ret <= 0) {
+		snprintf(res->reason, sizeof(res->reason),
+			 "cannot read %s: %s (a kernel without memory tiers?)",
+			 TT_KNOB_DEM, ret ? strerror(-ret) : "empty");
+		return 0;
+	}
+	tt_knobs_owner = t;
+	atexit(tt_knobs_atexit);
+	ret = tt_knobs_set(t);
+	if (!ret)
+		ret = tt_knobs_restore(t);
+	if (ret) {
+		snprintf(res->reason, sizeof(res->reason),
+			 "cannot set %s to 2 and %s to 1: %s (not root, or a kernel without the memory-tiering mode of NUMA balancing?)",
+			 TT_KNOB_NB, TT_KNOB_DEM, strerror(-ret));
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- the model state (--model-mib) ------------------------------------- */
+
+/*
+ * Allocate and write each layer's share of the model state the way the
+ * activations are allocated, and put it in the sampler's sight.
+ */
+static void tt_model_alloc(struct tt_train *t)
+{
+	size_t n = t->model_len / sizeof(uint64_t), j;
+	unsigned int l;
+
+	if (!t->cfg.model_bytes)
+		return;
+	for (l = 0; l < t->cfg.layers; l++) {
+		uint64_t *m;
+
+		if (t->cfg.alloc == TT_ALLOC_MALLOC) {
+			void *p = NULL;
+			int err = posix_memalign(&p, TT_MALLOC_ALIGN,
+						 t->model_len);
+
+			if (err)
+				tt_die("posix_memalign of layer %u's %zu-byte model state: %s",
+				       l, t->model_len, strerror(err));
+			m = p;
+		} else {
+			m = tt_st_map(t->model_len, t->cfg.map_thp);
+			if (!m)
+				tt_die("mmap of layer %u's %zu-byte model state: %s",
+				       l, t->model_len, strerror(errno));
+		}
+		for (j = 0; j < n; j++)
+			m[j] = (j + 1) * TT_MUL ^ l;
+		t->model[l] = m;
+		tt_live_add(t, TT_TRAIN_MAX_LAYERS + l, m, t->model_len);
+	}
+}
+
+static void tt_model_free(struct tt_train *t)
+{
+	unsigned int l;
+
+	for (l = 0; l < t->cfg.layers; l++) {
+		if (!t->model[l])
+			continue;
+		tt_live_del(t, TT_TRAIN_MAX_LAYERS + l);
+		if (t->cfg.alloc == TT_ALLOC_MALLOC)
+			free(t->model[l]);
+		else if (munmap(t->model[l], t->model_len))
+			tt_die("munmap of layer %u's model state: %s", l,
+			       strerror(errno));
+		t->model[l] = NULL;
+	}
+}
+
+/*
+ * Make @mode the running one. Entering the linux mode sets its knobs,
+ * leaving it puts them back: the other modes run as the system was.
+ */
 static void tt_switch(struct tt_train *t, enum tt_mode mode)
 {
+	int ret = 0;
+
+	if (mode == TT_MODE_LINUX)
+		ret = tt_knobs_set(t);
+	else if (t->knobs_set)
+		ret = tt_knobs_restore(t);
+	if (ret)
+		tt_die("%s %s and %s for the %s mode: %s",
+		       mode == TT_MODE_LINUX ? "setting" : "restoring",
+		       TT_KNOB_NB, TT_KNOB_DEM, tt_mode_name[mode],
+		       strerror(-ret));
 	pthread_mutex_lock(&t->lock);
 	t->mode = mode;
 	t->s = t->ms[mode].s;
@@ -1568,7 +1905,12 @@ static int tt_mode_begin(struct tt_train *t, enum tt_mode mode)
 	memset(ms, 0, sizeof(*ms));
 	if (tt_copying(mode))
 		tt_copier_start(t);
-	else if (mode != TT_MODE_NONE) {
+	else if (mode == TT_MODE_LINUX) {
+		if (!tt_linux_check(t, res)) {
+			res->fatal = 1;
+			return 0;
+		}
+	} else if (mode != TT_MODE_NONE) {
 		ms->s = tt_mode_open(t, mode, res);
 		if (!ms->s)
 			return 0;
@@ -1634,6 +1976,7 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 			tt_die("tt_stats: %s", strerror(-ret));
 	}
 	t->irec[it].tlb = tt_tlb_shootdowns();
+	tt_vmstat(t->irec[it].vm);
 	tt_schedstat(&t->irec[it].cpu, &t->irec[it].wait);
 	t->irec[it].begin = tt_now();
 	if (t->s) {
@@ -1666,7 +2009,13 @@ static int tt_mode_iter(struct tt_train *t, unsigned int it)
 	t->irec[it].end = tt_now();
 	t->irec[it].tlb = tt_tlb_shootdowns() - t->irec[it].tlb;
 	{
-		uint64_t cpu, wait;
+		uint64_t cpu, wait, vm[TT_VM_NR];
+		unsigned int k;
+
+		tt_vmstat(vm);
+		for (k = 0; k < TT_VM_NR; k++)
+			t->irec[it].vm[k] = vm[k] >= t->irec[it].vm[k] ?
+					    vm[k] - t->irec[it].vm[k] : 0;
 
 		tt_schedstat(&cpu, &wait);
 		t->irec[it].cpu = cpu >= t->irec[it].cpu ?
@@ -1725,10 +2074,27 @@ static void tt_mode_finish(struct tt_train *t)
 	for (it = res->warmup; it < t->cfg.iters; it++) {
 		const struct tt_irec *ir = &t->irec[it];
 
+		unsigned int k;
+
 		res->iter_ms[it - res->warmup] =
 			tt_ms(ir->end - ir->begin - ir->excluded);
-		for (l = 0; l < L; l++)
+		for (l = 0; l < L; l++) {
 			res->late_own += tt_rec(t, it, l)->late_own;
+			res->rd_fast += tt_rec(t, it, l)->rd_fast;
+			res->rd_slow += tt_rec(t, it, l)->rd_slow;
+			for (k = 0; k < TT_RD_NR; k++)
+				res->rd_kind[k] += tt_rec(t, it, l)->rd_kind[k];
+		}
+		for (k = 0; k < TT_VM_NR; k++)
+			res->vm[k] += ir->vm[k];
+	}
+	res->rd_fast /= res->measured;
+	res->rd_slow /= res->measured;
+	{
+		unsigned int k;
+
+		for (k = 0; k < TT_RD_NR; k++)
+			res->rd_kind[k] /= res->measured;
 	}
 	res->step_ms = tt_median(res->iter_ms, res->measured);
 	{
@@ -1809,6 +2175,64 @@ static void tt_calibrate(struct tt_train *t, size_t maxlen)
 }
 
 /*
+ * --model-mib: the modes one after another, each from the same state: its
+ * own model state allocated (and written) at its start, freed at its end,
+ * so that none inherits the page placement another mode's tiering made.
+ * The time limit is shared out evenly: the k-th of n modes begins no
+ * iteration that would end after k/n of it. The iterations every mode
+ * completed (the fewest), for the caller to keep.
+ */
+static unsigned int tt_run_sequential(struct tt_train *t, size_t maxlen)
+{
+	unsigned int m, it, n = 0, k = 0, done = t->cfg.iters;
+
+	for (m = 0; m < TT_MODE_NR; m++)
+		n += t->ms[m].active;
+	for (m = 0; m < TT_MODE_NR; m++) {
+		double until;
+		uint64_t last = 0;
+
+		if (!t->ms[m].active)
+			continue;
+		until = t->cfg.time_limit_s * ++k / n;
+		if (tt_signalled) {
+			/* never began: no figures */
+			t->ms[m].active = 0;
+			snprintf(t->res[m].reason, sizeof(t->res[m].reason),
+				 "not run: signal %d before its turn",
+				 (int)tt_signalled);
+			continue;
+		}
+		tt_switch(t, m);
+		tt_reset_x(t, maxlen);
+		tt_model_alloc(t);
+		for (it = 0; it < t->cfg.iters && !tt_signalled; it++) {
+			uint64_t r0 = tt_now();
+
+			if (t->cfg.time_limit_s > 0 &&
+			    (r0 - t->t_start + last) / 1e9 > until) {
+				snprintf(t->stopped, sizeof(t->stopped),
+					 "time limit (%.0f s; %.0f s for the modes up to %s) before its iteration %u of %u",
+					 t->cfg.time_limit_s, until,
+					 tt_mode_name[m], it, t->cfg.iters);
+				break;
+			}
+			if (!tt_mode_iter(t, it))
+				break;
+			last = tt_now() - r0;
+		}
+		tt_model_free(t);
+		if (t->ms[m].active && it < done)
+			done = it;
+	}
+	if (tt_signalled)
+		snprintf(t->stopped, sizeof(t->stopped),
+			 "signal %d in the %s mode (its times are left out, not its counters)",
+			 (int)tt_signalled, tt_mode_name[t->mode]);
+	return done;
+}
+
+/*
  * Every requested mode, taking turns iteration by iteration (none,
  * tiertrain, userspace, none, ...): the host's load, which on these
  * machines changes by 2x within a minute, then weighs on every mode alike
@@ -1831,6 +2255,10 @@ static void tt_run_modes(struct tt_train *t, size_t maxlen)
 	tt_reset_x(t, maxlen);
 	tt_switch(t, TT_MODE_NONE);
 	tt_sampler_start(t);
+	if (t->cfg.sequential) {
+		it = tt_run_sequential(t, maxlen);
+		goto done;
+	}
 	for (it = 0; it < t->cfg.iters && !tt_signalled; it++) {
 		uint64_t r0 = tt_now();
 
@@ -1855,6 +2283,8 @@ static void tt_run_modes(struct tt_train *t, size_t maxlen)
 		snprintf(t->stopped, sizeof(t->stopped),
 			 "signal %d in round %u of %u (its times are left out, not its counters)",
 			 (int)tt_signalled, it, t->cfg.iters);
+done:
+	tt_switch(t, TT_MODE_NONE);
 	tt_sampler_stop(t);
 	tt_copier_stop(t);
 	if (it < t->cfg.iters) {
@@ -1870,6 +2300,9 @@ static void tt_run_modes(struct tt_train *t, size_t maxlen)
 		tt_switch(t, m);
 		tt_mode_finish(t);
 	}
+	if (tt_knobs_restore(t))
+		tt_die("restoring %s = %s and %s = %s: %s", TT_KNOB_NB,
+		       t->knob_nb, TT_KNOB_DEM, t->knob_dem, strerror(errno));
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -1965,8 +2398,13 @@ static void tt_print_table(const struct tt_train *t)
 	if (t->stopped[0])
 		printf("STOPPED EARLY after %u of %u rounds: %s; the figures are from the rounds done\n",
 		       t->cfg.iters, t->iters_planned, t->stopped);
-	printf("modes take turns iteration by iteration; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s%s%s\n",
-	       t->cfg.pieces, t->cfg.pieces == 1 ? "" : "s",
+	if (t->cfg.model_bytes)
+		printf("model state (weights, gradients, optimizer state) %.0f MiB, %.1f MiB per layer: read by its forward, read and written by its backward; the modes run one after another, each with a model state of its own\n",
+		       t->model_len * t->cfg.layers / TT_MIB,
+		       t->model_len / TT_MIB);
+	printf("%s; %u tensor%s per layer; scheduler extensions: %s%s%s%s%s%s%s%s%s\n",
+	       t->cfg.sequential ? "modes one after another" :
+	       "modes take turns iteration by iteration", t->cfg.pieces, t->cfg.pieces == 1 ? "" : "s",
 	       !tt_flags_given(&t->cfg) ? "the session default (TT_SCHED_DEFAULT_FLAGS)" : "",
 	       t->cfg.anchor ? "anchor " : "", t->cfg.alap ? "alap " : "",
 	       t->cfg.defer_late ? "defer-late " : "",
@@ -1976,7 +2414,8 @@ static void tt_print_table(const struct tt_train *t)
 	       t->cfg.sync_late ? "sync-late " : "",
 	       !t->cfg.reference ? "" :
 	       "none (the paper's reference, TT_SCHED_REFERENCE)");
-	printf("fast-tier bytes of saved activations (measured); \"vs none\" against the none run%s\n\n",
+	printf("fast-tier bytes of saved activations%s (measured); \"vs none\" against the none run%s\n\n",
+	       t->cfg.model_bytes ? " and the model state" : "",
 	       ref ? "" : " (not run: against this run's untiered model)");
 	printf("%-10s %9s %8s %9s %8s %9s %8s %13s %8s %8s %9s %8s %11s\n",
 	       "mode", "step ms", "vs none", "avg MiB", "vs none", "peak MiB",
@@ -2152,7 +2591,7 @@ static void tt_print_goals(const struct tt_train *t)
 		const struct tt_result *r = &t->res[m];
 		double ravg, rpeak, avg, peak, ot, own, step;
 
-		if (!r->ok || tt_copying(m))
+		if (!r->ok || tt_copying(m) || m == TT_MODE_LINUX)
 			continue;
 		ravg = ref ? ref->fast_avg : r->base_avg;
 		rpeak = ref ? ref->fast_peak : r->base_peak;
@@ -2242,6 +2681,140 @@ static void tt_print_goals(const struct tt_train *t)
 			       tt_mode_name[m], t->res[m].nsamples,
 			       t->res[m].mean_gap_ms, t->res[m].max_pass_ms,
 			       t->res[m].busy_pct);
+}
+
+/*
+ * The step projected on hardware (bench/README.md, "Against Linux's own
+ * tiering"): the compute streams the bytes it reads and writes, so a step
+ * lasts about (bytes read from the fast tier + bytes written) / DRAM
+ * bandwidth + bytes read from the slow tier / the slow tier's read
+ * bandwidth. Writes are priced at DRAM's (the slow tier's writes are
+ * slower still: a lower bound for the modes that write there). Per
+ * socket, every core streaming (GB/s, 10^9 bytes):
+ * CXL: a Xeon Max 9480's DDR5-4800 x 8 channels at 80 % of peak (246)
+ *      against one CXL 2.0 expander's reads (17.8, Intel's CacheLib OCP
+ *      demo configuration);
+ * Optane: 6 x DDR4-2666 at 80 % (102) against 6 interleaved Optane DC
+ *      PMMs' reads (39.4, Izraelevitz et al., arXiv:1903.05714).
+ */
+#define TT_PROJ_CXL_DRAM_GBS	246.0
+#define TT_PROJ_CXL_GBS		17.8
+#define TT_PROJ_OPT_DRAM_GBS	102.0
+#define TT_PROJ_OPT_GBS		39.4
+
+/* Bytes the compute writes per iteration (all layers; where is not asked). */
+static double tt_written(const struct tt_train *t)
+{
+	double w = 0;
+	unsigned int l;
+
+	for (l = 0; l < t->cfg.layers; l++)
+		w += (double)t->cfg.size[l] * (t->cfg.fwd_passes[l] + 1 +
+					       t->cfg.bwd_passes[l]) +
+		     (t->cfg.model_bytes ? t->model_len : 0);
+	return w;
+}
+
+/* The projected step of @r, ms, with DRAM at @dram and the slow tier at @slow GB/s. */
+static double tt_projected(const struct tt_train *t, const struct tt_result *r,
+			   double dram, double slow)
+{
+	return ((r->rd_fast + tt_written(t)) / (dram * 1e9) +
+		r->rd_slow / (slow * 1e9)) * 1e3;
+}
+
+/* Bytes the kernel's own tiering migrated over @r's measured iterations. */
+static double tt_kernel_migrated(const struct tt_result *r)
+{
+	return ((double)r->vm[TT_VM_DEMOTE_KSWAPD] + r->vm[TT_VM_DEMOTE_DIRECT] +
+		r->vm[TT_VM_DEMOTE_KHUGEPAGED] + r->vm[TT_VM_NUMA_MIGRATED]) *
+	       tt_page_size();
+}
+
+/*
+ * --model-mib: where the compute read its bytes, who migrated what, and the
+ * step projected on hardware, per mode; then the goals against the linux
+ * mode (Linux's own tiering).
+ */
+static void tt_print_reads(const struct tt_train *t)
+{
+	const struct tt_result *ref = tt_ref(t), *lx = &t->res[TT_MODE_LINUX];
+	const struct tt_result *k = &t->res[TT_MODE_TIERTRAIN];
+	double ps = tt_page_size();
+	int m;
+
+	printf("\nwhere the compute read (residency as each layer's forward and backward begin; per step), who migrated (per step), the step projected on hardware (bench/README.md: bytes / bandwidth)\n");
+	printf("%-10s %9s %9s %9s %9s %7s %9s %9s %8s %8s %8s %8s %9s %8s %9s %8s\n",
+	       "mode", "step ms", "peak MiB", "read MiB", "slow MiB", "slow %",
+	       "tt MiB", "kern MiB", "demoted", "promoted", "hint flt",
+	       "tlb", "CXL ms", "vs none", "Optane ms", "vs none");
+	for (m = 0; m < TT_MODE_NR; m++) {
+		const struct tt_result *r = &t->res[m];
+		double n, cxl, opt, rcxl = 0, ropt = 0, rd, moved = 0;
+		char vc[16], vo[16];
+
+		if (!r->ok || tt_copying(m))
+			continue;
+		n = r->measured;
+		rd = r->rd_fast + r->rd_slow;
+		if (r->have_stats)
+			moved = (r->st.bytes_evicted + r->st.bytes_prefetched) / n;
+		cxl = tt_projected(t, r, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS);
+		opt = tt_projected(t, r, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS);
+		if (ref) {
+			rcxl = tt_projected(t, ref, TT_PROJ_CXL_DRAM_GBS,
+					    TT_PROJ_CXL_GBS);
+			ropt = tt_projected(t, ref, TT_PROJ_OPT_DRAM_GBS,
+					    TT_PROJ_OPT_GBS);
+		}
+		snprintf(vc, sizeof(vc), ref && m ? "%+.1f%%" : "-",
+			 tt_pct(cxl, rcxl));
+		snprintf(vo, sizeof(vo), ref && m ? "%+.1f%%" : "-",
+			 tt_pct(opt, ropt));
+		printf("%-10s %9.1f %9.1f %9.1f %9.1f %6.2f%% %9.1f %9.1f %8.1f %8.1f %8.0f %8.0f %9.2f %8s %9.2f %8s\n",
+		       tt_mode_name[m], r->step_ms, r->fast_peak / TT_MIB,
+		       rd / TT_MIB, r->rd_slow / TT_MIB,
+		       rd > 0 ? 100.0 * r->rd_slow / rd : 0.0, moved / TT_MIB,
+		       tt_kernel_migrated(r) / n / TT_MIB,
+		       (r->vm[TT_VM_DEMOTE_KSWAPD] + r->vm[TT_VM_DEMOTE_DIRECT] +
+			r->vm[TT_VM_DEMOTE_KHUGEPAGED]) * ps / n / TT_MIB,
+		       r->vm[TT_VM_PROMOTE] * ps / n / TT_MIB,
+		       r->vm[TT_VM_HINT_FAULTS] / n, r->tlb_per_iter, cxl, vc,
+		       opt, vo);
+	}
+	for (m = 0; m < TT_MODE_NR; m++) {
+		const struct tt_result *r = &t->res[m];
+
+		if (r->ok && !tt_copying(m))
+			printf("%s: slow reads per step: model state %.1f MiB, saved activations %.1f MiB, scratch %.1f MiB\n",
+			       tt_mode_name[m], r->rd_kind[TT_RD_MODEL] / TT_MIB,
+			       r->rd_kind[TT_RD_ACT] / TT_MIB,
+			       r->rd_kind[TT_RD_SCRATCH] / TT_MIB);
+	}
+	printf("(MiB per step; demoted, promoted: the kernel's pgdemote_* and pgpromote_success; kern MiB: those demotions and numa_pages_migrated; tt MiB: tiertrain's evictions and prefetches; hint flt: numa_hint_faults; tlb: shootdowns received)\n");
+	if (!k->ok || !lx->ok) {
+		printf("against linux: %s\n", !k->ok ? "the tiertrain mode has no figures" :
+		       "the linux mode has no figures (--mode ...,linux)");
+		return;
+	}
+	{
+		double rd = k->rd_fast + k->rd_slow;
+		double slow = rd > 0 ? 100.0 * k->rd_slow / rd : 100.0;
+		double kc = tt_projected(t, k, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS);
+		double lc = tt_projected(t, lx, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS);
+		double ko = tt_projected(t, k, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS);
+		double lo = tt_projected(t, lx, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS);
+
+		printf("tiertrain: reads %.2f%% of its bytes from the slow tier (goal <= 1%%: %s)\n",
+		       slow, tt_verdict(slow <= 1.0));
+		printf("tiertrain: projected step on CXL %.2f vs linux's %.2f ms (%+.1f%%), on Optane %.2f vs %.2f ms (%+.1f%%) (goal <= -35%%: %s)\n",
+		       kc, lc, tt_pct(kc, lc), ko, lo, tt_pct(ko, lo),
+		       tt_verdict(tt_pct(kc, lc) <= -35.0 &&
+				  tt_pct(ko, lo) <= -35.0));
+		printf("tiertrain: peak fast %.1f vs linux's %.1f MiB (goal: equal or smaller: %s)\n",
+		       k->fast_peak / TT_MIB, lx->fast_peak / TT_MIB,
+		       tt_verdict(k->fast_peak <= lx->fast_peak));
+	}
 }
 
 static const char *tt_status_name(uint32_t s)
@@ -2511,7 +3084,7 @@ static void tt_json_iters(FILE *f, const struct tt_train *t,
 		const struct tt_irec *ir = &r->all_irec[it];
 		const struct tt_lrec *lr = &r->all_rec[(size_t)it * L];
 
-		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"tlb_shootdowns\": %llu, \"evicted_bytes\": %llu, \"ontime_bytes\": %llu, \"late_bytes\": %llu, \"late_count\": %llu, \"layers_dropped\": %llu, \"cpu_ms\": %.3f, \"wait_ms\": %.3f, \"fwd_ms\": [",
+		fprintf(f, "%s\n       {\"iteration\": %u, \"warmup\": %s, \"ms\": %.3f, \"tlb_shootdowns\": %llu, \"evicted_bytes\": %llu, \"ontime_bytes\": %llu, \"late_bytes\": %llu, \"late_count\": %llu, \"layers_dropped\": %llu, \"cpu_ms\": %.3f, \"wait_ms\": %.3f, \"excluded_ms\": %.3f, \"fwd_ms\": [",
 			it ? "," : "", it, it < r->warmup ? "true" : "false",
 			tt_ms(ir->end - ir->begin - ir->excluded),
 			(unsigned long long)ir->tlb,
@@ -2520,7 +3093,7 @@ static void tt_json_iters(FILE *f, const struct tt_train *t,
 			(unsigned long long)ir->st.late_bytes,
 			(unsigned long long)ir->st.late_count,
 			(unsigned long long)ir->st.layers_dropped,
-			tt_ms(ir->cpu), tt_ms(ir->wait));
+			tt_ms(ir->cpu), tt_ms(ir->wait), tt_ms(ir->excluded));
 		for (l = 0; l < L; l++)
 			fprintf(f, "%s%.3f", l ? ", " : "",
 				tt_ms(lr[l].fwd_end - lr[l].fwd_begin));
@@ -2583,6 +3156,29 @@ static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 			tt_pct(r->fast_peak, ref->fast_peak));
 	fprintf(f, ",\n     \"sampler\": {\"passes\": %zu, \"mean_interval_ms\": %.3f, \"max_pass_ms\": %.3f, \"busy_pct\": %.1f}",
 		r->nsamples, r->mean_gap_ms, r->max_pass_ms, r->busy_pct);
+	fprintf(f, ",\n     \"vmstat_measured\": {");
+	for (i = 0; i < TT_VM_NR; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", tt_vm_name[i],
+			(unsigned long long)r->vm[i]);
+	fprintf(f, "}, \"kernel_migrated_bytes_per_step\": %.0f",
+		tt_kernel_migrated(r) / r->measured);
+	if (t->cfg.reads) {
+		double rd = r->rd_fast + r->rd_slow;
+
+		fprintf(f, ",\n     \"read_fast_bytes_per_step\": %.0f, \"read_slow_bytes_per_step\": %.0f, \"slow_read_pct\": %.3f, \"written_bytes_per_step\": %.0f,\n",
+			r->rd_fast, r->rd_slow,
+			rd > 0 ? 100.0 * r->rd_slow / rd : 0.0, tt_written(t));
+		fprintf(f, "     \"read_slow_bytes_per_step_by_kind\": {\"scratch\": %.0f, \"model\": %.0f, \"activations\": %.0f},\n",
+			r->rd_kind[TT_RD_SCRATCH], r->rd_kind[TT_RD_MODEL],
+			r->rd_kind[TT_RD_ACT]);
+		fprintf(f, "     \"projected_ms\": {\"cxl\": %.3f, \"optane\": %.3f}, \"projected_guest_ms\": {\"cxl\": %.3f, \"optane\": %.3f}",
+			tt_projected(t, r, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS),
+			tt_projected(t, r, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS),
+			r->step_ms + r->rd_slow * (1 / (TT_PROJ_CXL_GBS * 1e9) -
+						   1 / (TT_PROJ_CXL_DRAM_GBS * 1e9)) * 1e3,
+			r->step_ms + r->rd_slow * (1 / (TT_PROJ_OPT_GBS * 1e9) -
+						   1 / (TT_PROJ_OPT_DRAM_GBS * 1e9)) * 1e3);
+	}
 	if (r->have_stats) {
 		fprintf(f, ",\n     \"ontime_pct\": %.3f", tt_ontime_pct(r));
 		if (t->cfg.verify_ontime)
@@ -2648,7 +3244,7 @@ static void tt_write_json(const struct tt_train *t)
 	fprintf(f, ", \"iterations_planned\": %u, \"weights_bytes\": %zu, \"iterations\": %u, ",
 		t->iters_planned ? t->iters_planned : t->cfg.iters,
 		t->cfg.weights_bytes, t->cfg.iters);
-	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"alloc\": \"%s\", \"verify_ontime\": %s, \"session_default_flags\": %s, \"reference\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"schedule\": \"interleaved\"},\n",
+	fprintf(f, "\"profile_iters\": %u, \"sample_ms\": %.3f, \"thp\": %s, \"alloc\": \"%s\", \"verify_ontime\": %s, \"session_default_flags\": %s, \"reference\": %s, \"sync_late\": %s, \"anchor\": %s, \"alap\": %s, \"defer_late\": %s, \"merge\": %s, \"count\": %s, \"dynamic\": %s, \"min_depth\": %u, \"tensors_per_layer\": %u, \"budget_mib\": %u, \"model_bytes\": %zu, \"schedule\": \"%s\", \"numa_balancing_found\": \"%s\", \"demotion_enabled_found\": \"%s\"},\n",
 		t->cfg.profile_iters, t->cfg.sample_ns / 1e6,
 		t->cfg.thp ? "true" : "false", tt_alloc_name[t->cfg.alloc],
 		t->cfg.verify_ontime ? "true" : "false",
@@ -2661,7 +3257,10 @@ static void tt_write_json(const struct tt_train *t)
 		t->cfg.merge ? "true" : "false",
 		t->cfg.count ? "true" : "false",
 		t->cfg.dynamic ? "true" : "false", t->cfg.min_depth,
-		t->cfg.pieces, t->cfg.budget_mib);
+		t->cfg.pieces, t->cfg.budget_mib,
+		t->cfg.model_bytes ? t->model_len * t->cfg.layers : 0,
+		t->cfg.sequential ? "sequential" : "interleaved",
+		t->knob_nb, t->knob_dem);
 	fprintf(f, "  \"goals\": {\"fast_avg_vs_none_pct\": %.0f, \"fast_peak_vs_none_pct\": %.0f, \"ontime_pct\": %.0f, \"step_vs_none_pct\": %.0f, \"step_vs_floor_points\": %.0f},\n",
 		TT_GOAL_AVG_PCT, TT_GOAL_PEAK_PCT, TT_GOAL_ONTIME_PCT,
 		TT_GOAL_STEP_PCT, TT_GOAL_FLOOR_PTS);
@@ -2688,9 +3287,14 @@ static void tt_usage(FILE *f)
 		"activations, the step time and the scheduler's punctuality without tiering,\n"
 		"with tiertrain's kernel scheduler and with libtiertrain's userspace one.\n"
 		"\n"
-		"  --mode M[,M]...    none, tiertrain, userspace, budget, copy, unmap, move\n"
-		"                     or all (default all: the first three); modes take\n"
-		"                     turns, iteration by iteration, in this process;\n"
+		"  --mode M[,M]...    none, tiertrain, userspace, budget, copy, unmap, move,\n"
+		"                     linux or all (default all: the first three); modes\n"
+		"                     take turns, iteration by iteration, in this process\n"
+		"                     (one after another with --model-mib);\n"
+		"                     linux: no session, Linux's own tiering: demotion\n"
+		"                     on (/sys/kernel/mm/numa/demotion_enabled) and\n"
+		"                     kernel.numa_balancing 2 while the mode runs, put\n"
+		"                     back as found after it (needs root);\n"
 		"                     copy: no tiering, a thread copies the bytes the\n"
 		"                     tiertrain mode moved between the fast and the\n"
 		"                     slow node as they would move (the floor of any\n"
@@ -2705,6 +3309,15 @@ static void tt_usage(FILE *f)
 		"                     of N MiB (TT_SCHED_SET_BUDGET); its figures are\n"
 		"                     the registered bytes the budget counts, printed\n"
 		"                     against the budget and the tiertrain mode\n"
+		"  --model-mib N      the model's state (weights, gradients, optimizer\n"
+		"                     state), N MiB split among the layers: each\n"
+		"                     layer's forward reads its share, its backward\n"
+		"                     reads and writes it; the modes then run one after\n"
+		"                     another, each with its own, and the table adds\n"
+		"                     where the compute read its bytes (residency at\n"
+		"                     each layer's begin), what the kernel migrated\n"
+		"                     (/proc/vmstat) and the step projected on CXL and\n"
+		"                     Optane hardware (bench/README.md)\n"
 		"  --layers N         layers, 1..%d (default 12)\n"
 		"  --base-mib N       activation of layer 0 in MiB (default 32)\n"
 		"  --halve-every N    halve the activation every N layers (default 3)\n"
@@ -2871,7 +3484,8 @@ static int tt_parse_modes(struct tt_cfg *c, const char *list)
 			all = 1;
 		for (m = 0; m < TT_MODE_NR; m++) {
 			if ((len == 3 && !strncmp(p, "all", 3) &&
-			     m != TT_MODE_BUDGET && !tt_copying(m)) ||
+			     m != TT_MODE_BUDGET && m != TT_MODE_LINUX &&
+			     !tt_copying(m)) ||
 			    (len == strlen(tt_mode_name[m]) &&
 			     !strncmp(p, tt_mode_name[m], len))) {
 				c->run[m] = 1;
@@ -2879,7 +3493,7 @@ static int tt_parse_modes(struct tt_cfg *c, const char *list)
 			}
 		}
 		if (!found)
-			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget, copy, unmap, move or all",
+			tt_die("--mode '%s': '%.*s' is not none, tiertrain, userspace, budget, copy, unmap, move, linux or all",
 			       list, (int)len, p);
 		p += len;
 		if (*p == ',')
@@ -2946,6 +3560,7 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		{ "random-depth", required_argument, NULL, 'E' },
 		{ "tensors-per-layer", required_argument, NULL, 'K' },
 		{ "budget-mib", required_argument, NULL, 'U' },
+		{ "model-mib", required_argument, NULL, '1' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "no-timeline", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -3082,6 +3697,10 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		case 'U':
 			c->budget_mib = tt_num("--budget-mib", optarg, 1, 1048576);
 			break;
+		case '1':
+			c->model_bytes = (size_t)tt_num("--model-mib", optarg, 1,
+							65536) << 20;
+			break;
 		case 'E':
 			c->min_depth = tt_num("--random-depth", optarg, 1,
 					      TT_TRAIN_MAX_LAYERS);
@@ -3136,6 +3755,13 @@ static void tt_parse(struct tt_cfg *c, int argc, char **argv)
 		tt_die("--iters %u: with --profile-iters %u the first %u iterations are warm-up; want at least %u",
 		       c->iters, c->profile_iters, c->profile_iters + 1,
 		       c->profile_iters + 2);
+	if (c->model_bytes) {
+		c->sequential = 1;
+		c->reads = 1;
+		if (c->model_bytes / c->layers < tt_page_size())
+			tt_die("--model-mib %zu: less than a page for each of the %u layers",
+			       c->model_bytes >> 20, c->layers);
+	}
 	c->map_thp = tt_thp_mode(c->thp);
 	if (c->thp)
 		for (l = 0; l < c->layers; l++)
@@ -3189,11 +3815,21 @@ int main(int argc, char **argv)
 		for (j = 0; j < t.cfg.weights_bytes / sizeof(uint64_t); j++)
 			t.w[l][j] = (j + 1) * TT_MUL ^ l;
 	}
+	if (t.cfg.model_bytes) {
+		size_t ps = tt_page_size();
+
+		t.model_len = t.cfg.model_bytes / t.cfg.layers / ps * ps;
+		if (t.cfg.thp)
+			t.model_len = (t.model_len + TT_ST_THP_SIZE - 1) /
+				      TT_ST_THP_SIZE * TT_ST_THP_SIZE;
+	}
 	tt_calibrate(&t, maxlen);
 	tt_run_modes(&t, maxlen);
 
 	tt_print_table(&t);
 	tt_print_goals(&t);
+	if (t.cfg.reads)
+		tt_print_reads(&t);
 	for (m = TT_MODE_TIERTRAIN; m < TT_MODE_NR && t.cfg.timeline; m++) {
 		if (!t.res[m].ok || tt_copying(m))
 			continue;
