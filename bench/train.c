@@ -306,6 +306,8 @@ static int tt_flags_given(const struct tt_cfg *c)
  *                it whole, from where it was as the pass's half (forward
  *                or backward) began.
  * @rd_slow:      the same from slow nodes.
+ * @wr_fast:      bytes its compute wrote to fast nodes, the same way.
+ * @wr_slow:      the same to slow nodes.
  * @rd_kind:      @rd_slow by what was read: TT_RD_SCRATCH (the running
  *                activation and the gradient), TT_RD_MODEL, TT_RD_ACT (the
  *                saved activation).
@@ -316,7 +318,7 @@ struct tt_lrec {
 	uint64_t fwd_begin, fwd_computed, mapped, touched, fwd_end, fwd_done;
 	uint64_t bwd_call, bwd_begin, checked, bwd_computed, freed, bwd_end;
 	uint64_t late_own;
-	uint64_t rd_fast, rd_slow;
+	uint64_t rd_fast, rd_slow, wr_fast, wr_slow;
 	uint64_t rd_kind[3];
 	uint64_t addr;
 };
@@ -402,6 +404,8 @@ struct tt_live {
  * @rd_fast:    bytes the compute read from fast nodes per measured
  *              iteration (their mean; @reads only).
  * @rd_slow:    the same from slow nodes.
+ * @wr_fast:    bytes it wrote to fast nodes per measured iteration (mean).
+ * @wr_slow:    the same to slow nodes.
  * @rd_kind:    @rd_slow by what was read (TT_RD_*).
  * @vm:         /proc/vmstat deltas summed over the measured iterations.
  * @peak_med:   median over the measured iterations of each one's peak
@@ -435,7 +439,7 @@ struct tt_result {
 	double tlb_per_iter;
 	double tlb_per_mib;
 	uint64_t copied;
-	double rd_fast, rd_slow, rd_kind[TT_RD_NR];
+	double rd_fast, rd_slow, wr_fast, wr_slow, rd_kind[TT_RD_NR];
 	uint64_t vm[TT_VM_NR];
 	double peak_med;
 	int nlayers;
@@ -958,13 +962,13 @@ static void tt_copier_post(struct tt_train *t, int dir, double bytes);
 
 /*
  * --model-mib: the bytes of [@addr, @addr + @len) that @passes passes of
- * layer @l's compute read, by tier, taken from where they are now; the
- * query's time is left out of iteration @it's. Bytes not mapped count on
- * neither tier.
+ * layer @l's compute read and @wpasses passes write, by tier, taken from
+ * where they are now; the query's time is left out of iteration @it's.
+ * Bytes not mapped count on neither tier.
  */
 static void tt_count_reads(struct tt_train *t, unsigned int it,
 			   unsigned int l, const void *addr, size_t len,
-			   unsigned int passes, int kind)
+			   unsigned int passes, unsigned int wpasses, int kind)
 {
 	struct tt_lrec *r = tt_rec(t, it, l);
 	uint64_t t0 = tt_now(), fast, slow;
@@ -976,6 +980,8 @@ static void tt_count_reads(struct tt_train *t, unsigned int it,
 		       tt_rd_name[kind], len, addr, strerror(-ret));
 	r->rd_fast += fast * passes;
 	r->rd_slow += slow * passes;
+	r->wr_fast += fast * wpasses;
+	r->wr_slow += slow * wpasses;
 	r->rd_kind[kind] += slow * passes;
 	t->irec[it].excluded += tt_now() - t0;
 }
@@ -989,12 +995,15 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	uint64_t *a;
 
 	if (t->cfg.reads) {
-		/* the passes and the output read the running activation */
+		/*
+		 * the passes and the output read the running activation,
+		 * the passes write it
+		 */
 		tt_count_reads(t, it, l, t->x, len, t->cfg.fwd_passes[l] + 1,
-			       TT_RD_SCRATCH);
+			       t->cfg.fwd_passes[l], TT_RD_SCRATCH);
 		if (t->model[l])
 			tt_count_reads(t, it, l, t->model[l], t->model_len, 1,
-				       TT_RD_MODEL);
+				       0, TT_RD_MODEL);
 	}
 	r->fwd_begin = tt_now();
 	if (t->s)
@@ -1022,6 +1031,9 @@ static void tt_forward(struct tt_train *t, unsigned int it, unsigned int l)
 	r->mapped = tt_now();
 	t->sum[l] = tt_fwd_out(a, t->x, n, (uint64_t)it << 32 | l);
 	r->touched = tt_now();
+	/* where the output pass wrote the activation */
+	if (t->cfg.reads)
+		tt_count_reads(t, it, l, a, len, 0, 1, TT_RD_ACT);
 	if (t->mode != TT_MODE_BUDGET)
 		tt_live_add(t, l, a, len);
 	t->act[l] = a;
@@ -1074,13 +1086,13 @@ static void tt_backward(struct tt_train *t, unsigned int it, unsigned int l)
 	}
 	if (t->cfg.reads) {
 		/* the checksum and the passes read the activation */
-		tt_count_reads(t, it, l, a, len, t->cfg.bwd_passes[l] + 1,
+		tt_count_reads(t, it, l, a, len, t->cfg.bwd_passes[l] + 1, 0,
 			       TT_RD_ACT);
 		tt_count_reads(t, it, l, t->g, len, t->cfg.bwd_passes[l],
-			       TT_RD_SCRATCH);
+			       t->cfg.bwd_passes[l], TT_RD_SCRATCH);
 		if (t->model[l])
 			tt_count_reads(t, it, l, t->model[l], t->model_len, 1,
-				       TT_RD_MODEL);
+				       1, TT_RD_MODEL);
 		/* tt_count_reads() left its time out of the iteration's */
 		r->bwd_begin = tt_now();
 	}
@@ -2082,6 +2094,8 @@ static void tt_mode_finish(struct tt_train *t)
 			res->late_own += tt_rec(t, it, l)->late_own;
 			res->rd_fast += tt_rec(t, it, l)->rd_fast;
 			res->rd_slow += tt_rec(t, it, l)->rd_slow;
+			res->wr_fast += tt_rec(t, it, l)->wr_fast;
+			res->wr_slow += tt_rec(t, it, l)->wr_slow;
 			for (k = 0; k < TT_RD_NR; k++)
 				res->rd_kind[k] += tt_rec(t, it, l)->rd_kind[k];
 		}
@@ -2090,6 +2104,8 @@ static void tt_mode_finish(struct tt_train *t)
 	}
 	res->rd_fast /= res->measured;
 	res->rd_slow /= res->measured;
+	res->wr_fast /= res->measured;
+	res->wr_slow /= res->measured;
 	{
 		unsigned int k;
 
@@ -2686,41 +2702,45 @@ static void tt_print_goals(const struct tt_train *t)
 /*
  * The step projected on hardware (bench/README.md, "Against Linux's own
  * tiering"): the compute streams the bytes it reads and writes, so a step
- * lasts about (bytes read from the fast tier + bytes written) / DRAM
- * bandwidth + bytes read from the slow tier / the slow tier's read
- * bandwidth. Writes are priced at DRAM's (the slow tier's writes are
- * slower still: a lower bound for the modes that write there). Per
- * socket, every core streaming (GB/s, 10^9 bytes):
+ * lasts about the bytes it moves on each tier over that tier's bandwidth:
+ * (read + written on the fast tier) / DRAM's + read from the slow tier /
+ * its read bandwidth + written there / its write bandwidth. Per socket,
+ * every core streaming (GB/s, 10^9 bytes):
  * CXL: a Xeon Max 9480's DDR5-4800 x 8 channels at 80 % of peak (246)
- *      against one CXL 2.0 expander's reads (17.8, Intel's CacheLib OCP
- *      demo configuration);
+ *      against one CXL 2.0 expander (17.8 read-only, Intel's CacheLib
+ *      "OCP demo configuration"; its mixes are faster, so writes are
+ *      priced at the read figure);
  * Optane: 6 x DDR4-2666 at 80 % (102) against 6 interleaved Optane DC
- *      PMMs' reads (39.4, Izraelevitz et al., arXiv:1903.05714).
+ *      PMMs (39.4 read, 13.9 write; Izraelevitz et al., arXiv:1903.05714).
  */
 #define TT_PROJ_CXL_DRAM_GBS	246.0
 #define TT_PROJ_CXL_GBS		17.8
+#define TT_PROJ_CXL_WR_GBS	17.8
 #define TT_PROJ_OPT_DRAM_GBS	102.0
 #define TT_PROJ_OPT_GBS		39.4
+#define TT_PROJ_OPT_WR_GBS	13.9
 
-/* Bytes the compute writes per iteration (all layers; where is not asked). */
-static double tt_written(const struct tt_train *t)
+/*
+ * What the slow tier adds to a step of @r on CXL (@optane 0) or Optane (1)
+ * hardware over reading and writing the same bytes in DRAM, ms.
+ */
+static double tt_slow_extra(const struct tt_result *r, int optane)
 {
-	double w = 0;
-	unsigned int l;
+	double dram = optane ? TT_PROJ_OPT_DRAM_GBS : TT_PROJ_CXL_DRAM_GBS;
+	double rd = optane ? TT_PROJ_OPT_GBS : TT_PROJ_CXL_GBS;
+	double wr = optane ? TT_PROJ_OPT_WR_GBS : TT_PROJ_CXL_WR_GBS;
 
-	for (l = 0; l < t->cfg.layers; l++)
-		w += (double)t->cfg.size[l] * (t->cfg.fwd_passes[l] + 1 +
-					       t->cfg.bwd_passes[l]) +
-		     (t->cfg.model_bytes ? t->model_len : 0);
-	return w;
+	return (r->rd_slow * (1 / rd - 1 / dram) +
+		r->wr_slow * (1 / wr - 1 / dram)) / 1e9 * 1e3;
 }
 
-/* The projected step of @r, ms, with DRAM at @dram and the slow tier at @slow GB/s. */
-static double tt_projected(const struct tt_train *t, const struct tt_result *r,
-			   double dram, double slow)
+/* The projected step of @r on CXL (@optane 0) or Optane (1) hardware, ms. */
+static double tt_projected(const struct tt_result *r, int optane)
 {
-	return ((r->rd_fast + tt_written(t)) / (dram * 1e9) +
-		r->rd_slow / (slow * 1e9)) * 1e3;
+	double dram = optane ? TT_PROJ_OPT_DRAM_GBS : TT_PROJ_CXL_DRAM_GBS;
+
+	return (r->rd_fast + r->rd_slow + r->wr_fast + r->wr_slow) / dram /
+	       1e9 * 1e3 + tt_slow_extra(r, optane);
 }
 
 /* Bytes the kernel's own tiering migrated over @r's measured iterations. */
@@ -2759,13 +2779,11 @@ static void tt_print_reads(const struct tt_train *t)
 		rd = r->rd_fast + r->rd_slow;
 		if (r->have_stats)
 			moved = (r->st.bytes_evicted + r->st.bytes_prefetched) / n;
-		cxl = tt_projected(t, r, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS);
-		opt = tt_projected(t, r, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS);
+		cxl = tt_projected(r, 0);
+		opt = tt_projected(r, 1);
 		if (ref) {
-			rcxl = tt_projected(t, ref, TT_PROJ_CXL_DRAM_GBS,
-					    TT_PROJ_CXL_GBS);
-			ropt = tt_projected(t, ref, TT_PROJ_OPT_DRAM_GBS,
-					    TT_PROJ_OPT_GBS);
+			rcxl = tt_projected(ref, 0);
+			ropt = tt_projected(ref, 1);
 		}
 		snprintf(vc, sizeof(vc), ref && m ? "%+.1f%%" : "-",
 			 tt_pct(cxl, rcxl));
@@ -2786,10 +2804,11 @@ static void tt_print_reads(const struct tt_train *t)
 		const struct tt_result *r = &t->res[m];
 
 		if (r->ok && !tt_copying(m))
-			printf("%s: slow reads per step: model state %.1f MiB, saved activations %.1f MiB, scratch %.1f MiB\n",
+			printf("%s: slow reads per step: model state %.1f MiB, saved activations %.1f MiB, scratch %.1f MiB; written to the slow tier %.1f MiB, to the fast %.1f MiB\n",
 			       tt_mode_name[m], r->rd_kind[TT_RD_MODEL] / TT_MIB,
 			       r->rd_kind[TT_RD_ACT] / TT_MIB,
-			       r->rd_kind[TT_RD_SCRATCH] / TT_MIB);
+			       r->rd_kind[TT_RD_SCRATCH] / TT_MIB,
+			       r->wr_slow / TT_MIB, r->wr_fast / TT_MIB);
 	}
 	printf("(MiB per step; demoted, promoted: the kernel's pgdemote_* and pgpromote_success; kern MiB: those demotions and numa_pages_migrated; tt MiB: tiertrain's evictions and prefetches; hint flt: numa_hint_faults; tlb: shootdowns received)\n");
 	if (!k->ok || !lx->ok) {
@@ -2800,10 +2819,10 @@ static void tt_print_reads(const struct tt_train *t)
 	{
 		double rd = k->rd_fast + k->rd_slow;
 		double slow = rd > 0 ? 100.0 * k->rd_slow / rd : 100.0;
-		double kc = tt_projected(t, k, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS);
-		double lc = tt_projected(t, lx, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS);
-		double ko = tt_projected(t, k, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS);
-		double lo = tt_projected(t, lx, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS);
+		double kc = tt_projected(k, 0);
+		double lc = tt_projected(lx, 0);
+		double ko = tt_projected(k, 1);
+		double lo = tt_projected(lx, 1);
 
 		printf("tiertrain: reads %.2f%% of its bytes from the slow tier (goal <= 1%%: %s)\n",
 		       slow, tt_verdict(slow <= 1.0));
@@ -3165,19 +3184,18 @@ static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 	if (t->cfg.reads) {
 		double rd = r->rd_fast + r->rd_slow;
 
-		fprintf(f, ",\n     \"read_fast_bytes_per_step\": %.0f, \"read_slow_bytes_per_step\": %.0f, \"slow_read_pct\": %.3f, \"written_bytes_per_step\": %.0f,\n",
+		fprintf(f, ",\n     \"read_fast_bytes_per_step\": %.0f, \"read_slow_bytes_per_step\": %.0f, \"slow_read_pct\": %.3f, \"written_fast_bytes_per_step\": %.0f, \"written_slow_bytes_per_step\": %.0f,\n",
 			r->rd_fast, r->rd_slow,
-			rd > 0 ? 100.0 * r->rd_slow / rd : 0.0, tt_written(t));
+			rd > 0 ? 100.0 * r->rd_slow / rd : 0.0, r->wr_fast,
+			r->wr_slow);
 		fprintf(f, "     \"read_slow_bytes_per_step_by_kind\": {\"scratch\": %.0f, \"model\": %.0f, \"activations\": %.0f},\n",
 			r->rd_kind[TT_RD_SCRATCH], r->rd_kind[TT_RD_MODEL],
 			r->rd_kind[TT_RD_ACT]);
 		fprintf(f, "     \"projected_ms\": {\"cxl\": %.3f, \"optane\": %.3f}, \"projected_guest_ms\": {\"cxl\": %.3f, \"optane\": %.3f}",
-			tt_projected(t, r, TT_PROJ_CXL_DRAM_GBS, TT_PROJ_CXL_GBS),
-			tt_projected(t, r, TT_PROJ_OPT_DRAM_GBS, TT_PROJ_OPT_GBS),
-			r->step_ms + r->rd_slow * (1 / (TT_PROJ_CXL_GBS * 1e9) -
-						   1 / (TT_PROJ_CXL_DRAM_GBS * 1e9)) * 1e3,
-			r->step_ms + r->rd_slow * (1 / (TT_PROJ_OPT_GBS * 1e9) -
-						   1 / (TT_PROJ_OPT_DRAM_GBS * 1e9)) * 1e3);
+			tt_projected(r, 0),
+			tt_projected(r, 1),
+			r->step_ms + tt_slow_extra(r, 0),
+			r->step_ms + tt_slow_extra(r, 1));
 	}
 	if (r->have_stats) {
 		fprintf(f, ",\n     \"ontime_pct\": %.3f", tt_ontime_pct(r));
