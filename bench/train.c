@@ -354,9 +354,10 @@ struct tt_irec {
  * @t:    CLOCK_MONOTONIC middle of the pass.
  * @fast: bytes on fast nodes.
  * @slow: bytes on slow nodes.
+ * @free: bytes free on the fast nodes (their MemFree; --model-mib only).
  */
 struct tt_sample {
-	uint64_t t, fast, slow;
+	uint64_t t, fast, slow, free;
 };
 
 /**
@@ -408,6 +409,9 @@ struct tt_live {
  * @wr_slow:    the same to slow nodes.
  * @rd_kind:    @rd_slow by what was read (TT_RD_*).
  * @vm:         /proc/vmstat deltas summed over the measured iterations.
+ * @free_avg:   bytes free on the fast nodes, time-weighted average over
+ *              the measured iterations (--model-mib only).
+ * @free_min:   the least sampled.
  * @peak_med:   median over the measured iterations of each one's peak
  *              fast-tier bytes (@fast_peak is the maximum).
  * @nlayers:    entries in @layers.
@@ -440,6 +444,7 @@ struct tt_result {
 	double tlb_per_mib;
 	uint64_t copied;
 	double rd_fast, rd_slow, wr_fast, wr_slow, rd_kind[TT_RD_NR];
+	double free_avg, free_min;
 	uint64_t vm[TT_VM_NR];
 	double peak_med;
 	int nlayers;
@@ -811,6 +816,27 @@ static int tt_where(struct tt_train *t, const void *addr, size_t len,
 	return 0;
 }
 
+/* Bytes free on the nodes with CPUs (MemFree of each node's meminfo). */
+static uint64_t tt_fast_free(const struct tt_train *t)
+{
+	char path[96], buf[4096], *p;
+	uint64_t sum = 0;
+	int n;
+
+	for (n = 0; n < t->nr_nodes; n++) {
+		if (!t->fast[n])
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node%d/meminfo", n);
+		if (tt_st_read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		p = strstr(buf, "MemFree:");
+		if (p)
+			sum += strtoull(p + strlen("MemFree:"), NULL, 10) << 10;
+	}
+	return sum;
+}
+
 static void *tt_sampler_main(void *arg)
 {
 	struct tt_train *t = arg;
@@ -894,6 +920,7 @@ static void *tt_sampler_main(void *arg)
 		ms->smp[ms->nsmp].t = t0 + (t1 - t0) / 2;
 		ms->smp[ms->nsmp].fast = fast;
 		ms->smp[ms->nsmp].slow = slow;
+		ms->smp[ms->nsmp].free = t->cfg.reads ? tt_fast_free(t) : 0;
 		ms->nsmp++;
 		if (t1 - t0 > ms->max_pass)
 			ms->max_pass = t1 - t0;
@@ -1225,13 +1252,14 @@ static void tt_models(struct tt_train *t, struct tt_result *res)
 static void tt_measured(struct tt_train *t, struct tt_result *res)
 {
 	const struct tt_mstate *ms = &t->ms[t->mode];
-	double fa = 0, sa = 0, span = 0, gaps = 0, wall = 0;
+	double fa = 0, sa = 0, fr = 0, span = 0, gaps = 0, wall = 0;
 	double *ipeak = tt_zalloc(res->measured * sizeof(*ipeak));
 	size_t i, ngaps = 0;
 	unsigned int it;
 
 	res->fast_peak = 0;
 	res->slow_peak = 0;
+	res->free_min = -1;
 	res->nsamples = 0;
 	for (it = res->warmup; it < t->cfg.iters; it++) {
 		uint64_t b = t->irec[it].begin, e = t->irec[it].end;
@@ -1253,6 +1281,9 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 					res->fast_peak = ms->smp[i].fast;
 				if (ms->smp[i].slow > res->slow_peak)
 					res->slow_peak = ms->smp[i].slow;
+				if (res->free_min < 0 ||
+				    ms->smp[i].free < res->free_min)
+					res->free_min = ms->smp[i].free;
 				if (i + 1 < ms->nsmp && ms->smp[i + 1].t < e) {
 					gaps += ms->smp[i + 1].t - from;
 					ngaps++;
@@ -1264,12 +1295,16 @@ static void tt_measured(struct tt_train *t, struct tt_result *res)
 				to = e;
 			fa += (double)ms->smp[i].fast * (to - from);
 			sa += (double)ms->smp[i].slow * (to - from);
+			fr += (double)ms->smp[i].free * (to - from);
 		}
 	}
 	res->peak_med = tt_median(ipeak, res->measured);
 	free(ipeak);
 	res->fast_avg = span ? fa / span : 0;
 	res->slow_avg = span ? sa / span : 0;
+	res->free_avg = span ? fr / span : 0;
+	if (res->free_min < 0)
+		res->free_min = 0;
 	res->mean_gap_ms = ngaps ? gaps / ngaps / 1e6 : 0;
 	res->max_pass_ms = tt_ms(ms->max_pass);
 	/* the mode's own wall time: its iterations, not the others' turns */
@@ -2804,11 +2839,12 @@ static void tt_print_reads(const struct tt_train *t)
 		const struct tt_result *r = &t->res[m];
 
 		if (r->ok && !tt_copying(m))
-			printf("%s: slow reads per step: model state %.1f MiB, saved activations %.1f MiB, scratch %.1f MiB; written to the slow tier %.1f MiB, to the fast %.1f MiB\n",
+			printf("%s: slow reads per step: model state %.1f MiB, saved activations %.1f MiB, scratch %.1f MiB; written to the slow tier %.1f MiB, to the fast %.1f MiB; fast nodes' free memory avg %.1f MiB, least %.1f MiB\n",
 			       tt_mode_name[m], r->rd_kind[TT_RD_MODEL] / TT_MIB,
 			       r->rd_kind[TT_RD_ACT] / TT_MIB,
 			       r->rd_kind[TT_RD_SCRATCH] / TT_MIB,
-			       r->wr_slow / TT_MIB, r->wr_fast / TT_MIB);
+			       r->wr_slow / TT_MIB, r->wr_fast / TT_MIB,
+			       r->free_avg / TT_MIB, r->free_min / TT_MIB);
 	}
 	printf("(MiB per step; demoted, promoted: the kernel's pgdemote_* and pgpromote_success; kern MiB: those demotions and numa_pages_migrated; tt MiB: tiertrain's evictions and prefetches; hint flt: numa_hint_faults; tlb: shootdowns received)\n");
 	if (!k->ok || !lx->ok) {
@@ -3188,6 +3224,8 @@ static void tt_json_mode(FILE *f, const struct tt_train *t, enum tt_mode mode)
 			r->rd_fast, r->rd_slow,
 			rd > 0 ? 100.0 * r->rd_slow / rd : 0.0, r->wr_fast,
 			r->wr_slow);
+		fprintf(f, "     \"fast_free_avg_bytes\": %.0f, \"fast_free_min_bytes\": %.0f,\n",
+			r->free_avg, r->free_min);
 		fprintf(f, "     \"read_slow_bytes_per_step_by_kind\": {\"scratch\": %.0f, \"model\": %.0f, \"activations\": %.0f},\n",
 			r->rd_kind[TT_RD_SCRATCH], r->rd_kind[TT_RD_MODEL],
 			r->rd_kind[TT_RD_ACT]);
