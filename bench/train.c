@@ -99,6 +99,8 @@
 #include "tt_selftest.h"
 
 #define TT_TRAIN_MAX_LAYERS	256
+/* The longest value of a kernel knob kept to be restored, with its NUL. */
+#define TT_KNOB_LEN		16
 #define TT_MIB			(1024.0 * 1024.0)
 #define TT_MUL			0x9e3779b97f4a7c15ULL
 
@@ -589,7 +591,7 @@ struct tt_train {
 	uint64_t *model[TT_TRAIN_MAX_LAYERS];
 	size_t model_len;
 	uint64_t sink;
-	char knob_nb[16], knob_dem[16];
+	char knob_nb[TT_KNOB_LEN], knob_dem[TT_KNOB_LEN];
 	int knobs_set;
 	int stop;
 	pthread_t sampler;
@@ -991,7 +993,9 @@ static void tt_copier_post(struct tt_train *t, int dir, double bytes);
  * --model-mib: the bytes of [@addr, @addr + @len) that @passes passes of
  * layer @l's compute read and @wpasses passes write, by tier, taken from
  * where they are now; the query's time is left out of iteration @it's.
- * Bytes not mapped count on neither tier.
+ * Every buffer counted here is written before it is read, so bytes the
+ * query finds on no node are pages in migration (a prefetch still under
+ * way): they count as slow, since the compute waits for them.
  */
 static void tt_count_reads(struct tt_train *t, unsigned int it,
 			   unsigned int l, const void *addr, size_t len,
@@ -1005,6 +1009,8 @@ static void tt_count_reads(struct tt_train *t, unsigned int it,
 	if (ret)
 		tt_die("residency of layer %u's %s (%zu bytes at %p): %s", l,
 		       tt_rd_name[kind], len, addr, strerror(-ret));
+	if (fast + slow < len)
+		slow = len - fast;
 	r->rd_fast += fast * passes;
 	r->rd_slow += slow * passes;
 	r->wr_fast += fast * wpasses;
@@ -1811,6 +1817,19 @@ static int tt_knobs_set(struct tt_train *t)
 	return ret;
 }
 
+/* Read knob @path into @buf (TT_KNOB_LEN bytes): 1, or 0 with @res saying why. */
+static int tt_knob_read(const char *path, char *buf, const char *hint,
+			struct tt_result *res)
+{
+	int ret = tt_st_read_file(path, buf, TT_KNOB_LEN);
+
+	if (ret > 0)
+		return 1;
+	snprintf(res->reason, sizeof(res->reason), "cannot read %s: %s (%s)",
+		 path, ret ? strerror(-ret) : "empty", hint);
+	return 0;
+}
+
 /*
  * Whether the linux mode can run here: both knobs readable (kept to be
  * restored at the end and at any exit) and settable; else @res says why.
@@ -1819,20 +1838,11 @@ static int tt_linux_check(struct tt_train *t, struct tt_result *res)
 {
 	int ret;
 
-	ret = tt_st_read_file(TT_KNOB_NB, t->knob_nb, sizeof(t->knob_nb));
-	if (ret <= 0) {
-		snprintf(res->reason, sizeof(res->reason),
-			 "cannot read %s: %s (a kernel without CONFIG_NUMA_BALANCING?)",
-			 TT_KNOB_NB, ret ? strerror(-ret) : "empty");
+	if (!tt_knob_read(TT_KNOB_NB, t->knob_nb,
+			  "a kernel without CONFIG_NUMA_BALANCING?", res) ||
+	    !tt_knob_read(TT_KNOB_DEM, t->knob_dem,
+			  "a kernel without memory tiers?", res))
 		return 0;
-	}
-	ret = tt_st_read_file(TT_KNOB_DEM, t->knob_dem, sizeof(t->knob_dem));
-	if (ret <= 0) {
-		snprintf(res->reason, sizeof(res->reason),
-			 "cannot read %s: %s (a kernel without memory tiers?)",
-			 TT_KNOB_DEM, ret ? strerror(-ret) : "empty");
-		return 0;
-	}
 	tt_knobs_owner = t;
 	atexit(tt_knobs_atexit);
 	ret = tt_knobs_set(t);
@@ -2351,9 +2361,10 @@ done:
 		tt_switch(t, m);
 		tt_mode_finish(t);
 	}
-	if (tt_knobs_restore(t))
+	any = tt_knobs_restore(t);
+	if (any)
 		tt_die("restoring %s = %s and %s = %s: %s", TT_KNOB_NB,
-		       t->knob_nb, TT_KNOB_DEM, t->knob_dem, strerror(errno));
+		       t->knob_nb, TT_KNOB_DEM, t->knob_dem, strerror(-any));
 }
 
 /* ---- output ------------------------------------------------------------- */
