@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Distributed data-parallel training with tiertrain in every rank.
 
-    torchrun --standalone --nproc_per_node=2 ddp_train.py [--untiered]
-             [--steps N] [--report DIR]
+    torchrun --standalone --nproc_per_node=2 ddp_train.py
+             [--untiered | --compare] [--steps N] [--report DIR]
 
 Each rank builds the same small CNN (same seed), wraps it in
 DistributedDataParallel (gloo, CPU) and calls tiertrain.torch.attach() on
@@ -19,8 +19,13 @@ fair (Documentation/scheduler.md, "Many processes"): after each forward
 pass the ranks meet at a barrier and record their budget in force
 (budget_bytes, their share) and their registered bytes on the fast tier.
 
+With --compare each rank trains twice in the same process: untiered, then
+tiered, each time a new model and optimizer from the same seed; the
+second run's losses and parameters are then bit for bit the first's.
+
 With --report DIR each rank writes DIR/rank<R>.json (losses as float.hex,
-a digest of the final parameters, the session's stats, the samples);
+a digest of the final parameters, the session's stats, the samples), and
+with --compare also DIR/rank<R>-untiered.json for the untiered run;
 lib/python/tests/test_ddp.py runs this script and compares them.
 """
 import argparse
@@ -60,28 +65,18 @@ def say(line):
     sys.stdout.flush()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--untiered", action="store_true")
-    ap.add_argument("--steps", type=int, default=6)
-    ap.add_argument("--report", metavar="DIR")
-    args = ap.parse_args()
-
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    dist.init_process_group("gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
-
+def train(rank, steps, tiered):
+    """Train a new model for @steps steps, tiered or not: the report."""
     torch.manual_seed(0)                    # the same model in every rank
     model = DDP(CNN())
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    h = None if args.untiered else ttt.attach(model)
+    h = ttt.attach(model) if tiered else None
 
     g = torch.Generator().manual_seed(1 + rank)     # each rank its batch
     x = torch.randn(32, 3, 32, 32, generator=g)
     y = torch.randint(0, 10, (32,), generator=g)
     losses, samples = [], []
-    for step in range(args.steps):
+    for step in range(steps):
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         if h is not None:
@@ -97,7 +92,8 @@ def main():
         loss.backward()
         opt.step()
         losses.append(loss.item())
-        say("rank %d step %d loss %.6f" % (rank, step, losses[-1]))
+        say("rank %d step %d loss %.6f%s" % (rank, step, losses[-1],
+                                            "" if tiered else " untiered"))
 
     def digest(tensors):
         d = hashlib.sha256()
@@ -105,7 +101,8 @@ def main():
             d.update(t.detach().numpy().tobytes())
         return d.hexdigest()
 
-    out = {"rank": rank, "world": world, "tiered": h is not None,
+    out = {"rank": rank, "world": dist.get_world_size(),
+           "tiered": h is not None,
            "losses": [v.hex() for v in losses],
            # the same parameters in every rank (DDP); BatchNorm's running
            # statistics are each rank's own after its last forward pass
@@ -123,9 +120,33 @@ def main():
                 st["budget_bytes"], st["fast_peak_bytes"]))
         dist.barrier()          # no session closes before all have reported
         h.detach()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    how = ap.add_mutually_exclusive_group()
+    how.add_argument("--untiered", action="store_true")
+    how.add_argument("--compare", action="store_true")
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--report", metavar="DIR")
+    args = ap.parse_args()
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+
+    runs = []
+    if args.untiered or args.compare:
+        runs.append(("rank%d-untiered.json" if args.compare else
+                     "rank%d.json", train(rank, args.steps, False)))
+    if not args.untiered:
+        runs.append(("rank%d.json", train(rank, args.steps, True)))
     if args.report:
-        with open(os.path.join(args.report, "rank%d.json" % rank), "w") as f:
-            json.dump(out, f)
+        for name, out in runs:
+            with open(os.path.join(args.report, name % rank), "w") as f:
+                json.dump(out, f)
     dist.destroy_process_group()
 
 

@@ -3,9 +3,12 @@
 DistributedDataParallel) with tiertrain.torch.attach() in each rank, run
 in the QEMU guest by run-vm after test_torch.py, in the same boot.
 
-Runs Documentation/examples/ddp_train.py twice, untiered and tiered; the
-tiered run under a module budget (budget_mib, shared max-min fair by the
-ranks' sessions, Documentation/scheduler.md "Many processes"), and checks:
+Runs Documentation/examples/ddp_train.py once with --compare: each rank
+trains untiered, then tiered, in the same process (one torchrun: three
+`import torch` under TCG, not six); the tiered run under a module budget
+(budget_mib, shared max-min fair by the ranks' sessions,
+Documentation/scheduler.md "Many processes"; the untiered run opens no
+session), and checks:
 
   ddp_tiered     each rank's session evicted and prefetched (on-time share
                  printed)
@@ -40,7 +43,7 @@ NPROC = 2
 STEPS = 6           # 2 warm-up (attach()'s default), 1 profile, 3 planned
 WARMUP = 2
 BUDGET_MIB = 6      # each rank registers about 8 MiB a step: 3 MiB each
-TIMEOUT = 900       # seconds per torchrun (3 `import torch` under TCG)
+TIMEOUT = 1500      # seconds for the torchrun (3 `import torch` under TCG)
 VERBOSE = "-v" in sys.argv
 
 
@@ -58,7 +61,8 @@ def set_param(name, value):
 
 
 def torchrun(tag, out, extra):
-    """Run the example under torchrun; return the ranks' reports."""
+    """Run the example under torchrun with --compare; return the ranks'
+    reports: (untiered, tiered)."""
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
     # the guest's hostname does not resolve: gloo on the loopback device
@@ -70,7 +74,8 @@ def torchrun(tag, out, extra):
     # rendezvous needs: a static one on the loopback address instead
     cmd = [TORCHRUN, "--nnodes=1", "--nproc_per_node=%d" % NPROC,
            "--master_addr=127.0.0.1", "--master_port=29511",
-           "--redirects", "2", "--tee", "2", SCRIPT, "--steps", str(STEPS), "--report", out] + extra
+           "--redirects", "2", "--tee", "2", SCRIPT, "--compare",
+           "--steps", str(STEPS), "--report", out] + extra
     log("%s: %s", tag, " ".join(cmd))
     t0 = time.monotonic()
     try:
@@ -88,11 +93,14 @@ def torchrun(tag, out, extra):
     for l in shown:
         log("%s:   %s", tag, l)
     check(rc == 0, "%s: torchrun exited %s after %.0f s", tag, rc, secs)
-    reps = []
+    reps = ([], [])
     for rank in range(NPROC):
-        with open(os.path.join(out, "rank%d.json" % rank)) as f:
-            reps.append(json.load(f))
-    log("%s: %d ranks, %d steps in %.0f s", tag, NPROC, STEPS, secs)
+        for name, into in (("rank%d-untiered.json", reps[0]),
+                           ("rank%d.json", reps[1])):
+            with open(os.path.join(out, name % rank)) as f:
+                into.append(json.load(f))
+    log("%s: %d ranks, %d steps untiered and %d tiered in %.0f s", tag,
+        NPROC, STEPS, STEPS, secs)
     return reps
 
 
@@ -111,15 +119,11 @@ def main():
             raise Skip("the tiertrain module is not loaded")
         chunk = -(-param("batch_pages") * os.sysconf("SC_PAGE_SIZE") //
                   (2 << 20)) * (2 << 20)
-        os.mkdir(os.path.join(tmp, "plain"))
-        os.mkdir(os.path.join(tmp, "tier"))
-        plain = torchrun("untiered", os.path.join(tmp, "plain"),
-                         ["--untiered"])
         old_budget = param("budget_mib")
         set_param("budget_mib", BUDGET_MIB)
         log("module budget_mib %d (was %d), chunk %d KiB",
             param("budget_mib"), old_budget, chunk >> 10)
-        tier = torchrun("tiered", os.path.join(tmp, "tier"), [])
+        plain, tier = torchrun("compare", tmp, [])
     except Skip as e:
         for i, n in enumerate(names, 1):
             print("ok %d %s # SKIP %s" % (i, n, e), flush=True)
