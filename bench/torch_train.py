@@ -35,6 +35,23 @@ must be bit-identical in every mode (exit status 2 otherwise): every
 mode's iteration i starts from torch.manual_seed(--seed + i), so dropout
 and every other draw from the global RNG is the same in every mode.
 
+--sequential runs the modes one after another instead, each with a model
+of its own created at its start and freed at its end (gc, malloc_trim),
+for the memory-constrained case: no mode inherits the placement another's
+tiering made, and the fast tier holds one model at a time. It allows one
+more mode, linux: no tiertrain, with Linux's own tiering on while it runs
+(demotion_enabled 1, kernel.numa_balancing 2; put back after it and at
+exit; n/a with the reason where the kernel lacks them or without root).
+--reads (with --sequential) adds, per mode and per step over the measured
+iterations, where the compute found the bytes it read (the residency of
+each leaf module's inputs and parameters as its forward and its backward
+begin, of the optimizer's tensors as its step begins; pages not present
+count as slow), the fast nodes' used memory over the mode's start (avg,
+peak), the kernel's migrations (/proc/vmstat) and the step projected on
+CXL and Optane hardware, then the goals against the linux mode
+(bench/torch_constrained.py; bench/README.md "Against Linux's own
+tiering"). bench/run-torch --constrained runs it.
+
 --flag-sets ref,ac,... compares scheduler flag sets in one process: a
 tiertrain and a userspace mode per set (tiertrain@ac, userspace@ac, ...),
 next to none and off, all taking turns (FLAG_SETS below; --modes also
@@ -61,6 +78,8 @@ import statistics
 import sys
 import threading
 import time
+
+import torch_constrained as tc
 
 MIB = 1024.0 * 1024.0
 GOAL_AVG, GOAL_PEAK, GOAL_ONTIME, GOAL_STEP = -80.0, -60.0, 99.0, 3.0
@@ -132,6 +151,16 @@ def parse():
                    help="footprint sampling period (10 ms)")
     p.add_argument("--overhead", action="store_true",
                    help="also measure the Python layer's cost per event")
+    p.add_argument("--sequential", action="store_true",
+                   help="the modes one after another, each with its own "
+                   "model created at its start and freed at its end (the "
+                   "memory-constrained case: no mode inherits another's "
+                   "placement); the linux mode needs it")
+    p.add_argument("--reads", action="store_true",
+                   help="where the compute reads its bytes, the kernel's "
+                   "migrations, the fast nodes' used memory and the step "
+                   "projected on CXL and Optane hardware, per mode "
+                   "(bench/torch_constrained.py); needs --sequential")
     p.add_argument("-o", dest="out", default=None,
                    help="JSON output (default build/bench/torch_train.json)")
     a = p.parse_args()
@@ -145,11 +174,17 @@ def parse():
         a.modes = "none,off,tiertrain,userspace"
     for m in a.modes.split(","):
         kind, _, fs = m.partition("@")
-        if kind not in ("none", "off", "tiertrain", "userspace") or \
-                (fs and (fs not in FLAG_SETS or kind in ("none", "off"))):
+        if kind not in ("none", "off", "tiertrain", "userspace", "linux") or \
+                (fs and (fs not in FLAG_SETS or
+                         kind in ("none", "off", "linux"))):
             p.error("--modes: unknown mode %r (none, off, tiertrain, "
-                    "userspace, tiertrain@SET, userspace@SET; sets %s)" %
-                    (m, ",".join(FLAG_SETS)))
+                    "userspace, linux, tiertrain@SET, userspace@SET; sets "
+                    "%s)" % (m, ",".join(FLAG_SETS)))
+        if kind == "linux" and not a.sequential:
+            p.error("--modes: linux (the kernel's own tiering, set for the "
+                    "whole machine) needs --sequential")
+    if a.reads and not a.sequential:
+        p.error("--reads needs --sequential")
     if len(set(a.modes.split(","))) != len(a.modes.split(",")):
         p.error("--modes: a mode named twice")
     if a.warmup < 0 or a.time_limit <= 0:
@@ -235,10 +270,11 @@ class Mode:
         self.res = {"mode": mode, "kind": kind, "flag_set": fs or None,
                     "ok": True, "iter_ms": [], "losses": [], "tlb": []}
         self.h = self.sampler = None
+        self.reads = self.nodes = None      # --reads (run_sequential())
         self.st0 = None
         self.warm = 2
         self.seed = a.seed
-        if kind != "none":
+        if kind not in ("none", "linux"):
             # None keeps the session's default flag set
             # (TT_SCHED_DEFAULT_FLAGS); only what an option asks for is set.
             kw = {"alap": a.alap or None,
@@ -281,12 +317,18 @@ class Mode:
             # unsampled (step time: a pass over the tensors' residency
             # from Python costs milliseconds in the TCG guest)
             self.sampler.on = i >= self.warm and (i - self.warm) % 2 == 0
+        meas = self.reads is not None and i >= self.warm
+        if meas:
+            self.reads.on = self.nodes.on = True
+            vm0 = tc.vmstat()
         tlb0 = tlb_shootdowns()
         t0 = time.monotonic()
         try:
             self.opt.zero_grad()
             loss = F.cross_entropy(self.model(data[0]), data[1])
             loss.backward()
+            if self.reads:
+                self.reads.optimizer(self.opt)
             self.opt.step()
         except Stop:
             raise
@@ -298,7 +340,17 @@ class Mode:
         finally:
             if self.sampler:
                 self.sampler.on = False
-        r["iter_ms"].append((time.monotonic() - t0) * 1e3)
+            if meas:
+                self.reads.on = self.nodes.on = False
+        el = time.monotonic() - t0
+        if meas:
+            # the residency queries' time is not the step's
+            got = self.reads.take()
+            el -= got["excluded_s"]
+            vm1 = tc.vmstat()
+            got["vm"] = {k: vm1[k] - vm0[k] for k in vm1 if k in vm0}
+            r["reads"].append(got)
+        r["iter_ms"].append(el * 1e3)
         r["tlb"].append(tlb_shootdowns() - tlb0)
         r["losses"].append(loss.item())
         print("torch_train: %s iteration %d: %.0f ms, loss %.6f" %
@@ -308,6 +360,11 @@ class Mode:
     def finish(self, a):
         """Figures from the iterations this mode completed."""
         r, h = self.res, self.h
+        if self.reads:
+            self.reads.close()
+            self.nodes.stop()
+            reads_figures(r, self.nodes.samples)
+            self.reads = None
         if not r["ok"]:
             return r
         if self.sampler:
@@ -403,6 +460,216 @@ def run_modes(a, torch, tv, ttt, data, t_start):
                                       timed_rounds(none["iter_ms"], w))) - 1)
     gc.collect()
     return res
+
+
+def seq_warm(a, tiertrain):
+    """The rounds every sequential mode leaves out: attach()'s warm-up,
+    the scheduler's profile iterations (the module's default unless
+    --profile-iters), one more; at most --iters - 1."""
+    prof = a.profile_iters
+    if not prof:
+        try:
+            s = tiertrain.Session()
+            prof = s.sched_get()["profile_iters"]
+            s.close()
+        except Exception:        # noqa: BLE001 - no session: the default
+            prof = 1
+    return min(a.warmup + prof + 1, a.iters - 1)
+
+
+def malloc_trim():
+    """Give the C heap's free memory back to the kernel (between modes)."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
+    """The modes one after another, each with a model of its own created
+    at its start and freed at its end; --time-limit shared out evenly.
+    The linux mode runs with Linux's own tiering on (tc.Knobs), only
+    while it runs. Ends early on Stop (a signal): the modes not begun are
+    n/a."""
+    import torch.nn.functional as F
+    names = a.modes.split(",")
+    per = a.time_limit / len(names)
+    warm = seq_warm(a, tiertrain)
+    fast = tc.fast_nodes(tiertrain)
+    knobs = tc.Knobs()
+    res, stopped = [], None
+    for name in names:
+        kind = name.partition("@")[0]
+        if stopped:
+            res.append({"mode": name, "kind": kind, "ok": False,
+                        "reason": "not run: " + stopped})
+            continue
+        if kind == "linux":
+            why = tc.Knobs.check()
+            if why:
+                res.append({"mode": name, "kind": kind, "ok": False,
+                            "reason": why})
+                continue
+        gc.collect()
+        malloc_trim()
+        m, ended = None, None
+        try:
+            nodes = tc.NodeSampler(fast, a.sample_ms / 1e3) if a.reads \
+                else None
+            m = Mode(name, a, torch, tv, ttt)
+            if m.res["ok"]:
+                m.warm = m.res["warmup"] = warm
+                if a.reads:
+                    m.reads = tc.Reads(torch, tiertrain, m.model, fast)
+                    m.nodes = nodes
+                    nodes.start()
+                    m.res["reads"] = []
+                if kind == "linux":
+                    m.res["knobs"] = knobs.on()
+                t0, last = time.monotonic(), 0.0
+                for i in range(a.iters):
+                    t1 = time.monotonic()
+                    if t1 - t0 + last > per:
+                        ended = "its share of the time limit (%.0f s) " \
+                            "before iteration %d of %d" % (per, i, a.iters)
+                        break
+                    m.step(i, data, F, torch)
+                    last = time.monotonic() - t1
+        except Stop as e:
+            stopped = ended = str(e)
+        finally:
+            knobs.off()
+        if ended:
+            print("torch_train: %s stopped early: %s" % (name, ended),
+                  file=sys.stderr, flush=True)
+        if m is not None:
+            if stopped:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            r = m.finish(a)
+            r["stopped_early"] = ended
+            res.append(r)
+            m = None
+        print("torch_train: %s done after %.0f s" % (
+            name, time.monotonic() - t_start), file=sys.stderr, flush=True)
+    gc.collect()
+    none = next((r for r in res if r["mode"] == "none" and r["ok"]), None)
+    for r in res:
+        if r["ok"] and none and r is not none:
+            r["step_vs_none_pct"] = pct(r["step_ms"], none["step_ms"])
+    return res
+
+
+def reads_figures(r, node_samples):
+    """Per-step figures of a --reads mode from its measured iterations."""
+    got = r.get("reads") or []
+    n = len(got)
+    r["reads_steps"] = n
+    if not n:
+        return
+    tot = lambda f: sum(f(g) for g in got) / n     # noqa: E731
+    r["read_fast"] = tot(lambda g: g["rd"]["fast"])
+    r["read_slow"] = tot(lambda g: g["rd"]["slow"])
+    r["written_fast"] = tot(lambda g: g["wr"]["fast"])
+    r["written_slow"] = tot(lambda g: g["wr"]["slow"])
+    r["read_slow_by_kind"] = {k: tot(lambda g: g["rd_slow"][k])
+                              for k in tc.Reads.KINDS}
+    rd = r["read_fast"] + r["read_slow"]
+    r["slow_read_pct"] = 100.0 * r["read_slow"] / rd if rd else 0.0
+    r["excluded_ms"] = tot(lambda g: g["excluded_s"]) * 1e3
+    keys = set().union(*(g["vm"] for g in got))
+    r["vmstat_per_step"] = {k: tot(lambda g: g["vm"].get(k, 0))
+                            for k in sorted(keys)}
+    r["fast_used_avg"], r["fast_used_peak"] = weighted(node_samples, 1)
+    r["fast_used_samples"] = len(node_samples)
+    r["projected_ms"] = {w: tc.projected(r, w) for w in tc.PROJ}
+    r.pop("reads")
+
+
+def reads_table(results):
+    """--reads: where the compute read, who migrated, the projection;
+    then the goals against the linux mode."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    by = {r["mode"]: r for r in results if r["ok"] and r.get("reads_steps")}
+    none = by.get("none")
+    print("\nwhere the compute read (residency of each leaf module's inputs "
+          "and parameters as its forward and its backward begin, and of "
+          "the optimizer's tensors as its step begins; per step), who "
+          "migrated (per step), the step projected on hardware "
+          "(bench/README.md: bytes / bandwidth)")
+    print("%-10s %9s %9s %9s %9s %7s %9s %9s %8s %8s %8s %8s %9s %8s %9s "
+          "%8s" % ("mode", "step ms", "peak MiB", "read MiB", "slow MiB",
+                   "slow %", "tt MiB", "kern MiB", "demoted", "promoted",
+                   "hint flt", "tlb", "CXL ms", "vs none", "Optane ms",
+                   "vs none"))
+    for r in results:
+        if r["mode"] not in by:
+            print("%-10s n/a: %s" % (r["mode"], r.get("reason") or
+                                     "no measured iteration"))
+            continue
+        vm = r["vmstat_per_step"]
+        dem = sum(vm.get(k, 0) for k in ("pgdemote_kswapd", "pgdemote_direct",
+                                         "pgdemote_khugepaged")) * page
+        kern = dem + vm.get("numa_pages_migrated", 0) * page
+        tt = 0.0
+        if "measured" in r:
+            d = r["measured"]
+            tt = (d["evicted_bytes"] + d["prefetched_bytes"]) / \
+                max(1, r["iters_done"] - r["warmup"])
+        cxl, opt = r["projected_ms"]["cxl"], r["projected_ms"]["optane"]
+        vc = "%+.1f%%" % pct(cxl, none["projected_ms"]["cxl"]) \
+            if none and r is not none else "-"
+        vo = "%+.1f%%" % pct(opt, none["projected_ms"]["optane"]) \
+            if none and r is not none else "-"
+        print("%-10s %9.1f %9.1f %9.1f %9.1f %6.2f%% %9.1f %9.1f %8.1f "
+              "%8.1f %8.0f %8.0f %9.2f %8s %9.2f %8s" % (
+                  r["mode"], r["step_ms"], r["fast_used_peak"] / MIB,
+                  (r["read_fast"] + r["read_slow"]) / MIB,
+                  r["read_slow"] / MIB, r["slow_read_pct"], tt / MIB,
+                  kern / MIB, dem / MIB,
+                  vm.get("pgpromote_success", 0) * page / MIB,
+                  vm.get("numa_hint_faults", 0), r["tlb_per_iter"], cxl, vc,
+                  opt, vo))
+    for r in results:
+        if r["mode"] in by:
+            k = r["read_slow_by_kind"]
+            print("%s: slow reads per step: model state %.1f MiB, saved "
+                  "activations and inputs %.1f MiB; written to the slow tier "
+                  "%.1f MiB, to the fast %.1f MiB; fast nodes' used memory "
+                  "over the mode's start avg %.1f MiB, peak %.1f MiB (%d "
+                  "samples); residency queries %.0f ms per step, not in "
+                  "the step" % (
+                      r["mode"], k["model"] / MIB, k["activations"] / MIB,
+                      r["written_slow"] / MIB, r["written_fast"] / MIB,
+                      r["fast_used_avg"] / MIB, r["fast_used_peak"] / MIB,
+                      r["fast_used_samples"], r["excluded_ms"]))
+    print("(MiB per step; peak: the fast nodes' used memory over the "
+          "mode's start; demoted, promoted: the kernel's pgdemote_* and "
+          "pgpromote_success; kern MiB: those demotions and "
+          "numa_pages_migrated; tt MiB: tiertrain's evictions and "
+          "prefetches; hint flt: numa_hint_faults; tlb: shootdowns "
+          "received)")
+    k, lx = by.get("tiertrain"), by.get("linux")
+    if not k or not lx:
+        print("against linux: %s" % (
+            "the tiertrain mode has no figures" if not k else
+            "the linux mode has no figures (--modes ...,linux)"))
+        return
+    print("tiertrain: reads %.2f%% of its bytes from the slow tier (goal "
+          "<= 1%%: %s)" % (k["slow_read_pct"],
+                           verdict(k["slow_read_pct"] <= 1.0)))
+    kc, lc = k["projected_ms"]["cxl"], lx["projected_ms"]["cxl"]
+    ko, lo = k["projected_ms"]["optane"], lx["projected_ms"]["optane"]
+    print("tiertrain: projected step on CXL %.2f vs linux's %.2f ms "
+          "(%+.1f%%), on Optane %.2f vs %.2f ms (%+.1f%%) (goal <= -35%%: "
+          "%s)" % (kc, lc, pct(kc, lc), ko, lo, pct(ko, lo),
+                   verdict(pct(kc, lc) <= -35.0 and pct(ko, lo) <= -35.0)))
+    print("tiertrain: peak fast %.1f vs linux's %.1f MiB (goal: equal or "
+          "smaller: %s)" % (k["fast_used_peak"] / MIB,
+                            lx["fast_used_peak"] / MIB,
+                            verdict(k["fast_used_peak"] <=
+                                    lx["fast_used_peak"])))
 
 
 def make_model(a, torch, tv):
@@ -701,8 +968,13 @@ def main():
     g = torch.Generator().manual_seed(1)
     data = (torch.randn(a.batch, 3, a.size, a.size, generator=g),
             torch.randint(0, 10, (a.batch,), generator=g))
-    results = run_modes(a, torch, tv, ttt, data, t0)
+    if a.sequential:
+        results = run_sequential(a, torch, tv, ttt, tiertrain, data, t0)
+    else:
+        results = run_modes(a, torch, tv, ttt, data, t0)
     table(a, results)
+    if a.reads:
+        reads_table(results)
     for r in results:
         if r["ok"] and r["mode"] in ("tiertrain", "userspace") and \
                 not a.flag_sets:
