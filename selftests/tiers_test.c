@@ -842,7 +842,7 @@ static int hog(FIXTURE_DATA(tiers) *self, int node)
 /* An iteration evicts 4 x BIG. */
 #define BIG		(4 * TT_ST_MIB)
 
-TEST_F_TIMEOUT(tiers, spill_when_full, 180)
+TEST_F_TIMEOUT(tiers, spill_when_full, 600)
 {
 	struct mini *m = &self->mini;
 	uint64_t pages = ML * SMALL / tt_page_size(), took, t0;
@@ -931,7 +931,7 @@ TEST_F_TIMEOUT(tiers, spill_when_full, 180)
 	ASSERT_EQ(0, mini_all_fast(m)) TH_LOG("%s", m->err);
 }
 
-TEST_F_TIMEOUT(tiers, all_slow_full, 180)
+TEST_F_TIMEOUT(tiers, all_slow_full, 600)
 {
 	struct mini *m = &self->mini;
 	uint64_t pages = ML * BIG / tt_page_size(), off = 0;
