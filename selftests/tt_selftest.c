@@ -878,6 +878,24 @@ uint64_t tt_st_now_ns(void)
 /* Where the compute passes' sums go, so that they are not optimised out. */
 static volatile uint64_t tt_st_sink;
 
+bool tt_st_left_out(const char *fixture, const char *test)
+{
+	const char *list = getenv("TT_ST_LEAVE_OUT"), *p;
+	size_t fl = strlen(fixture), tl = strlen(test);
+
+	for (p = list; p && *p; ) {
+		size_t n;
+
+		p += strspn(p, " ");
+		n = strcspn(p, " ");
+		if (n == fl + 1 + tl && !strncmp(p, fixture, fl) &&
+		    p[fl] == '.' && !strncmp(p + fl + 1, test, tl))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
 unsigned int tt_st_time_mul(void)
 {
 	const char *e = getenv("TT_ST_TIME_MUL");

@@ -88,6 +88,12 @@ long long tt_st_zoneinfo_sum(int node, const char *key);
 /* Run the calling thread on the CPUs of @node only: 0 or -errno. */
 int tt_st_run_on_node(int node);
 
+/*
+ * Whether TT_ST_LEAVE_OUT (a space-separated list of "FIXTURE.TEST" names,
+ * set by run-vm for a kernel that runs a subset) names @fixture.@test.
+ */
+bool tt_st_left_out(const char *fixture, const char *test);
+
 /* Is the running kernel at least @major.@minor? */
 bool tt_st_kernel_at_least(int major, int minor);
 
