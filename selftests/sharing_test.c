@@ -339,6 +339,7 @@ TEST_F_TIMEOUT(sharing, huge_layer_neighbour, 900)
 	unsigned int l, evicted, ontime, tries;
 	int st;
 
+	TT_SKIP_IF_SETUP_SKIPPED();
 	self->a = fork();
 	ASSERT_LE(0, self->a);
 	if (!self->a)
@@ -419,6 +420,7 @@ TEST_F_TIMEOUT(sharing, own_order, 300)
 	char *buf[2];
 	unsigned int it, l;
 
+	TT_SKIP_IF_SETUP_SKIPPED();
 	for (l = 0; l < 2; l++) {
 		buf[l] = tt_st_map(sz, -1);
 		ASSERT_NE(NULL, buf[l]);
