@@ -29,6 +29,7 @@
 
 #include <linux/interval_tree.h>
 #include <linux/mmu_notifier.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "config.h"
@@ -225,8 +226,10 @@ void tt_registry_destroy(struct tt_registry *reg)
 	 * After this no callback of ours runs: a callback that queued
 	 * reap_work has returned, so cancel_work_sync() below catches it.
 	 */
-	list_for_each_entry_safe(r, tmp, &list, dead_link)
+	list_for_each_entry_safe(r, tmp, &list, dead_link) {
 		tt_range_free(r);
+		cond_resched();
+	}
 	cancel_work_sync(&reg->reap_work);
 	mutex_unlock(&reg->mutex);
 }
