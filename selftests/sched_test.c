@@ -487,33 +487,18 @@ static int tr_was_planned(struct trainer *tr)
 	return n > 0 && info[0].status != TT_LAYER_PROFILING;
 }
 
-/*
- * Every test body starts with tr_selected(): SKIP when the fixture did, or
- * when TT_SCHED_ONLY is set (a space-separated list of test names)
- * without naming this test.
- */
-static int tr_named(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = list;
-
-	while ((p = strstr(p, name))) {
-		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
-/* Whether TT_SCHED_ONLY (when set) names test @name. */
+/* Whether TT_SCHED_ONLY (when set: a space-separated list) names test @name. */
 static int tr_wanted(const char *name)
 {
 	const char *only = getenv("TT_SCHED_ONLY");
 
-	return !only || !*only || tr_named(only, name);
+	return !only || !*only || tt_st_in_list(only, name);
 }
 
-/* Whether the test runs; SKIPs it when it does not. */
+/*
+ * Every test body starts with tr_selected(): whether the test runs; SKIP
+ * when the fixture did, or when TT_SCHED_ONLY leaves the test out.
+ */
 static int tr_selected(struct __test_metadata *_metadata)
 {
 	if (_metadata->skip)

@@ -558,7 +558,7 @@ FIXTURE_SETUP(tiers)
 	self->balancing = -1;
 	self->child = 0;
 	self->offlined = -1;
-	if (only && *only && !strstr(only, _metadata->name))
+	if (only && *only && !tt_st_in_list(only, _metadata->name))
 		SKIP(return, "not in TT_TIERS_ONLY");
 	TT_SETUP_NODES(&self->topo, 1);
 	ASSERT_EQ(0, tt_st_read_ll(BALANCING, &self->balancing));

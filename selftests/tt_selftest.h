@@ -89,6 +89,11 @@ long long tt_st_zoneinfo_sum(int node, const char *key);
 int tt_st_run_on_node(int node);
 
 /*
+ * Whether @list (space-separated names; may be NULL) names @name exactly.
+ */
+bool tt_st_in_list(const char *list, const char *name);
+
+/*
  * Whether TT_ST_LEAVE_OUT (a space-separated list of "FIXTURE.TEST" names,
  * set by run-vm for a kernel that runs a subset) names @fixture.@test.
  */
