@@ -25,14 +25,14 @@
 } while (0)
 
 /*
- * FIXTURE_SETUP preamble: SKIP when TT_ST_LEAVE_OUT names the test (the
- * reason from TT_ST_LEAVE_OUT_WHY), without /dev/tiertrain (when
+ * FIXTURE_SETUP preamble: SKIP when tt_st_left_out() (TT_ST_LEAVE_OUT,
+ * TT_ST_ONLY; the reason from TT_ST_LEAVE_OUT_WHY), without /dev/tiertrain (when
  * @need_dev) or without a node with CPUs plus a memory-only node;
  * otherwise read the topology into *@topo and run on the fast node's CPUs.
  */
 #define TT_SETUP_NODES(topo, need_dev) do {				\
 	if (tt_st_left_out(_metadata->fixture->name, _metadata->name))	\
-		SKIP(return, "left out here (TT_ST_LEAVE_OUT): %s",	\
+		SKIP(return, "left out here: %s",	\
 		     getenv("TT_ST_LEAVE_OUT_WHY") ?: "no reason given"); \
 	if ((need_dev) && access(TT_ST_DEV, F_OK))			\
 		SKIP(return, "%s missing: tiertrain.ko is not loaded",	\

@@ -894,11 +894,15 @@ bool tt_st_in_list(const char *list, const char *name)
 
 bool tt_st_left_out(const char *fixture, const char *test)
 {
+	const char *only;
 	char name[256];
 
 	if (snprintf(name, sizeof(name), "%s.%s", fixture, test) >= (int)sizeof(name))
 		return false;
-	return tt_st_in_list(getenv("TT_ST_LEAVE_OUT"), name);
+	if (tt_st_in_list(getenv("TT_ST_LEAVE_OUT"), name))
+		return true;
+	only = getenv("TT_ST_ONLY");
+	return only && *only && !tt_st_in_list(only, name);
 }
 
 unsigned int tt_st_time_mul(void)

@@ -94,8 +94,10 @@ int tt_st_run_on_node(int node);
 bool tt_st_in_list(const char *list, const char *name);
 
 /*
- * Whether TT_ST_LEAVE_OUT (a space-separated list of "FIXTURE.TEST" names,
- * set by run-vm for a kernel that runs a subset) names @fixture.@test.
+ * Whether @fixture.@test is left out here: TT_ST_LEAVE_OUT (a
+ * space-separated list of "FIXTURE.TEST" names, set by run-vm for a kernel
+ * that runs a subset) names it, or TT_ST_ONLY (the same form, set by
+ * run-vm --debug-complement) is set, not empty, and does not name it.
  */
 bool tt_st_left_out(const char *fixture, const char *test);
 
