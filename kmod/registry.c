@@ -47,7 +47,6 @@ enum tt_range_state {
 /**
  * struct tt_range - one registration
  * @it:         node in the registry's address interval tree (start, last).
- * @layer_node: node in the registry's (layer, start) tree.
  * @notifier:   watches the range for unmaps.
  * @reg:        the registry.
  * @dead_link:  on the registry's dead list, or a private list.
@@ -57,7 +56,6 @@ enum tt_range_state {
  */
 struct tt_range {
 	struct interval_tree_node it;
-	struct rb_node layer_node;
 	struct mmu_interval_notifier notifier;
 	struct tt_registry *reg;
 	struct list_head dead_link;
@@ -79,29 +77,12 @@ static void tt_range_info(const struct tt_range *r, struct tt_range_info *info)
 	info->flags = r->flags;
 }
 
-static bool tt_layer_less(u32 layer, unsigned long start,
-			  const struct tt_range *r)
-{
-	return layer < r->layer || (layer == r->layer && start < r->it.start);
-}
+/* Ranges tt_registry_destroy() unlinks per hold of the registry's lock. */
+#define TT_REG_UNLINK_BATCH 1024
 
 /* Called with @reg->lock held. */
 static void tt_range_link(struct tt_registry *reg, struct tt_range *r)
 {
-	struct rb_node **link = &reg->by_layer.rb_node, *parent = NULL;
-
-	while (*link) {
-		struct tt_range *cur = rb_entry(*link, struct tt_range,
-						layer_node);
-
-		parent = *link;
-		if (tt_layer_less(r->layer, r->it.start, cur))
-			link = &parent->rb_left;
-		else
-			link = &parent->rb_right;
-	}
-	rb_link_node(&r->layer_node, parent, link);
-	rb_insert_color(&r->layer_node, &reg->by_layer);
 	interval_tree_insert(&r->it, &reg->by_addr);
 	r->state = TT_RANGE_LIVE;
 	reg->counts.ranges++;
@@ -113,7 +94,6 @@ static void tt_range_unlink(struct tt_registry *reg, struct tt_range *r,
 			    enum tt_range_state state)
 {
 	interval_tree_remove(&r->it, &reg->by_addr);
-	rb_erase(&r->layer_node, &reg->by_layer);
 	r->state = state;
 	reg->counts.ranges--;
 	reg->counts.bytes -= tt_range_bytes(r);
@@ -191,7 +171,6 @@ void tt_registry_init(struct tt_registry *reg, struct mm_struct *mm)
 	mutex_init(&reg->mutex);
 	spin_lock_init(&reg->lock);
 	reg->by_addr = RB_ROOT_CACHED;
-	reg->by_layer = RB_ROOT;
 	INIT_LIST_HEAD(&reg->dead);
 	INIT_WORK(&reg->reap_work, tt_registry_reap);
 	memset(&reg->counts, 0, sizeof(reg->counts));
@@ -208,6 +187,7 @@ void tt_registry_destroy(struct tt_registry *reg)
 {
 	struct tt_range *r, *tmp;
 	struct rb_node *node;
+	unsigned int n = 0;
 	LIST_HEAD(list);
 
 	mutex_lock(&reg->mutex);
@@ -216,6 +196,17 @@ void tt_registry_destroy(struct tt_registry *reg)
 		r = container_of(node, struct tt_range, it.rb);
 		tt_range_unlink(reg, r, TT_RANGE_REMOVING);
 		list_add_tail(&r->dead_link, &list);
+		/*
+		 * The notifier callbacks spin on @reg->lock: it is held for
+		 * at most TT_REG_UNLINK_BATCH unlinks at a time (max_ranges
+		 * allows 2^20). The tree stays consistent between batches;
+		 * a callback may move a range to @dead meanwhile (below).
+		 */
+		if (++n % TT_REG_UNLINK_BATCH == 0) {
+			spin_unlock(&reg->lock);
+			cond_resched();
+			spin_lock(&reg->lock);
+		}
 	}
 	list_for_each_entry(r, &reg->dead, dead_link)
 		r->state = TT_RANGE_REMOVING;
@@ -347,47 +338,6 @@ bool tt_registry_lookup(struct tt_registry *reg, unsigned long addr,
 		tt_range_info(container_of(it, struct tt_range, it), info);
 	spin_unlock(&reg->lock);
 	return !!it;
-}
-
-/**
- * tt_registry_layer() - the registrations of one layer, by address
- * @reg:   the registry.
- * @layer: layer id.
- * @info:  out: up to @max copies, in address order.
- * @max:   elements of @info.
- *
- * Return: the number of registrations the layer has (may exceed @max).
- */
-unsigned long tt_registry_layer(struct tt_registry *reg, u32 layer,
-				struct tt_range_info *info, unsigned long max)
-{
-	struct rb_node *node, *first = NULL;
-	unsigned long n = 0;
-
-	spin_lock(&reg->lock);
-	/* The leftmost range with layer >= @layer. */
-	node = reg->by_layer.rb_node;
-	while (node) {
-		struct tt_range *r = rb_entry(node, struct tt_range, layer_node);
-
-		if (layer <= r->layer) {
-			first = node;
-			node = node->rb_left;
-		} else {
-			node = node->rb_right;
-		}
-	}
-	for (node = first; node; node = rb_next(node)) {
-		struct tt_range *r = rb_entry(node, struct tt_range, layer_node);
-
-		if (r->layer != layer)
-			break;
-		if (n < max)
-			tt_range_info(r, &info[n]);
-		n++;
-	}
-	spin_unlock(&reg->lock);
-	return n;
 }
 
 /**

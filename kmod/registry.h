@@ -23,7 +23,6 @@
  * @lock:     protects the trees, @dead and the counters; taken by the
  *            interval notifier callbacks (never sleeps).
  * @by_addr:  live ranges, an interval tree on their addresses.
- * @by_layer: live ranges ordered by (layer, start).
  * @dead:     ranges forgotten because they were unmapped, whose notifier
  *            still has to be removed (by @reap_work).
  * @reap_work: removes the notifiers of @dead (not possible inside the
@@ -35,7 +34,6 @@ struct tt_registry {
 	struct mutex mutex;	/* see @mutex above */
 	spinlock_t lock;	/* see @lock above */
 	struct rb_root_cached by_addr;
-	struct rb_root by_layer;
 	struct list_head dead;
 	struct work_struct reap_work;
 	struct tt_registry_counts counts;
@@ -63,8 +61,6 @@ int tt_registry_remove(struct tt_registry *reg, unsigned long start,
 		       unsigned long end);
 bool tt_registry_lookup(struct tt_registry *reg, unsigned long addr,
 			struct tt_range_info *info);
-unsigned long tt_registry_layer(struct tt_registry *reg, u32 layer,
-				struct tt_range_info *info, unsigned long max);
 void tt_registry_counts(struct tt_registry *reg,
 			struct tt_registry_counts *counts);
 
