@@ -444,6 +444,12 @@ TEST_F_TIMEOUT(sharing, own_order, 300)
 			ASSERT_EQ(-1, tt_st_check(buf[l - 1], sz, 100 + l));
 			ASSERT_EQ(0, tt_layer_end(self->s, l, TT_BWD));
 		}
+		/* what the plan made of each layer, should the end fail */
+		TH_LOG("iteration %u: layer 1 status %u, final %llu, evicted %llu; layer 2 status %u, final %llu, evicted %llu",
+		       it, l1.status, (unsigned long long)l1.final_bytes,
+		       (unsigned long long)l1.last_evicted_bytes, l2.status,
+		       (unsigned long long)l2.final_bytes,
+		       (unsigned long long)l2.last_evicted_bytes);
 		if (l1.last_evicted_bytes && l2.last_evicted_bytes)
 			break;
 	}
