@@ -69,6 +69,27 @@ FIXTURE_TEARDOWN(reg)
 	ASSERT_EQ((uint64_t)(unmapped), _st.ranges_unmapped);		\
 } while (0)
 
+/*
+ * Map @pages pages, never touched (registration does not need them), into
+ * @m, and register each of the first @n as a range of its own, layer = its
+ * index; the session then holds exactly those.
+ */
+#define REG_FILL(m, pages, n) do {					\
+	size_t _i;							\
+	int _ret;							\
+									\
+	(m) = mmap(NULL, (pages) * self->ps, PROT_READ | PROT_WRITE,	\
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);	\
+	ASSERT_NE(MAP_FAILED, (m));					\
+	for (_i = 0; _i < (n); _i++) {					\
+		_ret = tt_register(self->s, (m) + _i * self->ps, self->ps, \
+				   (uint32_t)_i, 0);			\
+		ASSERT_EQ(0, _ret) TH_LOG("registration %zu of %zu: %s", \
+					  _i, (size_t)(n), strerror(-_ret)); \
+	}								\
+	TT_ASSERT_REGS((n), (n) * self->ps, 0);				\
+} while (0)
+
 TEST_F(reg, munmap_forgets)
 {
 	struct tt_migrate_result r;
@@ -189,25 +210,15 @@ TEST_F(reg, overlap)
 TEST_F_TIMEOUT(reg, max_ranges, 300)
 {
 	long long max = 65536;
-	size_t ps = self->ps, n, i;
+	size_t ps = self->ps, n;
 	char *m;
-	int ret;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
 	tt_st_read_ll(TT_ST_SYSMOD "/parameters/max_ranges", &max);
 	if (max <= 0 || max > 1 << 20)
 		SKIP(return, "max_ranges is %lld: too many to fill here", max);
 	n = (size_t)max;
-	/* never touched: registration does not need the pages */
-	m = mmap(NULL, (n + 1) * ps, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, m);
-	for (i = 0; i < n; i++) {
-		ret = tt_register(self->s, m + i * ps, ps, (uint32_t)i, 0);
-		ASSERT_EQ(0, ret) TH_LOG("registration %zu of %zu: %s", i, n,
-					 strerror(-ret));
-	}
-	TT_ASSERT_REGS(n, n * ps, 0);
+	REG_FILL(m, n + 1, n);
 	ASSERT_EQ(-ENOSPC, tt_register(self->s, m + n * ps, ps, 0, 0));
 	ASSERT_EQ(0, tt_unregister(self->s, m, ps));
 	ASSERT_EQ(0, tt_register(self->s, m + n * ps, ps, 0, 0));
@@ -232,22 +243,13 @@ static void *tt_unmap_thread(void *arg)
 
 TEST_F(reg, close_with_many)
 {
-	size_t ps = self->ps, n = 4 * 1024 + 5, i;
+	size_t ps = self->ps, n = 4 * 1024 + 5;
 	struct tt_unmapper u;
 	pthread_t th;
 	char *m;
-	int ret;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
-	m = mmap(NULL, n * ps, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, m);
-	for (i = 0; i < n; i++) {
-		ret = tt_register(self->s, m + i * ps, ps, (uint32_t)i, 0);
-		ASSERT_EQ(0, ret) TH_LOG("registration %zu of %zu: %s", i, n,
-					 strerror(-ret));
-	}
-	TT_ASSERT_REGS(n, n * ps, 0);
+	REG_FILL(m, n, n);
 	u = (struct tt_unmapper){ .m = m, .len = n * ps };
 	ASSERT_EQ(0, pthread_create(&th, NULL, tt_unmap_thread, &u));
 	tt_close(self->s);

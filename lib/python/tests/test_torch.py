@@ -626,7 +626,8 @@ def test_state_bounded():
     # on an autograd node: torch's, freed with the graph; of these, 50
     # to 150 stay alive at any instant, 63 bytes each, a population
     # that rises for hundreds of iterations, then levels off)
-    src = open(ttt.__file__).read().splitlines()
+    with open(ttt.__file__) as f:
+        src = f.read().splitlines()
     flt = [tracemalloc.Filter(True, ttt.__file__)] + \
         [tracemalloc.Filter(False, ttt.__file__, i + 1)
          for i, line in enumerate(src) if ".register_prehook(" in line]
