@@ -78,7 +78,8 @@
 #define TT_SCAN_TRIES		8
 
 /*
- * Arrays of at most batch_pages entries (bounded by the setting), charged
+ * Arrays of at most batch_pages entries (bounded by the setting; one
+ * allocation holds the four arrays of a migration, 2 MiB at most), charged
  * to the caller's memcg (a worker's to the session's: set_active_memcg()
  * in session.c); over its limit the migration fails with -ENOMEM instead
  * of invoking the memcg OOM killer.
@@ -658,14 +659,16 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 		return -ESRCH;
 	m.cap = min_t(unsigned long, tt_migrate_batch_pages(),
 		      min(sl->size, sl->end - sl->start) >> PAGE_SHIFT);
-	m.src = kvmalloc_array(m.cap, sizeof(*m.src), TT_GFP_ARRAY);
-	m.dst = kvmalloc_array(m.cap, sizeof(*m.dst), TT_GFP_ARRAY);
-	m.hpfn = kvmalloc_array(m.cap, sizeof(*m.hpfn), TT_GFP_ARRAY);
-	m.pages = kvmalloc_array(m.cap, sizeof(*m.pages), TT_GFP_ARRAY);
-	if (!m.src || !m.dst || !m.hpfn || !m.pages) {
+	/* one allocation for the four arrays of m.cap entries each */
+	BUILD_BUG_ON(sizeof(*m.src) != sizeof(*m.pages));
+	m.src = kvmalloc_array(4 * m.cap, sizeof(*m.src), TT_GFP_ARRAY);
+	if (!m.src) {
 		ret = -ENOMEM;
-		goto out_free;
+		goto out_put;
 	}
+	m.dst = m.src + m.cap;
+	m.hpfn = m.dst + m.cap;
+	m.pages = (struct page **)(m.hpfn + m.cap);
 
 	while (!ret && tt_slots_take(sl, &start, &m.end)) {
 		/*
@@ -693,11 +696,8 @@ static int tt_mig_slots(struct mm_struct *mm, struct tt_slots *sl,
 		}
 		tt_pagescan_exit(&m.scan);
 	}
-out_free:
-	kvfree(m.pages);
-	kvfree(m.hpfn);
-	kvfree(m.dst);
 	kvfree(m.src);
+out_put:
 	if (remote)
 		mmput(mm);
 	res->elapsed_ns += ktime_get_ns() - t0;
