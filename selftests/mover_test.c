@@ -500,20 +500,22 @@ static void mv_log_stats(struct __test_metadata *_metadata,
 }
 
 /*
- * One training iteration of one layer saving @buf, @gap_ms between its
- * forward end and backward begin; with @seen, set *@seen when no byte of
- * @buf is on node @fast during the gap.
+ * One training iteration of one layer saving @buf, @gap_ms (scaled by
+ * tt_st_ms(): a kernel whose moves are slower keeps the round trip's
+ * share of the gap) between its forward end and backward begin; with
+ * @seen, set *@seen when no byte of @buf is on node @fast during the gap.
  */
 static int mv_iteration(struct tt_session *s, char *buf, size_t len,
 			unsigned int gap_ms, int fast, int *seen)
 {
-	uint64_t b[TT_ST_MAX_NODES], t0;
+	uint64_t b[TT_ST_MAX_NODES], t0, gap_ns;
 
 	if (tt_iter_begin(s) || tt_layer_begin(s, 0, TT_FWD) ||
 	    tt_tensor_saved(s, 0, buf, len) || tt_layer_end(s, 0, TT_FWD))
 		return -1;
 	t0 = tt_st_now_ns();
-	while (tt_st_now_ns() - t0 < gap_ms * 1000000ULL) {
+	gap_ns = tt_st_ms(gap_ms) * 1000000ULL;
+	while (tt_st_now_ns() - t0 < gap_ns) {
 		if (seen && !*seen &&
 		    !tt_residency(s, buf, len, b, TT_ST_MAX_NODES) && !b[fast])
 			*seen = 1;
@@ -547,11 +549,15 @@ static int mv_sched_start(struct tt_session *s, int slow, unsigned int movers)
 /*
  * The profiled iteration of a layer saving [t, t + tlen), then planned
  * ones until the tensor is seen off node @fast (5 at most): 1 when it
- * was, 0 when not, -1 on an error.
+ * was, 0 when not (the session's counters and rates then logged), -1 on
+ * an error.
  */
-static int mv_until_evicted(struct tt_session *s, char *t, size_t tlen,
+static int mv_until_evicted(struct __test_metadata *_metadata,
+			    struct tt_session *s, char *t, size_t tlen,
 			    int fast)
 {
+	struct tt_ioc_sched cfg;
+	struct tt_ioc_stats st;
 	int evicted = 0, i;
 
 	if (mv_iteration(s, t, tlen, 600, fast, NULL))
@@ -559,6 +565,13 @@ static int mv_until_evicted(struct tt_session *s, char *t, size_t tlen,
 	for (i = 0; i < 5 && !evicted; i++)
 		if (mv_iteration(s, t, tlen, 600, fast, &evicted))
 			return -1;
+	if (!evicted && !tt_stats(s, &st) && !tt_sched_get(s, &cfg)) {
+		mv_log_stats(_metadata, &st);
+		TH_LOG("not seen evicted in 5 planned iterations of %u ms gaps: rates evict %llu prefetch %llu B/s, late %llu",
+		       tt_st_ms(600), (unsigned long long)cfg.er_bps,
+		       (unsigned long long)cfg.pr_bps,
+		       (unsigned long long)st.late_count);
+	}
 	return evicted;
 }
 
@@ -597,7 +610,7 @@ static void mv_sched_round_trip(struct __test_metadata *_metadata,
 	split0 = tt_st_vmstat("thp_split_page");
 
 	/* the profile, then planned iterations until one is seen evicted */
-	ASSERT_EQ(1, mv_until_evicted(self->s, self->buf, len, fast))
+	ASSERT_EQ(1, mv_until_evicted(_metadata, self->s, self->buf, len, fast))
 		TH_LOG("the tensor was never seen off node %d", fast);
 	/* the prefetch (or the rescue at the backward begin) brings it back */
 	mv_wait_on(self->s, self->buf, len, fast);
@@ -641,7 +654,7 @@ TEST_F_TIMEOUT(mover, sched_small_tensor_in_huge, 120)
 	MV_NEED_THP(self, len, 6);
 	t = self->buf + MV_HUGE / 4;
 	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
-	evicted = mv_until_evicted(self->s, t, tlen, fast);
+	evicted = mv_until_evicted(_metadata, self->s, t, tlen, fast);
 	ASSERT_LE(0, evicted);
 	ASSERT_EQ(0, tt_stats(self->s, &st));
 	TH_LOG("evicted %llu engine %llu mover %llu split %llu partial %llu",
@@ -682,7 +695,7 @@ static void mv_sched_edge(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
 	huge0 = tt_st_smaps_kb(self->buf, len, "AnonHugePages");
 	split0 = tt_st_vmstat("thp_split_page");
-	ASSERT_EQ(1, mv_until_evicted(self->s, t, tlen, fast))
+	ASSERT_EQ(1, mv_until_evicted(_metadata, self->s, t, tlen, fast))
 		TH_LOG("the tensor was never seen off node %d", fast);
 	mv_wait_on(self->s, self->buf, len, fast);
 	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
@@ -749,7 +762,7 @@ TEST_F_TIMEOUT(mover, sched_small_base_head, 120)
 		SKIP(return, "the kernel gave no huge page to a MADV_HUGEPAGE block");
 	t = self->buf;
 	ASSERT_EQ(0, mv_sched_start(self->s, self->topo.slow, 1));
-	ASSERT_EQ(1, mv_until_evicted(self->s, t, tlen, fast))
+	ASSERT_EQ(1, mv_until_evicted(_metadata, self->s, t, tlen, fast))
 		TH_LOG("the tensor was never seen off node %d", fast);
 	mv_wait_on(self->s, t, tlen, fast);
 	ASSERT_EQ(0, mv_stats_settled(self->s, &st));
