@@ -25,9 +25,11 @@
  *                    layer but the last 2, in forward order, no hole.
  *   busy_session     while a session's SET_SCHED holds its lock for long
  *                    (a budget far below what it holds, 8192 one-page
- *                    tensors to choose victims from) and a sessions dump
- *                    waits for it, other sessions open and close and a
- *                    layers dump of another session completes promptly.
+ *                    tensors to choose victims from; 8192 /
+ *                    TT_ST_TIME_MUL where every move is slower) and a
+ *                    sessions dump waits for it, other sessions open and
+ *                    close and a layers dump of another session completes
+ *                    promptly.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -633,6 +635,7 @@ TEST_F_TIMEOUT(vis, dynamic_grow, 300)
 
 /* ---- busy_session ------------------------------------------------------ */
 
+/* the busy session's one-page tensors, divided by tt_st_time_mul() */
 #define VT_BUSY_RANGES	8192
 
 struct vt_busy {
@@ -679,7 +682,8 @@ static void *vt_full_dump(void *arg)
 
 TEST_F_TIMEOUT(vis, busy_session, 600)
 {
-	size_t pg = tt_page_size(), len = VT_BUSY_RANGES * pg;
+	unsigned int nr = VT_BUSY_RANGES / tt_st_time_mul();
+	size_t pg = tt_page_size(), len = nr * pg;
 	struct tt_event *ev;
 	struct vt_busy b = { 0 };
 	struct vt_dumper d = { 0 };
@@ -691,18 +695,18 @@ TEST_F_TIMEOUT(vis, busy_session, 600)
 	char *buf;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
-	/* a session holding VT_BUSY_RANGES one-page tensors */
+	/* a session holding nr one-page tensors */
 	TT_OPEN_KERNEL_SESSION(&b.s);
 	buf = tt_st_map(len, -1);
 	ASSERT_NE(NULL, buf);
 	memset(buf, 3, len);
-	ev = calloc(VT_BUSY_RANGES + 3, sizeof(*ev));
+	ev = calloc(nr + 3, sizeof(*ev));
 	ASSERT_NE(NULL, ev);
 	ev[0].type = TT_EV_ITER_BEGIN;
 	ev[1].type = TT_EV_LAYER_BEGIN;
 	ev[1].layer = 1;
 	ev[1].flags = TT_FWD;
-	for (i = 0; i < VT_BUSY_RANGES; i++) {
+	for (i = 0; i < nr; i++) {
 		ev[2 + i].type = TT_EV_TENSOR_SAVED;
 		ev[2 + i].layer = 1;
 		ev[2 + i].addr = (uintptr_t)(buf + i * pg);
@@ -711,8 +715,7 @@ TEST_F_TIMEOUT(vis, busy_session, 600)
 	ev[2 + i].type = TT_EV_LAYER_END;
 	ev[2 + i].layer = 1;
 	ev[2 + i].flags = TT_FWD;
-	ASSERT_EQ(VT_BUSY_RANGES + 3,
-		  tt_events(b.s, ev, VT_BUSY_RANGES + 3));
+	ASSERT_EQ(nr + 3, tt_events(b.s, ev, nr + 3));
 	free(ev);
 
 	/* its budget drops far below: victims chosen under its lock */
