@@ -8,8 +8,9 @@
  *
  * A synthetic trainer (N layers, each saving a tensor of pattern data in
  * its forward pass, busy compute per layer pass: 20 ms, or more where
- * the migration rate measured at the start, with a thread computing
- * meanwhile, says a layer's round trip needs it) runs a few
+ * the migration rate measured at the start (the median of 5 round
+ * trips), with a thread computing meanwhile, says a layer's round trip
+ * needs it) runs a few
  * iterations with TIERTRAIN_BACKEND=move_pages, then checks, each as one
  * "ok"/"not ok" line:
  *   evicted       after each planned forward end the layer's data shows
@@ -742,33 +743,64 @@ static void *rate_probe_fn(void *arg)
 	return NULL;
 }
 
+/* migration_rate()'s rounds: the median is the rate */
+#define RATE_ROUNDS	5
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * The rate this guest migrates at while the process computes, bytes/s:
  * one tensor-sized buffer moved to the other node and back by another
  * thread with tt_migrate() on the move_pages backend (the scheduler's own
  * path) while this one spins, as a training thread does (each TLB
- * shootdown then waits for a busy CPU); 0 when it cannot be measured.
+ * shootdown then waits for a busy CPU); the median of RATE_ROUNDS round
+ * trips (one alone can catch the guest in a stall: a CI run measured 1
+ * MiB/s, then the run's own moves 42-80 MiB/s); 0 when it cannot be
+ * measured. *@lo and *@hi get the slowest and fastest round's rate.
  */
-static uint64_t migration_rate(const struct trainer *tr)
+static uint64_t migration_rate(const struct trainer *tr, uint64_t *lo,
+			       uint64_t *hi)
 {
+	uint64_t ns[RATE_ROUNDS];
 	struct rate_probe rp = { .tr = tr };
+	unsigned int i, n = 0;
 	pthread_t th;
+	char *p;
 
-	rp.p = mmap(NULL, tr->sz, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (rp.p == MAP_FAILED)
+	p = mmap(NULL, tr->sz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		return 0;
-	memset(rp.p, 1, tr->sz);
+	memset(p, 1, tr->sz);
 	setenv("TIERTRAIN_BACKEND", "move_pages", 1);
 	rp.s = tt_open();
-	if (rp.s && !pthread_create(&th, NULL, rate_probe_fn, &rp)) {
+	for (i = 0; rp.s && i < RATE_ROUNDS; i++) {
+		rp.p = p;
+		rp.ok = 0;
+		rp.ns = 0;
+		__atomic_store_n(&rp.done, 0, __ATOMIC_RELEASE);
+		if (pthread_create(&th, NULL, rate_probe_fn, &rp))
+			break;
 		while (!__atomic_load_n(&rp.done, __ATOMIC_ACQUIRE))
 			;
 		pthread_join(th, NULL);
+		if (!rp.ok || !rp.ns)
+			break;
+		ns[n++] = rp.ns;
 	}
 	tt_close(rp.s);
-	munmap(rp.p, tr->sz);
-	return rp.ok && rp.ns ? (uint64_t)(2.0 * tr->sz * 1e9 / rp.ns) : 0;
+	munmap(p, tr->sz);
+	if (n < RATE_ROUNDS)
+		return 0;
+	qsort(ns, n, sizeof(ns[0]), cmp_u64);
+	*lo = (uint64_t)(2.0 * tr->sz * 1e9 / ns[n - 1]);
+	*hi = (uint64_t)(2.0 * tr->sz * 1e9 / ns[0]);
+	return (uint64_t)(2.0 * tr->sz * 1e9 / ns[n / 2]);
 }
 
 static void print_usage(void)
@@ -782,7 +814,7 @@ int main(int argc, char **argv)
 	struct trainer tr = { .nl = 4, .sz = 4 << 20, .compute_ms = 20 };
 	unsigned int iters = 4, cpu, node, l, min_ms;
 	int opt, compute_set = 0;
-	uint64_t rate;
+	uint64_t rate, rate_lo = 0, rate_hi = 0;
 
 	while ((opt = getopt(argc, argv, "vl:s:c:i:h")) != -1) {
 		switch (opt) {
@@ -839,7 +871,7 @@ int main(int argc, char **argv)
 	 * a pass computes long enough that layer 1's idle time (2 x layers -
 	 * 1 passes) holds two round trips at the rate this guest migrates.
 	 */
-	rate = migration_rate(&tr);
+	rate = migration_rate(&tr, &rate_lo, &rate_hi);
 	tr.rate = rate;
 	if (!compute_set && rate) {
 		min_ms = (unsigned int)(2 * 2 * 1000.0 * tr.sz / rate /
@@ -847,8 +879,9 @@ int main(int argc, char **argv)
 		if (min_ms > tr.compute_ms)
 			tr.compute_ms = min_ms;
 	}
-	printf("# vm_usched: migration rate %.0f MiB/s measured\n",
-	       rate / 1048576.0);
+	printf("# vm_usched: migration rate %.0f MiB/s measured (median of %d round trips, %.0f-%.0f)\n",
+	       rate / 1048576.0, RATE_ROUNDS, rate_lo / 1048576.0,
+	       rate_hi / 1048576.0);
 	printf("# vm_usched: %u layers of %zu MiB, %u ms compute per pass, fast node %d, %u warm-up iterations\n",
 	       tr.nl, tr.sz >> 20, tr.compute_ms, tr.fast, iters);
 	run_async(&tr, iters);
