@@ -662,114 +662,6 @@ TEST_F_TIMEOUT(stress, slow_full, 600)
 /* ---- offline_while_training --------------------------------------------------- */
 
 /*
- * Print what each thread of this process waits on in the kernel (its
- * /proc stack): a stalled offline_while_training says where, before its
- * harness timeout kills it without a word.
- */
-/*
- * Print the kernel stacks of the other tasks that may hold what a stalled
- * offline waits for: those in the module's code (the tiertrain_*
- * workqueues' kworkers among them) and those in uninterruptible sleep;
- * 32 at most.
- */
-static void st_log_other_stacks(void)
-{
-	char path[64], comm[64], stat[512], buf[4096], *p;
-	int n, shown = 0, self = getpid();
-	struct dirent *d;
-	DIR *dir;
-
-	dir = opendir("/proc");
-	if (!dir)
-		return;
-	while ((d = readdir(dir)) && shown < 32) {
-		int pid = atoi(d->d_name), dstate;
-
-		if (pid <= 0 || pid == self)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		if (tt_st_read_file(path, stat, sizeof(stat)) < 0)
-			continue;
-		p = strrchr(stat, ')');
-		dstate = p && p[1] == ' ' && p[2] == 'D';
-		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-		n = tt_st_read_file(path, buf, sizeof(buf));
-		if (n < 0 || (!dstate && !strstr(buf, "[tiertrain]")))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		if (tt_st_read_file(path, comm, sizeof(comm)) < 0)
-			strcpy(comm, "?");
-		comm[strcspn(comm, "\n")] = 0;
-		fprintf(stderr, "# pid %d (%s)%s:\n", pid, comm,
-			dstate ? ", uninterruptible" : "");
-		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
-			fprintf(stderr, "#   %s\n", l);
-		shown++;
-	}
-	closedir(dir);
-	if (!shown)
-		fprintf(stderr, "# no other task is in the module's code or in uninterruptible sleep\n");
-}
-
-static void st_log_stacks(const char *why)
-{
-	char path[64], buf[4096];
-	struct dirent *d;
-	DIR *dir;
-	int n;
-
-	fprintf(stderr, "# %s; the test's threads in the kernel:\n", why);
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%.16s/stack", d->d_name);
-		n = tt_st_read_file(path, buf, sizeof(buf));
-		fprintf(stderr, "# task %s:\n", d->d_name);
-		if (n < 0)
-			continue;
-		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
-			fprintf(stderr, "#   %s\n", l);
-	}
-	closedir(dir);
-	st_log_other_stacks();
-}
-
-static void st_noop(int sig)
-{
-	(void)sig;
-}
-
-/*
- * Write @state to a memory block's state file, interrupted (EINTR, the
- * block stays as it was) after @secs: offline_pages() retries a page that
- * does not migrate until a signal comes.
- */
-static int st_block_write(const char *path, const char *state,
-			  unsigned int secs)
-{
-	struct sigaction sa = { .sa_handler = st_noop }, old;
-	int ret;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, &old);	/* no SA_RESTART */
-	alarm(secs);
-	ret = tt_st_write_file(path, state);
-	alarm(0);
-	sigaction(SIGALRM, &old, NULL);
-	if (ret == -EINTR) {
-		char why[320];
-
-		snprintf(why, sizeof(why), "%s: '%s' not done after %u s, interrupted",
-			 path, state, secs);
-		st_log_stacks(why);
-	}
-	return ret;
-}
-
-/*
  * Set every memory block of @node to @state; how many changed. A block
  * still not done after 60 s (x the time multiplier) ends the walk and
  * sets *@stalled (when @stalled is not NULL).
@@ -788,7 +680,7 @@ static int st_node_blocks(int node, const char *state, int *stalled)
 		if (!strncmp(cur, state, strlen(cur)) ||
 		    (!strcmp(cur, "online") && !strncmp(state, "online", 6)))
 			continue;
-		ret = st_block_write(path, state, secs);
+		ret = tt_st_block_write(path, state, secs);
 		if (ret == -EINTR) {
 			if (stalled)
 				*stalled = 1;
@@ -820,7 +712,7 @@ static int st_offline_wait(struct st_offline_run *r, unsigned int n)
 
 	while (r->iters < before + n && !r->failed) {
 		if (tt_st_now_ns() > end) {
-			st_log_stacks("the trainer made no progress in 60 s (x time multiplier)");
+			tt_st_log_stacks("the trainer made no progress in 60 s (x time multiplier)");
 			return -1;
 		}
 		usleep(5000);

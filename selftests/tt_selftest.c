@@ -3,6 +3,7 @@
  * Helpers shared by the tiertrain selftests and benchmarks; see
  * tt_selftest.h for the contract of each function.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1296,4 +1298,121 @@ void tt_st_nl_close(struct tt_st_nl *nl)
 	free(nl->buf);
 	nl->buf = NULL;
 	nl->fd = -1;
+}
+
+/* The kernel log's last 4 KiB, each line prefixed with "# ". */
+static void tt_st_log_kmsg_tail(void)
+{
+	char *buf = malloc(1 << 16), *p, *l;
+	int n;
+
+	if (!buf)
+		return;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, (1 << 16) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		p = n > 4096 ? strchr(buf + n - 4096, '\n') : buf;
+		fprintf(stderr, "# the kernel log's last lines:\n");
+		for (l = strtok(p ? p : buf, "\n"); l; l = strtok(NULL, "\n"))
+			fprintf(stderr, "#   %s\n", l);
+	}
+	free(buf);
+}
+
+/*
+ * Print the kernel stacks of the other tasks that may hold what a stalled
+ * offline waits for: those in the module's code (the tiertrain_*
+ * workqueues' kworkers among them) and those in uninterruptible sleep;
+ * 32 at most.
+ */
+static void tt_st_log_other_stacks(void)
+{
+	char path[64], comm[64], stat[512], buf[4096], *p;
+	int n, shown = 0, self = getpid();
+	struct dirent *d;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return;
+	while ((d = readdir(dir)) && shown < 32) {
+		int pid = atoi(d->d_name), dstate;
+
+		if (pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (tt_st_read_file(path, stat, sizeof(stat)) < 0)
+			continue;
+		p = strrchr(stat, ')');
+		dstate = p && p[1] == ' ' && p[2] == 'D';
+		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+		n = tt_st_read_file(path, buf, sizeof(buf));
+		if (n < 0 || (!dstate && !strstr(buf, "[tiertrain]")))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		if (tt_st_read_file(path, comm, sizeof(comm)) < 0)
+			strcpy(comm, "?");
+		comm[strcspn(comm, "\n")] = 0;
+		fprintf(stderr, "# pid %d (%s)%s:\n", pid, comm,
+			dstate ? ", uninterruptible" : "");
+		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+			fprintf(stderr, "#   %s\n", l);
+		shown++;
+	}
+	closedir(dir);
+	if (!shown)
+		fprintf(stderr, "# no other task is in the module's code or in uninterruptible sleep\n");
+}
+
+void tt_st_log_stacks(const char *why)
+{
+	char path[64], buf[4096];
+	struct dirent *d;
+	DIR *dir;
+	int n;
+
+	fprintf(stderr, "# %s; the test's threads in the kernel:\n", why);
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/stack", d->d_name);
+		n = tt_st_read_file(path, buf, sizeof(buf));
+		fprintf(stderr, "# task %s:\n", d->d_name);
+		if (n < 0)
+			continue;
+		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+			fprintf(stderr, "#   %s\n", l);
+	}
+	closedir(dir);
+	tt_st_log_other_stacks();
+	tt_st_log_kmsg_tail();
+}
+
+static void tt_st_noop(int sig)
+{
+	(void)sig;
+}
+
+int tt_st_block_write(const char *path, const char *state, unsigned int secs)
+{
+	struct sigaction sa = { .sa_handler = tt_st_noop }, old;
+	int ret;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);	/* no SA_RESTART */
+	alarm(secs);
+	ret = tt_st_write_file(path, state);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	if (ret == -EINTR) {
+		char why[320];
+
+		snprintf(why, sizeof(why), "%s: '%s' not done after %u s, interrupted",
+			 path, state, secs);
+		tt_st_log_stacks(why);
+	}
+	return ret;
 }

@@ -178,6 +178,22 @@ int tt_st_read_file(const char *path, char *buf, size_t size);
 /* Write @s to a file in one write(2): 0 or -errno. */
 int tt_st_write_file(const char *path, const char *s);
 /*
+ * Print to stderr, after "# @why", the kernel stacks of this process's
+ * threads, then of other tasks in the module's code (its workqueues'
+ * kworkers among them) or in uninterruptible sleep (32 at most), then the
+ * kernel log's last 4 KiB: what a stalled operation waits on, said before
+ * a harness timeout kills the test without a word.
+ */
+void tt_st_log_stacks(const char *why);
+/*
+ * Write @state ("offline", "online", "online_movable") to the memory
+ * block state file @path, interrupted after @secs seconds: 0 or -errno;
+ * -EINTR when interrupted (the block stays as it was, and
+ * tt_st_log_stacks() said why). offline_pages() retries a page that does
+ * not migrate until a signal comes.
+ */
+int tt_st_block_write(const char *path, const char *state, unsigned int secs);
+/*
  * Create the directories of @path up to its last '/' (mkdir -p of its
  * directory part, mode 0755): 0, or -errno with the failing directory in
  * @failed (@size bytes) when not NULL.
