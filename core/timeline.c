@@ -174,17 +174,34 @@ static unsigned long long idle_short(const struct tt_tl_layer *l)
 }
 
 /*
- * The least lead of @l for the turn's noise: idle_short() for the first
- * backward layer under TT_SCHED_COUNT, whose prefetch no earlier backward
- * layer releases, so only its lead covers a turn shorter than the
- * profile's; 0 for every other layer, and for every layer without
- * TT_SCHED_COUNT (the triggers are all timed, and the anchor moves them
- * with the iteration).
+ * The least lead of @l, of backward rank @rank, for the turn's noise:
+ * for the first backward layer under TT_SCHED_COUNT, whose prefetch no
+ * earlier backward layer releases, so only its lead covers a turn shorter
+ * than the profile's, idle_short(); and before TT_TL_LEAD_SETTLED of its
+ * prefetches were timed, at least half its profiled idle time, since
+ * nothing measured says yet how much shorter a turn can be. 0 for every
+ * other layer, and for every layer without TT_SCHED_COUNT (the triggers
+ * are all timed, and the anchor moves them with the iteration).
  */
+static unsigned long long turn_floor_at(const struct tt_tl *tl,
+					const struct tt_tl_layer *l,
+					unsigned int rank)
+{
+	unsigned long long f;
+
+	if (!tl->count || rank != 1)
+		return 0;
+	f = idle_short(l);
+	if (l->slack_samples < TT_TL_LEAD_SETTLED &&
+	    l->prof.bwd_start > l->prof.fwd_end)
+		f = max_u64(f, (l->prof.bwd_start - l->prof.fwd_end) / 2);
+	return f;
+}
+
 static unsigned long long turn_floor(const struct tt_tl *tl,
 				     const struct tt_tl_layer *l)
 {
-	return tl->count && l->rank == 1 ? idle_short(l) : 0;
+	return turn_floor_at(tl, l, l->rank);
 }
 
 /* Fold this iteration's idle time of @l into @l->idle_min_ns. */
@@ -842,13 +859,26 @@ static int plan(struct tt_tl *tl)
 		.alap = tl->alap,
 	};
 	unsigned int i, m = 0;
+	int first = -1;
 
+	/* the first backward layer of this plan: rank 1 below */
+	for (i = 0; i < tl->n; i++) {
+		const struct tt_tl_layer *l = &tl->st.layers[i];
+
+		if ((l->flags & TT_TL_L_PROFILED) &&
+		    (first < 0 ||
+		     l->prof.bwd_start < tl->st.layers[first].prof.bwd_start))
+			first = (int)i;
+	}
 	for (i = 0; i < tl->n; i++) {
 		struct tt_tl_layer *l = &tl->st.layers[i];
 		struct tt_policy_layer *pl;
 
 		if (!(l->flags & TT_TL_L_PROFILED))
 			continue;
+		if ((int)i == first)
+			l->lead_ns = max_u64(l->lead_ns,
+					     turn_floor_at(tl, l, 1));
 		pl = &tl->st.plan[m++];
 		pl->layer = l->id;
 		/* averages of ordered samples stay ordered; be safe anyway */

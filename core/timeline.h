@@ -80,6 +80,12 @@
  * (&tt_tl.rate_miss).
  */
 #define TT_TL_RATE_MISS		2
+/*
+ * Prefetches of the first backward layer (under TT_SCHED_COUNT) timed
+ * before its lead may shrink below half its profiled idle time: until
+ * then a turn shorter than the profile's is covered by that half.
+ */
+#define TT_TL_LEAD_SETTLED	4
 
 /* Directions of a rate sample. */
 #define TT_TL_EVICT		0
@@ -223,7 +229,9 @@ struct tt_tl_exec {
  * @idle_min_ns: the shortest idle time (forward end to backward begin)
  *               seen lately (0: none yet), rising by 1/256 of its distance
  *               to the profile's an iteration; the first backward layer's
- *               lead does not shrink below the profile's idle time less it.
+ *               lead does not shrink below the profile's idle time less it
+ *               (nor, before TT_TL_LEAD_SETTLED of its prefetches were
+ *               timed, below half the profile's idle time).
  * @status:      plan: enum tt_policy_status (meaningful with TT_TL_L_PLANNED).
  * @final_bytes: plan: bytes to evict and prefetch (szP).
  * @prefetch_ns: plan: prefetch trigger time (relative).
