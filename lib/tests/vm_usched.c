@@ -71,6 +71,7 @@
  * @watch:      this iteration polls the slow node after each forward end
  *              and records the fast bytes at each backward begin.
  * @slow_seen:  bytes seen on other nodes after the forward end.
+ * @planned_seen: the plan evicted the layer at its forward end (watched).
  * @fast_at_bwd: bytes on the fast node right after the backward begin.
  * @bad_data:   tensors found changed.
  * @budget:     the session's fast-tier budget (0: none): forward() then
@@ -89,6 +90,7 @@ struct trainer {
 	unsigned int iter;
 	int watch;
 	uint64_t slow_seen[MAXL];
+	unsigned int planned_seen[MAXL];
 	uint64_t fast_at_bwd[MAXL];
 	unsigned int bad_data;
 	uint64_t budget;
@@ -228,6 +230,7 @@ static void forward(struct trainer *tr, unsigned int id)
 	call(tt_layer_end(tr->s, id, TT_FWD), "tt_layer_end(FWD)");
 	if (!tr->watch || !planned(tr, id))
 		return;
+	tr->planned_seen[id - 1] = 1;
 	/* Until something shows on the slow node, at most 1 s. */
 	end = now_ns() + 1000 * MS;
 	do {
@@ -260,6 +263,7 @@ static void iteration(struct trainer *tr, int watch)
 
 	tr->watch = watch;
 	memset(tr->slow_seen, 0, sizeof(tr->slow_seen));
+	memset(tr->planned_seen, 0, sizeof(tr->planned_seen));
 	memset(tr->fast_at_bwd, 0, sizeof(tr->fast_at_bwd));
 	call(tt_iter_begin(tr->s), "tt_iter_begin");
 	for (l = 1; l <= tr->nl; l++)
@@ -536,7 +540,7 @@ static void run_sync(struct trainer *tr, unsigned int iters)
 static void run_hints(struct trainer *tr, unsigned int iters)
 {
 	uint64_t fast = 0, other = 0, end;
-	unsigned int tries, l;
+	unsigned int tries, l, nplanned;
 	int ok;
 
 	open_session(tr, 0);
@@ -597,16 +601,25 @@ static void run_hints(struct trainer *tr, unsigned int iters)
 	      "layer 1 evicted (%d), then %llu of %zu bytes back after WILL_USE",
 	      ok, (unsigned long long)fast, tr->sz);
 
+	/*
+	 * RETIRE: layer 2 is evicted again in an iteration whose plan evicts
+	 * it (a plan can leave it fast for timing on a busy guest: a few
+	 * iterations, counted in the message).
+	 */
 	call(tt_hint(tr->s, tr->t[1], tr->sz, TT_HINT_RETIRE), "tt_hint(RETIRE)");
-	for (tries = 0; tries < 5; tries++) {
+	for (tries = 0, nplanned = 0; tries < 10; tries++) {
 		iteration(tr, 1);
+		nplanned += tr->planned_seen[1];
 		if (tr->slow_seen[1])
 			break;
 	}
+	if (verbose || !tr->slow_seen[1])
+		print_layers(tr, "last iteration after RETIRE of layer 2");
 	ok = all_fast(tr, &other);
 	check(tr->slow_seen[1] > 0 && tr->bad_data == 0 && ok, "hint_retire",
-	      "layer 2 evicted again after RETIRE: %llu bytes; %u tensors changed, %llu bytes off the fast node",
-	      (unsigned long long)tr->slow_seen[1], tr->bad_data,
+	      "layer 2 evicted again after RETIRE: %llu bytes (planned in %u of %u iterations); %u tensors changed, %llu bytes off the fast node",
+	      (unsigned long long)tr->slow_seen[1], nplanned,
+	      tries < 10 ? tries + 1 : tries, tr->bad_data,
 	      (unsigned long long)other);
 	tt_close(tr->s);
 	tr->s = NULL;
