@@ -49,7 +49,8 @@
  *   lead_converges      PR set 1.2x the estimate before every iteration:
  *                       late at first, then the lead time makes the layers
  *                       on time: 5 planned iterations in a row without a
- *                       late layer (late_count stops growing) within 40.
+ *                       late layer (late_count stops growing) within 80
+ *                       (a loaded host's prefetch times vary by half).
  *                       On a kernel that runs TT_ST_TIME_MUL (KASAN) the
  *                       run of 5 is logged, not asserted: the lead grows
  *                       and every byte comes back.
@@ -1476,7 +1477,7 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 	 * still late in 60 of 240 layer-iterations after 80). There the
 	 * test checks that the feedback runs and the data comes back.
 	 */
-	for (i = 0; i < 40 && quiet < 5; i++) {
+	for (i = 0; i < 80 && quiet < 5; i++) {
 		/*
 		 * PR 1.2x the estimate, again before every iteration: with
 		 * the measured average pulling back, the plan assumes about
@@ -1507,7 +1508,7 @@ TEST_F_TIMEOUT(sched, lead_converges, 900)
 		last = st.late_count;
 	}
 	log_layers(_metadata, &self->tr);
-	TH_LOG("%u planned iterations (of 40): %u late layer-iterations (first in iteration %u), then %u on time in a row; largest lead %.2f ms; ER %.0f PR %.0f MB/s; reprofiles %llu",
+	TH_LOG("%u planned iterations (of 80): %u late layer-iterations (first in iteration %u), then %u on time in a row; largest lead %.2f ms; ER %.0f PR %.0f MB/s; reprofiles %llu",
 	       i, lates, first_late, best, max_lead / 1e6, st.er_bps / 1e6,
 	       st.pr_bps / 1e6, st.reprofiles);
 	ASSERT_LT(0, lates);

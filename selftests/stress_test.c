@@ -28,7 +28,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
