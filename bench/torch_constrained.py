@@ -23,9 +23,19 @@ model:
   vmstat()     the kernel's own migrations (/proc/vmstat);
   projected()  the step on CXL and Optane hardware from the bytes read and
                written on each tier (bench/train.c tt_projected(): the same
-               model and the same figures).
+               model and the same figures);
+  probe()      the run's working set, measured by one training step of a
+               throwaway model: its model state (weights, gradients,
+               optimizer state) and the bytes of the activations autograd
+               saved (torch.autograd.graph.saved_tensors_hooks);
+  Balloon      fast-tier memory taken away while a mode runs, so that the
+               fast nodes can give the mode only its model state plus a
+               share of its activations (--fast-room): anonymous memory
+               bound to the fast nodes (mbind MPOL_BIND) and mlocked, so
+               neither reclaim, demotion nor NUMA balancing moves it.
 """
 import atexit
+import ctypes
 import os
 import threading
 import time
@@ -104,6 +114,137 @@ class Knobs:
             except OSError as e:
                 print("torch_train: could not put %s back to %s: %s" %
                       (p, v, e.strerror))
+
+
+def node_room(n):
+    """Bytes node @n gives before the page allocator falls back to another
+    node: its MemFree less its zones' low watermarks (/proc/zoneinfo)."""
+    free = 0
+    with open("/sys/devices/system/node/node%d/meminfo" % n) as f:
+        for line in f:
+            w = line.split()
+            if w[2] == "MemFree:":
+                free = int(w[3]) * 1024
+    low, cur = 0, None
+    with open("/proc/zoneinfo") as f:
+        for line in f:
+            w = line.split()
+            if line.startswith("Node "):
+                cur = int(w[1].rstrip(","))
+            elif cur == n and len(w) == 2 and w[0] == "low":
+                low += int(w[1])
+    return max(0, free - low * os.sysconf("SC_PAGE_SIZE"))
+
+
+class Balloon:
+    """Memory of the fast nodes taken away: fill() leaves each node
+    @room bytes (node_room()), pop() gives it all back (also at exit).
+    x86_64 only (the mbind system call's number)."""
+
+    CHUNK = 2 << 20
+    STEP = 64 << 20
+    SYS_MBIND = 237             # x86_64
+    MPOL_BIND = 2
+    PROT_RW = 3                 # PROT_READ | PROT_WRITE
+    MAP_PRIV_ANON = 0x22        # MAP_PRIVATE | MAP_ANONYMOUS
+
+    def __init__(self):
+        self.maps = []
+        self.taken = 0
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.mmap.restype = ctypes.c_void_p
+        self.libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t,
+                                   ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                   ctypes.c_long)
+        self.libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+        self.libc.mlock.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+        self.libc.syscall.restype = ctypes.c_long
+        atexit.register(self.pop)
+
+    @staticmethod
+    def check():
+        """None when a balloon can be made here, else why not."""
+        if os.uname().machine != "x86_64":
+            return "the fast-tier balloon needs x86_64 (mbind's number)"
+        if os.geteuid() != 0:
+            return "the fast-tier balloon mlocks memory: root needed"
+        return None
+
+    def _err(self, what):
+        e = ctypes.get_errno()
+        return OSError(e, "%s: %s" % (what, os.strerror(e)))
+
+    def _take(self, node, n):
+        addr = self.libc.mmap(None, n, self.PROT_RW, self.MAP_PRIV_ANON,
+                              -1, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            raise self._err("mmap(%d)" % n)
+        mask = ctypes.c_ulong(1 << node)
+        if self.libc.syscall(ctypes.c_long(self.SYS_MBIND),
+                             ctypes.c_void_p(addr), ctypes.c_size_t(n),
+                             ctypes.c_int(self.MPOL_BIND),
+                             ctypes.byref(mask), ctypes.c_ulong(64),
+                             ctypes.c_uint(0)):
+            err = self._err("mbind(node %d)" % node)
+            self.libc.munmap(addr, n)
+            raise err
+        self.maps.append((addr, n))
+        # mlock() faults every page in, on @node, and keeps it there
+        if self.libc.mlock(addr, n):
+            raise self._err("mlock(%d bytes on node %d)" % (n, node))
+        self.taken += n
+
+    def fill(self, nodes, room):
+        """Take memory of each node in @nodes until node_room() is within
+        about one CHUNK of @room bytes (what others allocate meanwhile
+        counts); return the bytes each node can give then ({node:
+        bytes}). Never asks for more than a node can give
+        above its low watermark, so no allocation here waits on reclaim
+        or meets the OOM killer."""
+        out = {}
+        for n in nodes:
+            while True:
+                want = node_room(n) - room
+                if want < self.CHUNK:
+                    break
+                self._take(n, min(want, self.STEP) // self.CHUNK *
+                           self.CHUNK)
+            out[n] = node_room(n)
+        return out
+
+    def pop(self):
+        for addr, n in self.maps:
+            self.libc.munmap(addr, n)
+        self.maps = []
+        self.taken = 0
+
+
+def probe(torch, model, opt, data, F):
+    """One training step of @model (given, thrown away after): (model
+    state bytes: every parameter, gradient and optimizer buffer after the
+    step; bytes of the distinct tensors autograd saved that are not
+    parameters)."""
+    params = {p.data_ptr() for p in model.parameters()}
+    saved = {}
+
+    def pack(t):
+        if t.data_ptr() not in params:
+            saved[t.data_ptr()] = max(saved.get(t.data_ptr(), 0),
+                                      t.numel() * t.element_size())
+        return t
+    opt.zero_grad()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = F.cross_entropy(model(data[0]), data[1])
+    loss.backward()
+    opt.step()
+    nb = lambda t: t.numel() * t.element_size()     # noqa: E731
+    state = 0
+    for g in opt.param_groups:
+        for p in g["params"]:
+            state += nb(p) + (nb(p.grad) if p.grad is not None else 0)
+            state += sum(nb(v) for v in opt.state.get(p, {}).values()
+                         if isinstance(v, torch.Tensor))
+    return state, sum(saved.values())
 
 
 def fast_nodes(tiertrain):

@@ -50,7 +50,13 @@ count as slow), the fast nodes' used memory over the mode's start (avg,
 peak), the kernel's migrations (/proc/vmstat) and the step projected on
 CXL and Optane hardware, then the goals against the linux mode
 (bench/torch_constrained.py; bench/README.md "Against Linux's own
-tiering"). bench/run-torch --constrained runs it.
+tiering"). --fast-room F (with --sequential) makes the fast tier
+smaller than the run: a probe step before the modes measures the model
+state and the saved activations of a step, and before each mode memory of
+the fast nodes is taken away (bound there and mlocked, so no tiering
+moves it) until they can give only the model state plus F times the
+activations; it is given back after the mode. bench/run-torch
+--constrained runs it.
 
 --flag-sets ref,ac,... compares scheduler flag sets in one process: a
 tiertrain and a userspace mode per set (tiertrain@ac, userspace@ac, ...),
@@ -161,6 +167,13 @@ def parse():
                    "migrations, the fast nodes' used memory and the step "
                    "projected on CXL and Optane hardware, per mode "
                    "(bench/torch_constrained.py); needs --sequential")
+    p.add_argument("--fast-room", type=float, default=None, metavar="F",
+                   help="with --sequential: before each mode, take fast-tier "
+                   "memory away (mlocked on the fast nodes) until they can "
+                   "give only the run's model state plus F times its saved "
+                   "activations per step, both measured by one probe step "
+                   "before the modes; given back after the mode (default: "
+                   "none taken; bench/run-torch --constrained: 0.5)")
     p.add_argument("-o", dest="out", default=None,
                    help="JSON output (default build/bench/torch_train.json)")
     a = p.parse_args()
@@ -185,6 +198,13 @@ def parse():
                     "whole machine) needs --sequential")
     if a.reads and not a.sequential:
         p.error("--reads needs --sequential")
+    if a.fast_room is not None:
+        if not a.sequential:
+            p.error("--fast-room needs --sequential")
+        if not 0 <= a.fast_room <= 1:
+            p.error("--fast-room %g: expected 0..1 (the share of the "
+                    "saved activations the fast tier has room for)" %
+                    a.fast_room)
     if len(set(a.modes.split(","))) != len(a.modes.split(",")):
         p.error("--modes: a mode named twice")
     if a.warmup < 0 or a.time_limit <= 0:
@@ -499,6 +519,24 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
     fast = tc.fast_nodes(tiertrain)
     knobs = tc.Knobs()
     res, stopped = [], None
+    balloon = room = None
+    if a.fast_room is not None:
+        why = tc.Balloon.check()
+        if why:
+            raise SystemExit("torch_train: --fast-room: " + why)
+        torch.manual_seed(0)
+        model = make_model(a, torch, tv)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        state, act = tc.probe(torch, model, opt, data, F)
+        model = opt = None
+        room = int(state + a.fast_room * act)
+        a.fast_room_bytes = {"model_state": state, "activations": act,
+                             "room": room}
+        print("torch_train: fast room %.1f MiB: model state %.1f MiB + "
+              "%g x %.1f MiB of saved activations" % (
+                  room / MIB, state / MIB, a.fast_room, act / MIB),
+              file=sys.stderr, flush=True)
+        balloon = tc.Balloon()
     for name in names:
         kind = name.partition("@")[0]
         if stopped:
@@ -513,8 +551,14 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
                 continue
         gc.collect()
         malloc_trim()
-        m, ended = None, None
+        m, ended, got = None, None, None
         try:
+            if balloon:
+                got = balloon.fill(fast, room)
+                print("torch_train: %s: %.1f MiB of the fast tier taken, "
+                      "%.1f MiB left" % (name, balloon.taken / MIB,
+                                         sum(got.values()) / MIB),
+                      file=sys.stderr, flush=True)
             nodes = tc.NodeSampler(fast, a.sample_ms / 1e3) if a.reads \
                 else None
             m = Mode(name, a, torch, tv, ttt)
@@ -549,8 +593,13 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
             r = m.finish(a)
             r["stopped_early"] = ended
+            if got is not None:
+                r["fast_room"] = {"balloon": balloon.taken,
+                                  "left": sum(got.values())}
             res.append(r)
             m = None
+        if balloon:
+            balloon.pop()
         print("torch_train: %s done after %.0f s" % (
             name, time.monotonic() - t_start), file=sys.stderr, flush=True)
     gc.collect()
@@ -587,10 +636,22 @@ def reads_figures(r, node_samples):
     r.pop("reads")
 
 
-def reads_table(results):
+def reads_table(a, results):
     """--reads: where the compute read, who migrated, the projection;
     then the goals against the linux mode."""
     page = os.sysconf("SC_PAGE_SIZE")
+    fr = getattr(a, "fast_room_bytes", None)
+    if fr:
+        print("\nfast tier per mode (--fast-room %g): room for %.1f MiB, the "
+              "model state's %.1f MiB and %g of the %.1f MiB of activations "
+              "one step saves (a probe step); the rest taken away, mlocked "
+              "(per mode: %s)" % (
+                  a.fast_room, fr["room"] / MIB, fr["model_state"] / MIB,
+                  a.fast_room, fr["activations"] / MIB, ", ".join(
+                      "%s %.1f MiB taken, %.1f left" % (
+                          r["mode"], r["fast_room"]["balloon"] / MIB,
+                          r["fast_room"]["left"] / MIB)
+                      for r in results if r.get("fast_room"))))
     by = {r["mode"]: r for r in results if r["ok"] and r.get("reads_steps")}
     none = by.get("none")
     print("\nwhere the compute read (residency of each leaf module's inputs "
@@ -974,7 +1035,7 @@ def main():
         results = run_modes(a, torch, tv, ttt, data, t0)
     table(a, results)
     if a.reads:
-        reads_table(results)
+        reads_table(a, results)
     for r in results:
         if r["ok"] and r["mode"] in ("tiertrain", "userspace") and \
                 not a.flag_sets:
