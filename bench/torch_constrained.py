@@ -28,8 +28,8 @@ model:
                throwaway model: its model state (weights, gradients,
                optimizer state) and the bytes of the activations autograd
                saved (torch.autograd.graph.saved_tensors_hooks);
-  Balloon      fast-tier memory taken away while a mode runs, so that the
-               fast nodes can give the mode only its model state plus a
+  Balloon      fast-tier memory taken away while a mode runs, so that
+               after its first iteration the fast nodes can give it only a
                share of its activations (--fast-room): anonymous memory
                bound to the fast nodes (mbind MPOL_BIND) and mlocked, so
                neither reclaim, demotion nor NUMA balancing moves it.
@@ -284,6 +284,10 @@ class NodeSampler(threading.Thread):
             if self.on:
                 self.samples.append((time.monotonic(),
                                      _node_used(self.nodes) - self.base))
+
+    def rebase(self):
+        """Measure from now on over the fast nodes' use now."""
+        self.base = _node_used(self.nodes)
 
     def stop(self):
         self.halt.set()

@@ -52,11 +52,12 @@ CXL and Optane hardware, then the goals against the linux mode
 (bench/torch_constrained.py; bench/README.md "Against Linux's own
 tiering"). --fast-room F (with --sequential) makes the fast tier
 smaller than the run: a probe step before the modes measures the model
-state and the saved activations of a step, and before each mode memory of
-the fast nodes is taken away (bound there and mlocked, so no tiering
-moves it) until they can give only the model state plus F times the
-activations; it is given back after the mode. bench/run-torch
---constrained runs it.
+state and the saved activations of a step; after each mode's first
+iteration (the model state then exists, on the fast tier as a server
+whose fast tier fits the model has it) memory of the fast nodes is taken
+away (bound there and mlocked, so no tiering moves it) until they can
+give only F times the activations; it is given back after the mode.
+bench/run-torch --constrained runs it.
 
 --flag-sets ref,ac,... compares scheduler flag sets in one process: a
 tiertrain and a userspace mode per set (tiertrain@ac, userspace@ac, ...),
@@ -168,11 +169,11 @@ def parse():
                    "projected on CXL and Optane hardware, per mode "
                    "(bench/torch_constrained.py); needs --sequential")
     p.add_argument("--fast-room", type=float, default=None, metavar="F",
-                   help="with --sequential: before each mode, take fast-tier "
-                   "memory away (mlocked on the fast nodes) until they can "
-                   "give only the run's model state plus F times its saved "
-                   "activations per step, both measured by one probe step "
-                   "before the modes; given back after the mode (default: "
+                   help="with --sequential: after each mode's first "
+                   "iteration, take fast-tier memory away (mlocked on the "
+                   "fast nodes) until they can give only F times the saved "
+                   "activations of a step (measured by one probe step "
+                   "before the modes); given back after the mode (default: "
                    "none taken; bench/run-torch --constrained: 0.5)")
     p.add_argument("-o", dest="out", default=None,
                    help="JSON output (default build/bench/torch_train.json)")
@@ -529,12 +530,13 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         state, act = tc.probe(torch, model, opt, data, F)
         model = opt = None
-        room = int(state + a.fast_room * act)
+        room = int(a.fast_room * act)
         a.fast_room_bytes = {"model_state": state, "activations": act,
                              "room": room}
-        print("torch_train: fast room %.1f MiB: model state %.1f MiB + "
-              "%g x %.1f MiB of saved activations" % (
-                  room / MIB, state / MIB, a.fast_room, act / MIB),
+        print("torch_train: fast room after each mode's first iteration "
+              "%.1f MiB: %g x %.1f MiB of saved activations (model state "
+              "%.1f MiB)" % (room / MIB, a.fast_room, act / MIB,
+                             state / MIB),
               file=sys.stderr, flush=True)
         balloon = tc.Balloon()
     for name in names:
@@ -553,12 +555,6 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
         malloc_trim()
         m, ended, got = None, None, None
         try:
-            if balloon:
-                got = balloon.fill(fast, room)
-                print("torch_train: %s: %.1f MiB of the fast tier taken, "
-                      "%.1f MiB left" % (name, balloon.taken / MIB,
-                                         sum(got.values()) / MIB),
-                      file=sys.stderr, flush=True)
             nodes = tc.NodeSampler(fast, a.sample_ms / 1e3) if a.reads \
                 else None
             m = Mode(name, a, torch, tv, ttt)
@@ -580,6 +576,20 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
                         break
                     m.step(i, data, F, torch)
                     last = time.monotonic() - t1
+                    if balloon and got is None:
+                        # what the first iteration freed goes back to
+                        # the kernel first, else the process's heap keeps
+                        # room the balloon does not see
+                        gc.collect()
+                        malloc_trim()
+                        got = balloon.fill(fast, room)
+                        if nodes:
+                            nodes.rebase()
+                        print("torch_train: %s: %.1f MiB of the fast tier "
+                              "taken, %.1f MiB left" % (
+                                  name, balloon.taken / MIB,
+                                  sum(got.values()) / MIB),
+                              file=sys.stderr, flush=True)
         except Stop as e:
             stopped = ended = str(e)
         finally:
@@ -642,11 +652,12 @@ def reads_table(a, results):
     page = os.sysconf("SC_PAGE_SIZE")
     fr = getattr(a, "fast_room_bytes", None)
     if fr:
-        print("\nfast tier per mode (--fast-room %g): room for %.1f MiB, the "
-              "model state's %.1f MiB and %g of the %.1f MiB of activations "
-              "one step saves (a probe step); the rest taken away, mlocked "
-              "(per mode: %s)" % (
-                  a.fast_room, fr["room"] / MIB, fr["model_state"] / MIB,
+        print("\nfast tier per mode (--fast-room %g): after the mode's "
+              "first iteration (its %.1f MiB of model state then exist), "
+              "room for %.1f MiB, %g of the %.1f MiB of activations one step "
+              "saves (a probe step); the rest taken away, mlocked (per mode: "
+              "%s)" % (
+                  a.fast_room, fr["model_state"] / MIB, fr["room"] / MIB,
                   a.fast_room, fr["activations"] / MIB, ", ".join(
                       "%s %.1f MiB taken, %.1f left" % (
                           r["mode"], r["fast_room"]["balloon"] / MIB,
