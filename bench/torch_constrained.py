@@ -119,12 +119,7 @@ class Knobs:
 def node_room(n):
     """Bytes node @n gives before the page allocator falls back to another
     node: its MemFree less its zones' low watermarks (/proc/zoneinfo)."""
-    free = 0
-    with open("/sys/devices/system/node/node%d/meminfo" % n) as f:
-        for line in f:
-            w = line.split()
-            if w[2] == "MemFree:":
-                free = int(w[3]) * 1024
+    free = _meminfo(n)["MemFree:"]
     low, cur = 0, None
     with open("/proc/zoneinfo") as f:
         for line in f:
@@ -175,6 +170,8 @@ class Balloon:
         return OSError(e, "%s: %s" % (what, os.strerror(e)))
 
     def _take(self, node, n):
+        if not 0 <= node < 64:
+            raise OSError(22, "node %d: the balloon binds nodes 0..63" % node)
         addr = self.libc.mmap(None, n, self.PROT_RW, self.MAP_PRIV_ANON,
                               -1, 0)
         if addr in (None, ctypes.c_void_p(-1).value):
@@ -203,10 +200,16 @@ class Balloon:
         or meets the OOM killer."""
         out = {}
         for n in nodes:
+            limit = self.taken + node_room(n)
             while True:
                 want = node_room(n) - room
                 if want < self.CHUNK:
                     break
+                if self.taken >= limit:
+                    # what was taken did not leave the node's free memory
+                    raise OSError(12, "node %d: %d bytes taken, its room "
+                                  "still %d bytes" % (n, self.taken,
+                                                      node_room(n)))
                 self._take(n, min(want, self.STEP) // self.CHUNK *
                            self.CHUNK)
             out[n] = node_room(n)
@@ -252,18 +255,22 @@ def fast_nodes(tiertrain):
                   if r == "fast")
 
 
+def _meminfo(n):
+    """Node @n's meminfo in bytes, by field ("MemFree:": bytes)."""
+    out = {"MemTotal:": 0, "MemFree:": 0}
+    with open("/sys/devices/system/node/node%d/meminfo" % n) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 4 and w[2] in out:
+                out[w[2]] = int(w[3]) * 1024
+    return out
+
+
 def _node_used(nodes):
     used = 0
     for n in nodes:
-        tot = free = 0
-        with open("/sys/devices/system/node/node%d/meminfo" % n) as f:
-            for line in f:
-                w = line.split()
-                if w[2] == "MemTotal:":
-                    tot = int(w[3]) * 1024
-                elif w[2] == "MemFree:":
-                    free = int(w[3]) * 1024
-        used += tot - free
+        m = _meminfo(n)
+        used += m["MemTotal:"] - m["MemFree:"]
     return used
 
 
