@@ -60,8 +60,9 @@ python: lib
 ctl: lib
 	$(MAKE) -C ctl
 
-# the tests run ctl/tierctl (control_test, tiers_test)
-selftests: lib ctl build/kselftest/.stamp
+# the tests run ctl/tierctl (control_test, tiers_test) and the kernel's ynl
+# CLI (control_test's ynl_cli)
+selftests: lib ctl build/kselftest/.stamp build/ynl/.stamp
 	$(MAKE) -C selftests
 
 # The ABI fuzzer in the guest (selftests/README): N seconds (default 60) on
@@ -94,6 +95,13 @@ build/kselftest/.stamp:
 	scripts/linux-source-files --flat build/kselftest \
 		tools/testing/selftests/kselftest.h \
 		tools/testing/selftests/kselftest_harness.h
+	touch $@
+
+# The kernel's ynl CLI and its netlink schemas from Debian's
+# linux-source-6.12 (Documentation/netlink.md), extracted at build time.
+build/ynl/.stamp:
+	scripts/linux-source-files --version 6.12 build/ynl \
+		tools/net/ynl/cli.py tools/net/ynl/lib Documentation/netlink/genetlink-legacy.yaml
 	touch $@
 
 build/lint/.stamp:

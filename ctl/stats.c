@@ -8,10 +8,15 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <linux/genetlink.h>
 
+#include "prometheus.h"
 #include "sessions.h"
 #include "stats.h"
 #include "tierctl.h"
@@ -20,6 +25,7 @@
 
 const char tt_stats_usage[] =
 	"Usage: tierctl stats [PID] [-j|-p]\n"
+	"       tierctl stats [PID] --prometheus [-o FILE]\n"
 	"\n"
 	"Without PID: every counter of struct tt_ioc_stats summed over the\n"
 	"sessions you can see (all of them with CAP_SYS_ADMIN), rates and heat\n"
@@ -40,7 +46,16 @@ const char tt_stats_usage[] =
 	"  bwd ms     when the last backward pass began\n"
 	"Counter names are those of struct tt_ioc_stats in <linux/tiertrain.h>;\n"
 	"tierctl(8) describes them, the fast-tier budget's (budget_bytes,\n"
-	"fast_registered_bytes, victims, budget_waits, ...) included.\n";
+	"fast_registered_bytes, victims, budget_waits, ...) included.\n"
+	"\n"
+	"  --prometheus  Prometheus' text exposition format instead: per session\n"
+	"                (labels session, pid, command) every counter as\n"
+	"                tiertrain_NAME_total and every gauge as tiertrain_NAME,\n"
+	"                in bytes and seconds; tiertrain_sessions and the sums over\n"
+	"                the sessions as tiertrain_module_NAME (gauges)\n"
+	"  -o FILE       with --prometheus: write FILE whole or not at all (a\n"
+	"                temporary file renamed over it), as node-exporter's textfile\n"
+	"                collector wants (*.prom in its directory)\n";
 
 #define TT_F(m, k) { #m, offsetof(struct tt_ioc_stats, m), k }
 
@@ -118,6 +133,7 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(kmem_bytes, TT_STAT_BYTES),
 	TT_F(prefetch_left_bytes, TT_STAT_BYTES),
 	TT_F(landed_bytes, TT_STAT_BYTES),
+	TT_F(rate_probes, TT_STAT_COUNT),
 	{ NULL, 0, TT_STAT_COUNT },
 };
 
@@ -482,16 +498,98 @@ out:
 	return ret;
 }
 
+/*
+ * --prometheus: to @file atomically (a temporary file in its directory,
+ * renamed over it), or to the output. Return: 0 or 1 (the exit status).
+ */
+static int tt_stats_prometheus(const struct tt_ctl *ctl, const char *file,
+			       const struct tt_ctl_sessions *ss)
+{
+	char *tmp;
+	FILE *f;
+	int fd, ret;
+
+	if (!file)
+		return tt_prometheus_write(ctl->out, ss) ? 1 : 0;
+	if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
+		fprintf(ctl->err, "tierctl: stats: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		fprintf(ctl->err, "tierctl: stats: cannot create a file next to '%s': %s\n",
+			file, strerror(errno));
+		free(tmp);
+		return 1;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		ret = -errno;
+	} else {
+		/* readable by the exporter, whoever runs it */
+		fchmod(fd, 0644);
+		ret = tt_prometheus_write(f, ss);
+		if (fclose(f) && !ret)
+			ret = -errno;
+	}
+	if (!ret && rename(tmp, file))
+		ret = -errno;
+	if (ret) {
+		fprintf(ctl->err, "tierctl: stats: cannot write '%s': %s\n",
+			file, strerror(-ret));
+		unlink(tmp);
+	}
+	free(tmp);
+	return ret ? 1 : 0;
+}
+
 int tt_stats_main(const struct tt_ctl *ctl, int argc, char **argv)
 {
 	struct tt_ctl_sessions ss = { 0 };
+	const char *file = NULL;
+	bool prom = false;
+	char *rest[3];
 	uint32_t pid;
 	struct tt_nl nl;
-	int ret;
+	int i, n = 0, ret;
 
-	if (tt_sessions_verb_fetch(ctl, "stats", argc, argv, &nl, &pid, &ss)) {
+	/* the verb's own options; what is left is [PID] */
+	for (i = 0; i < argc; i++) {
+		if (i && !strcmp(argv[i], "--prometheus")) {
+			prom = true;
+		} else if (i && !strcmp(argv[i], "-o")) {
+			if (i + 1 >= argc) {
+				fprintf(ctl->err, "tierctl stats: -o needs a file; try 'tierctl stats --help'\n");
+				return 1;
+			}
+			file = argv[++i];
+		} else if (n < 3) {
+			rest[n++] = argv[i];
+		} else {
+			fprintf(ctl->err, "tierctl stats: unexpected argument '%s'; try 'tierctl stats --help'\n",
+				argv[i]);
+			return 1;
+		}
+	}
+	if (file && !prom) {
+		fprintf(ctl->err, "tierctl stats: -o '%s' is for --prometheus; try 'tierctl stats --help'\n",
+			file);
+		return 1;
+	}
+	if (prom && ctl->json) {
+		fprintf(ctl->err, "tierctl stats: --prometheus and -j are two output formats: choose one\n");
+		return 1;
+	}
+	if (tt_sessions_verb_fetch(ctl, "stats", n, rest, &nl, &pid, &ss)) {
 		tt_sessions_free(&ss);
 		return 1;
+	}
+	if (prom) {
+		ret = tt_stats_prometheus(ctl, file, &ss);
+		tt_nl_close(&nl);
+		tt_sessions_free(&ss);
+		return ret;
 	}
 	ret = pid ? tt_stats_process(ctl, &nl, &ss) : tt_stats_totals(ctl, &ss);
 	if (ret == -ENOMEM || ret == -EINVAL)

@@ -35,6 +35,7 @@ static const char tt_help_usage[] =
 /* The options of the verbs that take the next argument as their value. */
 static const char *const tt_tiers_value_opts[] = { "--fast", "--slow", NULL };
 static const char *const tt_trace_value_opts[] = { "-o", NULL };
+static const char *const tt_stats_value_opts[] = { "-o", NULL };
 static const char *const tt_monitor_value_opts[] = {
 	"--pid", "--count", "--timeout", NULL
 };
@@ -58,7 +59,7 @@ const struct tt_verb tt_verbs[] = {
 	  tt_sessions_usage, NULL },
 	{ "stats", tt_stats_main,
 	  "every counter, in total or per session with its layers",
-	  tt_stats_usage, NULL },
+	  tt_stats_usage, tt_stats_value_opts },
 	{ "config", tt_config_main,
 	  "show or change the module's settings", tt_config_usage, NULL },
 	{ "trace", tt_trace_main,

@@ -53,6 +53,13 @@
  *                    the host unit tests, matplotlib is slow in TCG).
  *   tracepoints      tiertrain:tt_evict and tt_prefetch in the ftrace
  *                    buffer with the trainer's pid.
+ *   ynl_cli          the kernel's ynl CLI with the family's YAML spec:
+ *                    the status, the trainer's session and its trace
+ *                    events as tierctl -j gives them.
+ *   prometheus_scrape tierctl stats --prometheus -o into the textfile
+ *                    directory of Debian's prometheus-node-exporter, scraped
+ *                    over loopback: the values of tierctl -j stats (SKIP
+ *                    without the exporter).
  *
  * The fixture saves every writable module parameter and restores it, sets
  * the node roles back to automatic and /dev/tiertrain's mode, and removes
@@ -1434,6 +1441,163 @@ TEST_F_TIMEOUT(ctl, tracepoints, 300)
 	TH_LOG("ftrace: %u tt_evict and %u tt_prefetch events", evict, prefetch);
 	ASSERT_LT(0, evict);
 	ASSERT_LT(0, prefetch);
+}
+
+/*
+ * tierctl stats --prometheus -o into the textfile directory of Debian's
+ * real prometheus-node-exporter, scraped over loopback: the tiertrain
+ * series are there with the values `tierctl -j stats PID` gives.
+ */
+#define CT_EXPORTER "/usr/bin/prometheus-node-exporter"
+#define CT_EXPORTER_ADDR "127.0.0.1:19100"
+
+TEST_F_TIMEOUT(ctl, prometheus_scrape, 600)
+{
+	char prom[128], sj[128], pid[16], arg[160];
+	struct ct_run r;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	if (access(CT_EXPORTER, X_OK))
+		SKIP(return, "%s is missing (Debian's prometheus-node-exporter; make deps installs it)",
+		     CT_EXPORTER);
+	snprintf(prom, sizeof(prom), "%s/tiertrain.prom", self->dir);
+	snprintf(sj, sizeof(sj), "%s/stats.json", self->dir);
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 4));
+	/* the last iteration's prefetches have ended: the counters hold */
+	usleep(200000);
+	snprintf(pid, sizeof(pid), "%d", self->tr.pid);
+	CT_EXPECT(&r, 0, 0, "stats", pid, "--prometheus", "-o", prom);
+	ct_run_free(&r);
+	CT_EXPECT(&r, 0, 0, "-j", "stats", pid);
+	ASSERT_EQ(0, ct_write_text(sj, r.out));
+	ct_run_free(&r);
+
+	self->kids[0] = fork();
+	ASSERT_LE(0, self->kids[0]);
+	if (!self->kids[0]) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		snprintf(arg, sizeof(arg), "--collector.textfile.directory=%s",
+			 self->dir);
+		execl(CT_EXPORTER, CT_EXPORTER, "--collector.disable-defaults",
+		      "--collector.textfile", arg,
+		      "--web.listen-address=" CT_EXPORTER_ADDR, (char *)NULL);
+		_exit(127);
+	}
+	CT_PY_OK(&r,
+		 "import json, sys, time, urllib.request\n"
+		 "url, sj, pid = sys.argv[1:4]\n"
+		 "body = None\n"
+		 "for i in range(300):\n"
+		 "    try:\n"
+		 "        body = urllib.request.urlopen(url, timeout=5).read().decode()\n"
+		 "        break\n"
+		 "    except OSError:\n"
+		 "        time.sleep(0.1)\n"
+		 "assert body is not None, 'the node exporter never answered on ' + url\n"
+		 "got = {}\n"
+		 "for line in body.splitlines():\n"
+		 "    if line.startswith('tiertrain_') and 'pid=\"%s\"' % pid in line:\n"
+		 "        name, value = line.rsplit(' ', 1)\n"
+		 "        got[name.split('{')[0]] = float(value)\n"
+		 "assert 'node_textfile_scrape_error 0' in body, 'the textfile collector failed: ' + '\\n'.join(l for l in body.splitlines() if 'textfile' in l)\n"
+		 "st = json.load(open(sj))['sessions'][0]['stats']\n"
+		 "want = {'tiertrain_evicted_bytes_total': st['bytes_evicted'],\n"
+		 "        'tiertrain_prefetched_bytes_total': st['bytes_prefetched'],\n"
+		 "        'tiertrain_ontime_bytes_total': st['ontime_bytes'],\n"
+		 "        'tiertrain_late_bytes_total': st['late_bytes'],\n"
+		 "        'tiertrain_iterations_total': st['iterations'],\n"
+		 "        'tiertrain_rate_probes_total': st['rate_probes'],\n"
+		 "        'tiertrain_fast_peak_bytes': st['fast_peak_bytes'],\n"
+		 "        'tiertrain_migrate_moved_pages_total': st['total']['moved'],\n"
+		 "        'tiertrain_eviction_rate_bytes_per_second': st['er_bps']}\n"
+		 "bad = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}\n"
+		 "assert not bad, 'scraped != tierctl -j: %s' % bad\n"
+		 "assert st['iterations'] == 4 and st['bytes_evicted'] > 0, st\n"
+		 "n = sum(1 for k in got)\n"
+		 "flat = sum(len(v) if isinstance(v, dict) else 1 for v in st.values())\n"
+		 "assert n == flat + 2, '%d tiertrain series for the process, %d counters in tierctl -j stats' % (n, flat)\n"
+		 "print('%d tiertrain series scraped for pid %s, %d checked' % (n, pid, len(want)))\n",
+		 "http://" CT_EXPORTER_ADDR "/metrics", sj, pid);
+	kill(self->kids[0], SIGTERM);
+	waitpid(self->kids[0], NULL, 0);
+	self->kids[0] = 0;
+	ASSERT_EQ(0, ct_trainer_stop(&self->tr));
+	unlink(prom);
+	unlink(sj);
+}
+
+/*
+ * The kernel's own ynl CLI (build/ynl: Debian's linux-source-6.12,
+ * extracted at build time) with Documentation/netlink/specs/tiertrain.yaml:
+ * the status, the trainer's session and its trace events, as tierctl -j
+ * gives them.
+ */
+TEST_F_TIMEOUT(ctl, ynl_cli, 600)
+{
+	char repo[PATH_MAX], st[128], ss[128], pid[16];
+	struct ct_run r;
+
+	TT_SKIP_IF_SETUP_SKIPPED();
+	/* ct_tierctl is REPO/selftests/../ctl/tierctl */
+	snprintf(repo, sizeof(repo), "%s", dirname(dirname(strdupa(ct_tierctl))));
+	snprintf(st, sizeof(st), "%s/status.json", self->dir);
+	snprintf(ss, sizeof(ss), "%s/sessions.json", self->dir);
+	ASSERT_EQ(0, ct_trainer_start(&self->tr, 0));
+	ASSERT_EQ(0, ct_trainer_iters(&self->tr, 3));
+	usleep(200000);
+	snprintf(pid, sizeof(pid), "%d", self->tr.pid);
+	CT_EXPECT(&r, 0, 0, "-j", "status");
+	ASSERT_EQ(0, ct_write_text(st, r.out));
+	ct_run_free(&r);
+	ASSERT_EQ(0, ct_sessions_json(ss, 0, self->tr.pid));
+	CT_PY_OK(&r,
+		 "import json, subprocess, sys\n"
+		 "repo, st, ss, pid = sys.argv[1:5]\n"
+		 "def ynl(*a):\n"
+		 "    # python3 without -S: ynl imports yaml from dist-packages\n"
+		 "    p = subprocess.run(['python3', repo + '/build/ynl/tools/net/ynl/cli.py',\n"
+		 "                        '--spec', repo + '/Documentation/netlink/specs/tiertrain.yaml',\n"
+		 "                        '--no-schema', '--output-json'] + list(a),\n"
+		 "                       capture_output=True, text=True, timeout=300)\n"
+		 "    assert p.returncode == 0, 'ynl %s: exit %d: %s' % (a, p.returncode, p.stderr)\n"
+		 "    return json.loads(p.stdout)\n"
+		 "t = json.load(open(st))\n"
+		 "y = ynl('--do', 'get-status')\n"
+		 "for a, b in (('version', 'version'), ('abi-version', 'abi'),\n"
+		 "             ('workers', 'workers'), ('batch-pages', 'batch_pages'),\n"
+		 "             ('nr-sessions', 'sessions')):\n"
+		 "    assert y[a] == t[b], 'status %s: ynl %r, tierctl %r' % (a, y[a], t[b])\n"
+		 "yn = sorted(n['id'] for n in y['nodes']['node'])\n"
+		 "tn = sorted(n['node'] for n in t['nodes'])\n"
+		 "assert yn == tn, 'nodes: ynl %s, tierctl %s' % (yn, tn)\n"
+		 "s = json.load(open(ss))[0]\n"
+		 "d = ynl('--dump', 'get-sessions', '--json', json.dumps({'pid': int(pid)}))\n"
+		 "assert len(d) == 1, 'ynl dumped %d sessions of pid %s' % (len(d), pid)\n"
+		 "d = d[0]\n"
+		 "assert d['session'] == s['session'] and d['pid'] == s['pid'], (d, s)\n"
+		 "assert d['comm'] == s['command'], (d['comm'], s['command'])\n"
+		 "for a, b in (('bytes-evicted', 'bytes_evicted'), ('bytes-prefetched', 'bytes_prefetched'),\n"
+		 "             ('iterations', 'iterations'), ('ontime-bytes', 'ontime_bytes'),\n"
+		 "             ('late-bytes', 'late_bytes'), ('rate-probes', 'rate_probes')):\n"
+		 "    assert d['stats'][a] == s['stats'][b], 'stats %s: ynl %r, tierctl %r' % (a, d['stats'][a], s['stats'][b])\n"
+		 "assert s['stats']['iterations'] == 3, s['stats']\n"
+		 "ev = []\n"
+		 "for m in ynl('--dump', 'get-events', '--json', json.dumps({'pid': int(pid)})):\n"
+		 "    ev += m.get('event', [])\n"
+		 "seqs = [e['seq'] for e in ev]\n"
+		 "assert seqs == list(range(s['trace_events'] - len(seqs) + 1, s['trace_events'] + 1)), 'event seqs %s.. (%d), tierctl: last %d, lost %d' % (seqs[:3], len(seqs), s['trace_events'], s['trace_events_lost'])\n"
+		 "assert len(seqs) == s['trace_events'] - s['trace_events_lost'], (len(seqs), s['trace_events'], s['trace_events_lost'])\n"
+		 "assert any(e['type'] in ('iter-begin', 1) for e in ev), ev[:3]\n",
+		 repo, st, ss, pid);
+	ASSERT_EQ(0, ct_trainer_stop(&self->tr));
+	unlink(st);
+	unlink(ss);
 }
 
 TEST_HARNESS_MAIN

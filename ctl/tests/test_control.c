@@ -25,6 +25,7 @@
 #include "events.h"
 #include "helpers.h"
 #include "nl.h"
+#include "prometheus.h"
 #include "sessions.h"
 #include "stats.h"
 #include "tierctl.h"
@@ -115,6 +116,12 @@ static void test_bad_arguments(void **state)
 	expect_fail("unexpected argument '2'", 3, "sessions", "1", "2");
 	expect_fail("'0' is not a process id", 2, "stats", "0");
 	expect_fail("unexpected argument 'b'", 3, "stats", "1", "b");
+	expect_fail("-o 'f' is for --prometheus", 3, "stats", "-o", "f");
+	expect_fail("-o needs a file", 3, "stats", "--prometheus", "-o");
+	expect_fail("--prometheus and -j are two output formats", 3, "stats",
+		    "--prometheus", "-j");
+	expect_fail("unexpected argument '2'", 4, "stats", "1", "--prometheus",
+		    "2");
 	expect_fail("unknown argument 'bogus' (expected get or set)", 2,
 		    "config", "bogus");
 	expect_fail("unexpected argument 'b'", 4, "config", "get", "a", "b");
@@ -478,6 +485,78 @@ static void test_done_text(void **state)
 	assert_string_equal(text, "tiertrain: process 7 has no tiertrain session: No such file or directory");
 }
 
+/*
+ * --prometheus: the exposition format, counters with _total and base
+ * units, gauges without, labels escaped, the module's sums; -o writes the
+ * file whole.
+ */
+static void test_prometheus(void **state)
+{
+	struct tt_ctl_session v[2];
+	struct tt_ctl_sessions ss = { .v = v, .n = 2 };
+	struct capture c;
+	const char *t;
+
+	(void)state;
+	memset(v, 0, sizeof(v));
+	v[0].id = 3;
+	v[0].pid = 42;
+	strcpy(v[0].comm, "tr\"a\\in");
+	v[0].st.bytes_evicted = 4096;
+	v[0].st.fast_registered_bytes = 100;
+	v[0].st.total.elapsed_ns = 1500000000;
+	v[0].st.heat_wf = 512;
+	v[0].st.er_bps = 7;
+	v[0].st.count_ahead = 2;
+	v[0].fast_bytes = 11;
+	v[1].id = 4;
+	v[1].pid = 43;
+	strcpy(v[1].comm, "b");
+	v[1].st.bytes_evicted = 1;
+	v[1].st.count_ahead = 3;
+	v[1].slow_bytes = 22;
+	capture_open(&c);
+	assert_int_equal(tt_prometheus_write(c.f, &ss), 0);
+	t = capture_text(&c);
+	assert_non_null(strstr(t, "# TYPE tiertrain_sessions gauge\n"
+				  "tiertrain_sessions 2\n"));
+	assert_non_null(strstr(t, "# TYPE tiertrain_evicted_bytes_total counter\n"
+				  "tiertrain_evicted_bytes_total{session=\"3\",pid=\"42\",command=\"tr\\\"a\\\\in\"} 4096\n"
+				  "tiertrain_evicted_bytes_total{session=\"4\",pid=\"43\",command=\"b\"} 1\n"));
+	assert_non_null(strstr(t, "# TYPE tiertrain_fast_registered_bytes gauge\n"));
+	assert_non_null(strstr(t, "tiertrain_migrate_elapsed_seconds_total{session=\"3\",pid=\"42\",command=\"tr\\\"a\\\\in\"} 1.5\n"));
+	assert_non_null(strstr(t, "tiertrain_heat_wf_ratio{session=\"3\",pid=\"42\",command=\"tr\\\"a\\\\in\"} 0.5\n"));
+	assert_non_null(strstr(t, "# TYPE tiertrain_eviction_rate_bytes_per_second gauge\n"));
+	assert_non_null(strstr(t, "tiertrain_migrate_moved_pages_total{"));
+	assert_non_null(strstr(t, "tiertrain_session_fast_bytes{session=\"3\",pid=\"42\",command=\"tr\\\"a\\\\in\"} 11\n"));
+	assert_non_null(strstr(t, "tiertrain_session_slow_bytes{session=\"4\",pid=\"43\",command=\"b\"} 22\n"));
+	/* the module's: sums, rates and per-session gauges left out */
+	assert_non_null(strstr(t, "# TYPE tiertrain_module_evicted_bytes gauge\n"
+				  "tiertrain_module_evicted_bytes 4097\n"));
+	assert_null(strstr(t, "tiertrain_module_count_ahead"));
+	assert_null(strstr(t, "tiertrain_module_eviction_rate"));
+	/* no metric name twice in TYPE lines */
+	{
+		const char *p = t;
+		char name[128];
+		int n = 0;
+
+		while ((p = strstr(p, "# TYPE "))) {
+			const char *q;
+
+			p += 7;
+			q = strchr(p, ' ');
+			assert_non_null(q);
+			snprintf(name, sizeof(name), "# TYPE %.*s ",
+				 (int)(q - p), p);
+			assert_ptr_equal(strstr(t, name), p - 7);
+			n++;
+		}
+		assert_true(n > 100);
+	}
+	capture_close(&c);
+}
+
 static void test_stats_sum(void **state)
 {
 	struct tt_ioc_stats a, b;
@@ -646,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_layers_events_parse),
 		cmocka_unit_test(test_done_text),
 		cmocka_unit_test(test_stats_sum),
+		cmocka_unit_test(test_prometheus),
 		cmocka_unit_test(test_drop_reason),
 		cmocka_unit_test(test_trace_write),
 	};
