@@ -361,13 +361,25 @@ static int tt_x_select(struct tt_exec *x, struct tt_exec_layer *l)
  * finds none left, or the layer stopped (@abort, the session stopping,
  * closing, the address space gone), ends the eviction.
  */
-/* A chunk of @l's episode has @landed (lock held): its prefetch must run. */
+/*
+ * Chunk @c has pages for its episode's prefetch to fetch: moved out by the
+ * eviction, found on a slow node by it (@born), or @landed there late.
+ */
+static int tt_x_to_fetch(const struct tt_chunk *c)
+{
+	return c->moved || c->born || tt_x_once_load(&c->landed);
+}
+
+/*
+ * A chunk of @l's episode has pages on a slow node that the eviction did
+ * not move (@born, @landed) (lock held): its prefetch must run.
+ */
 static int tt_x_any_landed(const struct tt_exec_layer *l)
 {
 	unsigned int i;
 
 	for (i = 0; i < l->nr_chunks; i++)
-		if (l->chunks[i].landed)
+		if (l->chunks[i].landed || l->chunks[i].born)
 			return 1;
 	return 0;
 }
@@ -444,9 +456,12 @@ void tt_exec_evict_step(struct tt_exec *x, struct tt_exec_layer *l)
 		ret = tt_x_evict_chunk(x, l, c, l->ev_slow, l->ev_nr_slow,
 				       &res);
 		c->moved = res.moved * x->page_size;
+		c->born = 0;
 		/* a late mover put pages of it there: evicted all the same */
 		if (tt_x_once_load(&c->landed))
 			c->moved += res.already_on_node * x->page_size;
+		else
+			c->born = res.already_on_node * x->page_size;
 		/* the mover stopped inside the chunk (@abort) */
 		if (res.pages < (c->end - c->start) / x->page_size &&
 		    x->ops->stopped(x, l, TT_EXEC_MV_EVICT | TT_EXEC_MV_REMOTE))
@@ -591,7 +606,7 @@ static unsigned long long tt_x_fetch(struct tt_exec *x,
 			break;
 		}
 		slice += c->end - c->start;
-		if (c->moved || tt_x_once_load(&c->landed)) {
+		if (tt_x_to_fetch(c)) {
 			/* the fast-tier budget: room for it first */
 			tt_x_lock(x);
 			ret = tt_x_admit(x, l, i, remote);
@@ -806,13 +821,16 @@ out_unlock:
 
 /*
  * min_migrate_kib: the plan's evictions smaller than that are not made,
- * the layers are dropped instead (lock held, right after the plan).
+ * the layers are dropped instead, nor a rate probe that small (lock held,
+ * right after the plan).
  */
 static void tt_x_min_size(struct tt_exec *x)
 {
 	unsigned long long min = tt_x_lim(x, TT_EXEC_LIM_MIN_MIGRATE);
 	unsigned int i;
 
+	/* nor a rate probe smaller than that */
+	x->tl.probe_min = min;
 	for (i = 0; i < x->tl.n; i++) {
 		struct tt_tl_layer *tl = &x->tl.st.layers[i];
 		struct tt_exec_layer *l = tl->priv;
@@ -1239,7 +1257,7 @@ unsigned int tt_exec_layers(struct tt_exec *x, unsigned int from,
 		o->bwd_start_ns = l->prof.bwd_start;
 		o->final_bytes = l->final_bytes;
 		o->prefetch_ns = l->prefetch_ns;
-		o->lead_ns = l->lead_ns;
+		o->lead_ns = tt_tl_lead(&x->tl, l);
 		o->last_fwd_end_ns = l->x.fwd_end;
 		o->last_evict_start_ns = l->x.evict_start;
 		o->last_evict_end_ns = l->x.evict_end;
@@ -1298,6 +1316,7 @@ void tt_exec_stats(struct tt_exec *x, struct tt_sched_stats *out)
 	out->sync_fetched_bytes = x->counts.sync_fetched_bytes;
 	out->prefetch_left_bytes = x->counts.prefetch_left_bytes;
 	out->landed_bytes = x->counts.landed_bytes;
+	out->rate_probes = tc->rate_probes;
 	out->reprofiles = tc->reprofiles;
 	out->er_bps = x->tl.er_bps;
 	out->pr_bps = x->tl.pr_bps;
@@ -1503,8 +1522,7 @@ void tt_exec_fetch_all(struct tt_exec *x)
 			};
 			struct tt_migrate_result res = { 0 };
 
-			if ((ch->moved || tt_x_once_load(&ch->landed)) &&
-			    l->fast_nid >= 0)
+			if (tt_x_to_fetch(ch) && l->fast_nid >= 0)
 				x->ops->move(x, l, &m, &res);
 			moved = res.moved * x->page_size;
 			tt_x_lock(x);

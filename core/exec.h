@@ -410,6 +410,7 @@ struct tt_sched_stats {
 	unsigned long long kmem_bytes;
 	unsigned long long prefetch_left_bytes;
 	unsigned long long landed_bytes;
+	unsigned long long rate_probes;
 };
 
 /* struct tt_exec_move.flags */

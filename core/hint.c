@@ -124,6 +124,7 @@ void tt_chunk_emit(void *arg, unsigned long long a, unsigned long long b)
 		x->c[x->n].end = b;
 		x->c[x->n].range_id = x->range_id;
 		x->c[x->n].moved = 0;
+		x->c[x->n].born = 0;
 		x->c[x->n].landed = 0;
 	}
 	x->n++;

@@ -114,6 +114,11 @@ unsigned long long tt_hint_bytes(const struct tt_hint_set *h,
  * @end:      end address.
  * @range_id: the saved range it was cut from.
  * @moved:    bytes the eviction moved to the slow node.
+ * @born:     bytes the eviction found on a slow node already (a tensor
+ *            allocated there while the fast node was full, or left there
+ *            by an earlier episode): the prefetch fetches the chunk for
+ *            them too, so the backward pass reads them from the fast
+ *            tier; not evicted bytes (not in the rates, on time or late).
  * @landed:   a mover that completed late may have moved pages of the chunk
  *            to a slow node after the eviction counted it
  *            (tt_exec_landed()): the prefetch fetches it whatever @moved
@@ -126,6 +131,7 @@ struct tt_chunk {
 	unsigned long long end;
 	unsigned long long range_id;
 	unsigned long long moved;
+	unsigned long long born;
 	unsigned int landed;
 };
 

@@ -25,6 +25,11 @@ static unsigned long long min_u64(unsigned long long a, unsigned long long b)
 	return a < b ? a : b;
 }
 
+static unsigned int max_u(unsigned int a, unsigned int b)
+{
+	return a > b ? a : b;
+}
+
 static unsigned long long sat_add_u64(unsigned long long a,
 				      unsigned long long b)
 {
@@ -174,34 +179,57 @@ static unsigned long long idle_short(const struct tt_tl_layer *l)
 }
 
 /*
- * The least lead of @l, of backward rank @rank, for the turn's noise:
- * for the first backward layer under TT_SCHED_COUNT, whose prefetch no
- * earlier backward layer releases, so only its lead covers a turn shorter
- * than the profile's, idle_short(); and before TT_TL_LEAD_SETTLED of its
- * prefetches were timed, at least half its profiled idle time, since
- * nothing measured says yet how much shorter a turn can be. 0 for every
- * other layer, and for every layer without TT_SCHED_COUNT (the triggers
- * are all timed, and the anchor moves them with the iteration).
+ * The least lead of @l for the turn's noise, under TT_SCHED_COUNT, when no
+ * backward step releases its prefetch in time (TT_TL_L_TURN: the first
+ * backward layer, and every layer whose backward begins less than
+ * release_need() of its saved bytes after the first one's, as the plan's
+ * profile says: reach() gives those r - 1, a release by the first
+ * backward begin, which comes too late when the turn is short): only its
+ * lead covers a turn shorter than the profile's, 1.5 x idle_short() (to
+ * at most 3/4 of its profiled idle time, never below idle_short()); and
+ * before TT_TL_LEAD_SETTLED of its prefetches were timed, at least half
+ * its profiled idle time, since nothing measured says yet how much
+ * shorter a turn can be; plus the dispatch wait (@tl->disp_ns), to at
+ * most 3/4 of the profiled idle time. 0 for every other
+ * layer, and for every layer without TT_SCHED_COUNT (the triggers are all
+ * timed, and the anchor moves them with the iteration).
  */
-static unsigned long long turn_floor_at(const struct tt_tl *tl,
-					const struct tt_tl_layer *l,
-					unsigned int rank)
-{
-	unsigned long long f;
-
-	if (!tl->count || rank != 1)
-		return 0;
-	f = idle_short(l);
-	if (l->slack_samples < TT_TL_LEAD_SETTLED &&
-	    l->prof.bwd_start > l->prof.fwd_end)
-		f = max_u64(f, (l->prof.bwd_start - l->prof.fwd_end) / 2);
-	return f;
-}
-
 static unsigned long long turn_floor(const struct tt_tl *tl,
 				     const struct tt_tl_layer *l)
 {
-	return turn_floor_at(tl, l, l->rank);
+	unsigned long long f, idle;
+
+	if (!tl->count || !(l->flags & TT_TL_L_TURN))
+		return 0;
+	f = idle_short(l);
+	if (l->prof.bwd_start <= l->prof.fwd_end)
+		return f;
+	idle = l->prof.bwd_start - l->prof.fwd_end;
+	/* half as much again: a turn shorter still, the dispatch's latency */
+	f = max_u64(f, min_u64(f + f / 2, idle / 4 * 3));
+	if (l->slack_samples < TT_TL_LEAD_SETTLED)
+		f = max_u64(f, idle / 2);
+	/* and the dispatch wait, which no earlier release absorbs either */
+	return max_u64(f, min_u64(sat_add_u64(f, tl->disp_ns), idle / 4 * 3));
+}
+
+/*
+ * The floor kept in @l->lead_ns: turn_floor() for the first backward
+ * layer only. A later TT_TL_L_TURN layer's floor rests on the plan's PR
+ * (the transfers its backward begin is compared with), so it is applied
+ * to the lead its plan uses (tt_tl_lead()) and lifts when PR does, instead
+ * of being learnt.
+ */
+static unsigned long long kept_floor(const struct tt_tl *tl,
+				     const struct tt_tl_layer *l)
+{
+	return l->rank == 1 ? turn_floor(tl, l) : 0;
+}
+
+unsigned long long tt_tl_lead(const struct tt_tl *tl,
+			      const struct tt_tl_layer *l)
+{
+	return max_u64(l->lead_ns, turn_floor(tl, l));
 }
 
 /* Fold this iteration's idle time of @l into @l->idle_min_ns. */
@@ -240,8 +268,8 @@ static void lead_grow(const struct tt_tl *tl, struct tt_tl_layer *l,
 								   l->x.evicted_bytes),
 							   tl->pr_bps),
 					 turn_floor(tl, l)));
-	lead = l->lead_ns + step;
-	if (lead < l->lead_ns)			/* overflow */
+	lead = tt_tl_lead(tl, l) + step;
+	if (lead < step)			/* overflow */
 		lead = TT_TL_NO_TIME;
 	l->lead_ns = min_u64(lead, l->prof.bwd_start - l->prof.fwd_end);
 }
@@ -293,7 +321,7 @@ static void lead_shrink(const struct tt_tl *tl, struct tt_tl_layer *l,
 {
 	unsigned long long margin = max_u64(l->lead_ns / 4,
 					    4 * l->slack_dev_ns);
-	unsigned long long floor = turn_floor(tl, l);
+	unsigned long long floor = kept_floor(tl, l);
 
 	if (tl->rate_miss)
 		return;
@@ -433,6 +461,7 @@ static void go_fallback(struct tt_tl *tl)
 		struct tt_tl_layer *l = &tl->st.layers[i];
 
 		l->rank = l->fpos ? TT_TL_RANK_FWD - l->fpos : 0;
+		l->reach = 0;
 	}
 	/*
 	 * A planned layer not seen yet was not evicted: its entry goes last
@@ -444,6 +473,7 @@ static void go_fallback(struct tt_tl *tl)
 		tl->st.due[i].t = TT_TL_NO_TIME;
 		tl->st.due[i].rank = idx >= 0 && tl->st.layers[idx].rank ?
 				     tl->st.layers[idx].rank : ~0U;
+		tl->st.due[i].reach = 0;
 		if (idx >= 0)
 			tl->st.layers[idx].x.ahead = tl->st.due[i].ahead;
 	}
@@ -642,6 +672,7 @@ static int fb_next_evict(struct tt_tl *tl, unsigned int *idx,
 		tl->st.due[j].id = l->id;
 		tl->st.due[j].rank = l->rank;
 		tl->st.due[j].ahead = k;
+		tl->st.due[j].reach = 0;
 		tl->ndue++;
 		*idx = (unsigned int)(l - tl->st.layers);
 		*bytes = b;
@@ -792,8 +823,8 @@ static unsigned int close_iteration(struct tt_tl *tl,
 		}
 		l->seen &= ~TT_TL_S_LATE;
 		idle_min_fold(l);
-		/* at least turn_floor() (never above the profiled idle time) */
-		l->lead_ns = max_u64(l->lead_ns, turn_floor(tl, l));
+		/* at least kept_floor() (never above the profiled idle time) */
+		l->lead_ns = max_u64(l->lead_ns, kept_floor(tl, l));
 		/*
 		 * Not evicted: the lead fades, so a layer the lead made the
 		 * policy drop is tried again.
@@ -848,13 +879,98 @@ static int due_before(const void *x, const void *y, const void *ctx)
 	return a->t != b->t ? a->t < b->t : a->id < b->id;
 }
 
+/*
+ * The slow end of the prefetch rate: @tl->pr_low_bps within
+ * [PR / TT_TL_PR_LOW_DIV, PR]; PR before any prefetch was timed.
+ */
+static unsigned long long pr_slow_bps(const struct tt_tl *tl)
+{
+	if (!tl->pr_low_bps)
+		return tl->pr_bps;
+	return max_u64(min_u64(tl->pr_low_bps, tl->pr_bps),
+		       max_u64(tl->pr_bps / TT_TL_PR_LOW_DIV, 1));
+}
+
+/*
+ * TT_SCHED_COUNT: the time a release must come before the backward begin
+ * of a layer moving @bytes: TT_TL_REACH_MUL transfers at the slowest PR
+ * seen lately (@tl->pr_low_bps, within [PR / TT_TL_PR_LOW_DIV, PR]), plus
+ * the longest dispatch wait seen lately (@tl->disp_ns). Saturates.
+ */
+static unsigned long long release_need(const struct tt_tl *tl,
+				       unsigned long long bytes)
+{
+	unsigned long long need = tt_policy_xfer_ns(bytes, pr_slow_bps(tl));
+
+	need = need > TT_TL_NO_TIME / TT_TL_REACH_MUL ? TT_TL_NO_TIME :
+	       need * TT_TL_REACH_MUL;
+	return sat_add_u64(need, tl->disp_ns);
+}
+
+/*
+ * TT_SCHED_COUNT: the reach of the layer of rank @r (1..@m) moving @bytes:
+ * the fewest backward layers before its own whose profiled backward steps
+ * (differences of the plan's ts_B, in backward order in st.order) take
+ * release_need(); r - 1 (released by the first
+ * backward begin) when they do not. So a prefetch is not released by a
+ * layer whose backward pass takes no time (a ReLU's, a dropped layer's
+ * the same as a convolution's), which k = 1 did: in the 6.12 guest the
+ * Python tests' Twice and autocast CNN found a layer late that a ReLU
+ * released (stop 57). O(log @m).
+ */
+static unsigned int reach(const struct tt_tl *tl, unsigned int m,
+			  unsigned int r, unsigned long long bytes)
+{
+	unsigned long long need, tr;
+	unsigned int lo = 1, hi = r, mid;
+
+	if (r <= 1 || r > m)
+		return 0;
+	need = release_need(tl, bytes);
+	tr = tl->st.plan[tl->st.order[r - 1]].bwd_start_ns;
+	if (tr < need || tl->st.plan[tl->st.order[0]].bwd_start_ns > tr - need)
+		return r - 1;
+	/* the largest rank j < r with ts_B(j) <= ts_B(r) - need: in [lo, hi) */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (tl->st.plan[tl->st.order[mid - 1]].bwd_start_ns <= tr - need)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return r - lo;
+}
+
+/*
+ * TT_SCHED_COUNT: @l's backward begins less than release_need() of its
+ * saved bytes after @first's (the first backward layer's), in the
+ * profile: no backward step releases it in time (reach()), only its lead
+ * can (turn_floor()).
+ */
+static int turn_bound(const struct tt_tl *tl, const struct tt_tl_layer *l,
+		      const struct tt_tl_layer *first)
+{
+	unsigned long long need;
+
+	if (!tl->count)
+		return 0;
+	need = release_need(tl, l->prof.saved & ~(tl->page_size - 1));
+	return l->prof.bwd_start < sat_add_u64(first->prof.bwd_start, need);
+}
+
 /* Plan the new iteration over the profiled layers; 1 when planned. */
 static int plan(struct tt_tl *tl)
 {
 	struct tt_policy_params p = {
 		.er_bps = tl->er_bps,
-		.pr_bps = tl->pr_bps,
-		.stay_ns = tl->stay_ns,
+		/*
+		 * the prefetches at their slow end: chained back to back,
+		 * each one's delay is the next one's, and an average rate
+		 * leaves the chain no slack for them
+		 */
+		.pr_bps = pr_slow_bps(tl),
+		/* an eviction starts the dispatch wait after its forward end */
+		.stay_ns = sat_add_u64(tl->stay_ns, tl->disp_ns),
 		.page_size = tl->page_size,
 		.alap = tl->alap,
 	};
@@ -876,9 +992,11 @@ static int plan(struct tt_tl *tl)
 
 		if (!(l->flags & TT_TL_L_PROFILED))
 			continue;
+		l->flags &= ~TT_TL_L_TURN;
+		if ((int)i == first || turn_bound(tl, l, &tl->st.layers[first]))
+			l->flags |= TT_TL_L_TURN;
 		if ((int)i == first)
-			l->lead_ns = max_u64(l->lead_ns,
-					     turn_floor_at(tl, l, 1));
+			l->lead_ns = max_u64(l->lead_ns, turn_floor(tl, l));
 		pl = &tl->st.plan[m++];
 		pl->layer = l->id;
 		/* averages of ordered samples stay ordered; be safe anyway */
@@ -887,7 +1005,7 @@ static int plan(struct tt_tl *tl)
 		pl->bwd_start_ns = max_u64(l->prof.bwd_start, pl->fwd_end_ns);
 		pl->bwd_end_ns = max_u64(l->prof.bwd_end, pl->bwd_start_ns);
 		pl->saved_bytes = l->prof.saved;
-		pl->lead_ns = l->lead_ns;
+		pl->lead_ns = tt_tl_lead(tl, l);
 	}
 	if (tt_policy_plan(&p, tl->st.plan, m, tl->st.order, (void *)0,
 			   (void *)0))
@@ -916,13 +1034,22 @@ static int plan(struct tt_tl *tl)
 	for (i = 0; i < m; i++) {
 		int idx = tt_tl_find(tl, tl->st.plan[tl->st.order[i]].layer);
 
-		if (idx >= 0)
+		if (idx >= 0) {
 			tl->st.layers[idx].rank = i + 1;
+			tl->st.layers[idx].reach = 0;
+		}
 	}
 	for (i = 0; i < tl->ndue; i++) {
 		int idx = tt_tl_find(tl, tl->st.due[i].id);
 
 		tl->st.due[i].rank = idx >= 0 ? tl->st.layers[idx].rank : 0;
+		tl->st.due[i].reach = 0;
+		if (idx >= 0 && tl->count && tl->st.due[i].rank) {
+			tl->st.layers[idx].reach = reach(tl, m,
+							 tl->st.due[i].rank,
+							 tl->st.layers[idx].final_bytes);
+			tl->st.due[i].reach = tl->st.layers[idx].reach;
+		}
 	}
 	tt_heapsort(tl->st.due, tl->ndue, sizeof(*tl->st.due), due_before,
 		    (void *)0);
@@ -942,7 +1069,10 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 	tl->in_iter = 1;
 	tl->iter_start = now;
 	tl->iter_pr_bps = tl->pr_bps;
+	tl->pf_last_end = 0;
+	tl->ev_last_end = 0;
 	tl->rate_miss = 0;
+	tl->probed = 0;
 	tl->last_rel = 0;
 	tl->drift_ns = 0;
 	tl->bwd_rank = 0;
@@ -971,6 +1101,7 @@ unsigned int tt_tl_iter_begin(struct tt_tl *tl, unsigned long long now)
 		l->final_bytes = 0;
 		l->prefetch_ns = 0;
 		l->rank = 0;
+		l->reach = 0;
 		l->fpos = 0;
 	}
 	if (tl->dynamic) {
@@ -1001,6 +1132,43 @@ static void touch(struct tt_tl *tl, struct tt_tl_layer *l)
 		tl->counts.layers_unknown++;
 }
 
+/*
+ * The rate probe at @l's forward end (@rel) in an iteration without a
+ * plan: while a direction has no sample, up to TT_TL_PROBE_BYTES of the
+ * iteration's first layer with at least TT_TL_RATE_MIN_BYTES saved, once
+ * per iteration, its prefetch due at once (the executor starts it when the
+ * eviction ends).
+ */
+static enum tt_tl_action probe(struct tt_tl *tl, struct tt_tl_layer *l,
+			       unsigned long long rel, int allow,
+			       unsigned long long *bytes)
+{
+	struct tt_tl_due *d;
+	unsigned long long b;
+
+	if (tl->probed || tl->off || tl->dynamic || tl->fallback || !allow ||
+	    (l->seen & TT_TL_S_ERR) || (tl->er_samples && tl->pr_samples) ||
+	    tl->ndue >= tl->st.cap)
+		return TT_TL_ACT_NONE;
+	b = min_u64(l->cur.saved, TT_TL_PROBE_BYTES) & ~(tl->page_size - 1);
+	if (b < TT_TL_RATE_MIN_BYTES || b < tl->probe_min)
+		return TT_TL_ACT_NONE;
+	tl->probed = 1;
+	tl->counts.rate_probes++;
+	l->seen |= TT_TL_S_EVICT | TT_TL_S_PROBE;
+	l->final_bytes = b;
+	l->prefetch_ns = rel;
+	d = &tl->st.due[tl->ndue++];
+	d->t = rel;
+	d->id = l->id;
+	d->rank = 0;
+	d->ahead = 1;
+	d->reach = 0;
+	l->x.evict_order = rel;
+	*bytes = b;
+	return TT_TL_ACT_EVICT;
+}
+
 static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
 				 unsigned long long rel, int allow, unsigned long long *bytes)
 {
@@ -1017,7 +1185,9 @@ static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
 		tl->st.order[l->fpos - 1] = l->id;
 	if (tl->dynamic)
 		dyn_fwd_end(tl, l);
-	if ((l->seen & TT_TL_S_ERR) || !tl->planned || tl->off || tl->fallback ||
+	if (!tl->planned)
+		return probe(tl, l, rel, allow, bytes);
+	if ((l->seen & TT_TL_S_ERR) || tl->off || tl->fallback ||
 	    !(l->flags & TT_TL_L_PLANNED))
 		return TT_TL_ACT_NONE;
 	if (!l->final_bytes) {
@@ -1027,9 +1197,16 @@ static enum tt_tl_action fwd_end(struct tt_tl *tl, struct tt_tl_layer *l,
 	/* TT_TL_MODE_DYNAMIC: k positions later (tt_tl_next_evict()) */
 	if (tl->dynamic)
 		return TT_TL_ACT_NONE;
-	/* Not when its prefetch is already due: the plan is off the mark. */
-	if (!allow || (l->seen & TT_TL_S_DUE))
+	/*
+	 * Not when its prefetch is already due (the plan is off the mark) or
+	 * its previous episode is still out: kept on the fast tier this
+	 * iteration, counted as dropped.
+	 */
+	if (!allow || (l->seen & TT_TL_S_DUE)) {
+		tl->counts.layers_dropped++;
 		return TT_TL_ACT_NONE;
+	}
+	l->x.evict_order = rel;
 	return order_evict(tl, l, bytes);
 }
 
@@ -1173,23 +1350,6 @@ void tt_tl_unsaved(struct tt_tl *tl, unsigned int idx, unsigned long long bytes)
 	l->persist_bytes -= min_u64(bytes, l->persist_bytes);
 }
 
-/* The first pending entry the backward pass released (ndue: none). */
-static unsigned int released(const struct tt_tl *tl)
-{
-	unsigned int j;
-
-	if (!(tl->count || tl->fallback) || !tl->bwd_rank)
-		return tl->ndue;
-	for (j = tl->due_pos; j < tl->ndue; j++) {
-		const struct tt_tl_due *d = &tl->st.due[j];
-
-		if (d->rank && d->rank != ~0U &&
-		    d->rank <= tl->bwd_rank + d->ahead)
-			return j;
-	}
-	return tl->ndue;
-}
-
 unsigned int tt_tl_ahead_max(const struct tt_tl *tl)
 {
 	unsigned int i, k = 1;
@@ -1230,6 +1390,36 @@ static unsigned long long count_hold(struct tt_tl *tl,
 	return t > x ? t - x : 0;
 }
 
+/*
+ * The first pending entry the backward pass released (its rank <= bwd_rank
+ * + max(k, reach)) and count_hold() no longer holds at @rel; ndue when
+ * none, and then *@held is the earliest time a held one may fire
+ * (TT_TL_NO_TIME: none held). A held entry does not hold back the
+ * released ones behind it. O(pending).
+ */
+static unsigned int released(struct tt_tl *tl, unsigned long long rel,
+			     unsigned long long *held)
+{
+	unsigned int j;
+
+	*held = TT_TL_NO_TIME;
+	if (!(tl->count || tl->fallback) || !tl->bwd_rank)
+		return tl->ndue;
+	for (j = tl->due_pos; j < tl->ndue; j++) {
+		const struct tt_tl_due *d = &tl->st.due[j];
+		unsigned long long h;
+
+		if (!d->rank || d->rank == ~0U ||
+		    d->rank > tl->bwd_rank + max_u(d->ahead, d->reach))
+			continue;
+		h = count_hold(tl, d);
+		if (rel >= h)
+			return j;
+		*held = min_u64(*held, h);
+	}
+	return tl->ndue;
+}
+
 int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		   unsigned long long *next)
 {
@@ -1247,24 +1437,15 @@ int tt_tl_next_due(struct tt_tl *tl, unsigned long long now, unsigned int *id,
 		 * pass (each with its own k, so any entry may be), moved to
 		 * the head
 		 */
-		unsigned int j = released(tl);
-		unsigned long long hold;
+		unsigned long long held;
+		unsigned int j = released(tl, tt_tl_rel(tl, now), &held);
 
-		if (j < tl->ndue) {
-			hold = count_hold(tl, &tl->st.due[j]);
-			if (tt_tl_rel(tl, now) < hold) {
-				/* released, held: whichever is sooner */
-				unsigned long long t = due_time(tl, d);
-
-				*next = tl->iter_start +
-					(t == TT_TL_NO_TIME || hold < t ?
-					 hold : t);
-				return 0;
-			}
-		}
 		if (j >= tl->ndue) {
-			*next = due_time(tl, d) == TT_TL_NO_TIME ? TT_TL_NO_TIME :
-				tl->iter_start + due_time(tl, d);
+			/* the trigger or a held release: whichever is sooner */
+			unsigned long long t = min_u64(due_time(tl, d), held);
+
+			*next = t == TT_TL_NO_TIME ? TT_TL_NO_TIME :
+				tl->iter_start + t;
 			return 0;
 		}
 		if (j > tl->due_pos) {
@@ -1304,10 +1485,35 @@ void tt_tl_set_modes(struct tt_tl *tl, unsigned int modes)
 	tl->dynamic = dynamic;
 }
 
+/* 1/TT_TL_LOW_FADE of the way from @cur to @s, either way. */
+static unsigned long long fade_to(unsigned long long cur, unsigned long long s)
+{
+	return cur > s ? cur - (cur - s) / TT_TL_LOW_FADE :
+			 cur + (s - cur) / TT_TL_LOW_FADE;
+}
+
+/*
+ * Fold a dispatch wait of @w_ns (hand-out to start, less the session's own
+ * moves) into @tl->disp_ns: the longest, or fading to a shorter one.
+ */
+static void disp_sample(struct tt_tl *tl, unsigned long long w_ns)
+{
+	if (tl->prof_iter_ns)
+		w_ns = min_u64(w_ns, tl->prof_iter_ns / TT_TL_DISP_DIV);
+	tl->disp_ns = w_ns >= tl->disp_ns ? w_ns : fade_to(tl->disp_ns, w_ns);
+}
+
 void tt_tl_evict_start(struct tt_tl *tl, unsigned int idx,
 		       unsigned long long now)
 {
-	tl->st.layers[idx].x.evict_start = tt_tl_rel(tl, now);
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+	unsigned long long rel = tt_tl_rel(tl, now), from;
+
+	l->x.evict_start = rel;
+	if (!l->x.evict_order)
+		return;
+	from = max_u64(l->x.evict_order, tl->ev_last_end);
+	disp_sample(tl, rel > from ? rel - from : 0);
 }
 
 void tt_tl_evict_end(struct tt_tl *tl, unsigned int idx,
@@ -1316,6 +1522,7 @@ void tt_tl_evict_end(struct tt_tl *tl, unsigned int idx,
 	struct tt_tl_layer *l = &tl->st.layers[idx];
 
 	l->x.evict_end = tt_tl_rel(tl, now);
+	tl->ev_last_end = max_u64(tl->ev_last_end, l->x.evict_end);
 	l->x.evicted_bytes = bytes;
 	if (l->seen & TT_TL_S_EVICT)
 		tl->evict_backlog -= min_u64(tl->evict_backlog, l->final_bytes);
@@ -1324,7 +1531,16 @@ void tt_tl_evict_end(struct tt_tl *tl, unsigned int idx,
 void tt_tl_prefetch_start(struct tt_tl *tl, unsigned int idx,
 			  unsigned long long now)
 {
-	tl->st.layers[idx].x.prefetch_start = tt_tl_rel(tl, now);
+	struct tt_tl_layer *l = &tl->st.layers[idx];
+	unsigned long long rel = tt_tl_rel(tl, now), from, to;
+
+	l->x.prefetch_start = rel;
+	if (!(l->seen & TT_TL_S_DUE))
+		return;
+	/* the dispatch wait: what the session's own moves do not explain */
+	from = max_u64(max_u64(l->x.due_at, l->x.evict_end), tl->pf_last_end);
+	to = (l->seen & TT_TL_S_BWD_BEGIN) ? min_u64(rel, l->cur.bwd_start) : rel;
+	disp_sample(tl, to > from ? to - from : 0);
 }
 
 void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
@@ -1334,6 +1550,7 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
 	unsigned long long rel = tt_tl_rel(tl, now);
 
 	l->x.prefetch_end = rel;
+	tl->pf_last_end = max_u64(tl->pf_last_end, rel);
 	if (!(l->seen & TT_TL_S_LATE))
 		return;
 	l->seen &= ~TT_TL_S_LATE;
@@ -1345,12 +1562,16 @@ void tt_tl_prefetch_end(struct tt_tl *tl, unsigned int idx,
 
 /*
  * TT_SCHED_COUNT, the fallback: the layer's k. Late although its eviction
- * had ended before its backward pass and its prefetch started soon after
- * it was handed out (within a quarter of its transfer time at PR):
- * released one layer earlier next time. Releasing earlier does not help a
- * prefetch that waited for its own eviction, or in the queue behind
- * others (which earlier releases would make longer), nor one late in the
- * first iteration of a plan (outside the fallback). TT_TL_AHEAD_SHRINK
+ * had ended before its backward pass, and either its prefetch was handed
+ * out less than its transfer time at PR before the backward begin (or not
+ * at all: under TT_SCHED_DEFER_LATE a prefetch not started by then is
+ * taken back and runs at the backward end, so when it started says
+ * nothing) or it started soon after it was handed out (within a quarter
+ * of that transfer time): released one layer earlier than its k or reach
+ * next time. Releasing earlier does not help a prefetch handed out in
+ * time that waited for its own eviction, or in the queue behind others
+ * (which earlier releases would make longer), nor one late in the first
+ * iteration of a plan (outside the fallback). TT_TL_AHEAD_SHRINK
  * iterations in a row on time: one later (less time back on the fast
  * tier).
  */
@@ -1363,14 +1584,20 @@ static void ahead_adapt(struct tt_tl *tl, struct tt_tl_layer *l, int late)
 	if (late && !tl->fallback && tl->planned_run <= 1)
 		return;
 	if (late) {
+		unsigned long long xfer = tt_policy_xfer_ns(x->evicted_bytes,
+							    tl->pr_bps);
 		unsigned long long wait = x->prefetch_start > x->due_at ?
 					  x->prefetch_start - x->due_at : 0;
+		int late_release = !(l->seen & TT_TL_S_DUE) ||
+				   sat_add_u64(x->due_at, xfer) >
+				   l->cur.bwd_start;
+		unsigned int k = max_u(l->ahead, l->reach);
 
 		if (x->evict_end && x->evict_end <= l->cur.bwd_start &&
-		    x->prefetch_start &&
-		    4 * wait <= tt_policy_xfer_ns(x->evicted_bytes, tl->pr_bps) &&
-		    l->ahead < TT_TL_AHEAD_MAX) {
-			l->ahead++;
+		    (late_release ||
+		     (x->prefetch_start && 4 * wait <= xfer)) &&
+		    k < TT_TL_AHEAD_MAX) {
+			l->ahead = k + 1;
 			l->ahead_run = 0;
 		}
 		return;
@@ -1397,6 +1624,12 @@ void tt_tl_bwd_check(struct tt_tl *tl, unsigned int idx,
 	l->x.late_bytes = outstanding;
 	tl->counts.ontime_bytes += evicted - outstanding;
 	tl->counts.late_bytes += outstanding;
+	/* a probe's timing says nothing of the plan's leads */
+	if (l->seen & TT_TL_S_PROBE) {
+		if (outstanding)
+			tl->counts.late_count++;
+		return;
+	}
 	if (outstanding) {
 		tl->counts.late_count++;
 		ahead_adapt(tl, l, 1);
@@ -1424,7 +1657,8 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
 		tl->counts.late_count++;
 	l->x.late_bytes += bytes;
 	tl->counts.late_bytes += bytes;
-	l->seen |= TT_TL_S_LATE;
+	if (!(l->seen & TT_TL_S_PROBE))
+		l->seen |= TT_TL_S_LATE;
 }
 
 /* @now is more than TT_TL_RATE_MISS times @then or less than 1/that. */
@@ -1442,6 +1676,7 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 	unsigned int *n = ev ? &tl->er_samples : &tl->pr_samples;
 	unsigned int *on = ev ? &tl->pr_samples : &tl->er_samples;
 	unsigned long long sample;
+	int unsettled;
 
 	if (bytes < TT_TL_RATE_MIN_BYTES || !ns)
 		return;
@@ -1449,6 +1684,14 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 	sample = tt_policy_xfer_ns(bytes, ns);
 	if (!sample)
 		sample = 1;
+	unsettled = *n < TT_TL_RATE_SETTLED;
+	/*
+	 * the noise of PR: a stall (below PR / TT_TL_PR_LOW_DIV) is the
+	 * rates' and rate_miss's to handle
+	 */
+	if (!ev && sample >= *rate / TT_TL_PR_LOW_DIV)
+		tl->pr_low_bps = !tl->pr_low_bps || sample <= tl->pr_low_bps ?
+				 sample : fade_to(tl->pr_low_bps, sample);
 	*rate = tt_policy_ewma(*rate, sample, sample_weight(*n));
 	if (!*rate)
 		*rate = 1;
@@ -1456,7 +1699,13 @@ void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		(*n)++;
 	if (!*on)
 		*other = sample;
-	if (tl->in_iter && off_by(tl->pr_bps, tl->iter_pr_bps))
+	/*
+	 * an unsettled PR (a probe's sample, one planned iteration's) says
+	 * little: a prefetch sample that far off says the plan's PR was off
+	 */
+	if (tl->in_iter && (off_by(tl->pr_bps, tl->iter_pr_bps) ||
+			    (!ev && unsettled &&
+			     off_by(sample, tl->iter_pr_bps))))
 		tl->rate_miss = 1;
 }
 
@@ -1470,5 +1719,7 @@ void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,
 	if (pr_bps) {
 		tl->pr_bps = pr_bps;
 		tl->pr_samples = TT_TL_RATE_SETTLED;
+		/* the slow end restarts from the samples that follow */
+		tl->pr_low_bps = 0;
 	}
 }

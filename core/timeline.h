@@ -12,12 +12,22 @@
  * one clock (CLOCK_MONOTONIC) that never go backwards; the timeline stores
  * them as nanoseconds since the current iteration began ("relative").
  *
+ * Rate probe: a plan made with the rates tt_tl_init() was seeded with (a
+ * guess) admits round trips the machine cannot make; so while a direction
+ * has no sample, each iteration without a plan evicts up to
+ * TT_TL_PROBE_BYTES of its first layer with enough saved at its forward
+ * end and fetches them back at once (the schedule hands the prefetch out
+ * as soon as the eviction is ordered): its two moves are the first
+ * samples. A probe teaches no lead or slack.
+ *
  * Life of an iteration:
  *   tt_tl_iter_begin()   closes the previous iteration (folds its samples
  *                        into the profile, or restarts the profile after a
  *                        deviation), then plans the new one when enough
- *                        iterations are profiled, and lays out the prefetch
- *                        schedule in trigger order.
+ *                        iterations are profiled (with ER, and with the
+ *                        slow end of PR: the prefetches run back to back,
+ *                        each one's delay delays the next), and lays out
+ *                        the prefetch schedule in trigger order.
  *   tt_tl_layer_event()  records a layer's forward/backward begin/end and
  *                        says what to do: evict N bytes at a forward end,
  *                        fetch back at a backward begin, forget one-shot
@@ -86,6 +96,14 @@
  * then a turn shorter than the profile's is covered by that half.
  */
 #define TT_TL_LEAD_SETTLED	4
+/*
+ * The rate probe: in an iteration without a plan (a profile iteration)
+ * while a direction has no rate sample, the first layer to end its forward
+ * pass with at least TT_TL_RATE_MIN_BYTES saved has up to this many of
+ * them evicted and brought back at once (one probe per iteration), so the
+ * first plan is made with measured rates, not the seed.
+ */
+#define TT_TL_PROBE_BYTES	(1024ULL * 1024)
 
 /* Directions of a rate sample. */
 #define TT_TL_EVICT		0
@@ -195,6 +213,8 @@ struct tt_tl_times {
  * @evicted_bytes:  bytes evicted.
  * @late_bytes:     evicted bytes not back at the backward begin.
  * @due_at:         the prefetch was handed out (trigger time or release).
+ * @evict_order:    the eviction was ordered at the layer's forward end
+ *                  (the plan's or the rate probe's; 0: not so).
  * @ahead:          the dynamic fallback: the k its prefetch is released
  *                  with (the backward layers before its own).
  */
@@ -208,6 +228,7 @@ struct tt_tl_exec {
 	unsigned long long evicted_bytes;
 	unsigned long long late_bytes;
 	unsigned long long due_at;
+	unsigned long long evict_order;
 	unsigned int ahead;
 };
 
@@ -228,8 +249,11 @@ struct tt_tl_exec {
  * @slack_samples: slacks folded in (0: none yet).
  * @idle_min_ns: the shortest idle time (forward end to backward begin)
  *               seen lately (0: none yet), rising by 1/256 of its distance
- *               to the profile's an iteration; the first backward layer's
- *               lead does not shrink below the profile's idle time less it
+ *               to the profile's an iteration; under TT_SCHED_COUNT the
+ *               lead of the first backward layer, and of every layer no
+ *               backward step releases in time (TT_TL_L_TURN), does not
+ *               shrink below 1.5 times the profile's idle
+ *               time less it, to at most 3/4 of the profile's idle time
  *               (nor, before TT_TL_LEAD_SETTLED of its prefetches were
  *               timed, below half the profile's idle time).
  * @status:      plan: enum tt_policy_status (meaningful with TT_TL_L_PLANNED).
@@ -242,7 +266,14 @@ struct tt_tl_exec {
  *               forward end; 0 = none yet).
  * @ahead:       TT_SCHED_COUNT and the dynamic fallback: k, the backward
  *               layers before its own that release the layer's prefetch
- *               (1..TT_TL_AHEAD_MAX).
+ *               (1..TT_TL_AHEAD_MAX), as learned from late prefetches.
+ * @reach:       TT_SCHED_COUNT, planned: the fewest backward layers
+ *               before its own whose profiled backward steps take
+ *               TT_TL_REACH_MUL times its planned transfer at the slow end
+ *               of PR (@pr_low_bps) plus the dispatch wait (@disp_ns) of
+ *               &struct tt_tl (all of them when they do not; 0 for rank
+ *               1); its prefetch is
+ *               released max(@ahead, @reach) layers before its own.
  * @ahead_run:   iterations in a row the layer came back on time.
  * @sprof:       TT_TL_MODE_DYNAMIC: the profile in each signature slot.
  * @spos:        TT_TL_MODE_DYNAMIC: the forward position in each signature
@@ -274,6 +305,7 @@ struct tt_tl_layer {
 	unsigned int fpos;
 	unsigned int ahead;
 	unsigned int ahead_run;
+	unsigned int reach;
 	struct tt_tl_times sprof[TT_TL_SIGS];
 	unsigned int spos[TT_TL_SIGS];
 	unsigned int ssamples[TT_TL_SIGS];
@@ -285,6 +317,8 @@ struct tt_tl_layer {
 /* tt_tl_layer.flags */
 #define TT_TL_L_PROFILED	0x001U	/* in the profile */
 #define TT_TL_L_PLANNED		0x002U	/* in the current plan */
+/* TT_SCHED_COUNT: released by no backward step in time (turn_floor()) */
+#define TT_TL_L_TURN		0x004U
 
 /* tt_tl_layer.seen, cleared when an iteration begins */
 #define TT_TL_S_ANY		0x001U	/* any event this iteration */
@@ -297,6 +331,7 @@ struct tt_tl_layer {
 #define TT_TL_S_EVICT		0x080U	/* eviction ordered */
 #define TT_TL_S_LATE		0x100U	/* late, lateness not yet known */
 #define TT_TL_S_CHECKED		0x200U	/* tt_tl_bwd_check() done */
+#define TT_TL_S_PROBE		0x400U	/* a rate probe (no plan's eviction) */
 
 /*
  * struct tt_tl_due - one prefetch of the schedule
@@ -304,12 +339,15 @@ struct tt_tl_layer {
  * @id:   layer id.
  * @rank: the layer's place in the backward order (struct tt_tl_layer.rank).
  * @ahead: the layer's k when the entry was made.
+ * @reach: the layer's reach when the entry was made (0: none; the
+ *         entry is released @ahead layers before its own).
  */
 struct tt_tl_due {
 	unsigned long long t;
 	unsigned int id;
 	unsigned int rank;
 	unsigned int ahead;
+	unsigned int reach;
 };
 
 /*
@@ -352,6 +390,8 @@ struct tt_tl_storage {
  * @dyn_fallback:    iterations that ran (in part) on the layer-count
  *                   fallback.
  * @dyn_misses:      entries written to the miss log.
+ * @rate_probes:     rate probes ordered (TT_TL_PROBE_BYTES); their bytes
+ *                   count in @ontime_bytes or @late_bytes as any eviction.
  */
 struct tt_tl_counts {
 	unsigned long long iterations;
@@ -368,6 +408,7 @@ struct tt_tl_counts {
 	unsigned long long dyn_mispredicted;
 	unsigned long long dyn_fallback;
 	unsigned long long dyn_misses;
+	unsigned long long rate_probes;
 };
 
 /*
@@ -386,11 +427,32 @@ struct tt_tl_counts {
  * @pr_samples:    the same for @pr_bps.
  * @iter_pr_bps:   @pr_bps when the current iteration began (what its plan
  *                 was made with).
+ * @pr_low_bps:    the slowest prefetch sample seen lately (0: none yet):
+ *                 the slowest, or 1/TT_TL_LOW_FADE closer to each faster
+ *                 one; a sample below @pr_bps / TT_TL_PR_LOW_DIV (a stall)
+ *                 is left out; never below that nor above
+ *                 @pr_bps where used (release_need(), and the plan's
+ *                 prefetch times: tt_tl_iter_begin()).
+ * @disp_ns:       the longest dispatch wait seen lately: a prefetch's from
+ *                 its hand-out (or its eviction's end, or the session's
+ *                 previous prefetch's end, whichever came last) to its
+ *                 start, to its backward begin at most (a prefetch taken
+ *                 back there starts at the backward end); an eviction's
+ *                 ordered at its forward end from then (or the session's
+ *                 previous eviction's end) to its start; the longest, or
+ *                 1/TT_TL_LOW_FADE closer to each shorter one; a wait at
+ *                 most @prof_iter_ns / TT_TL_DISP_DIV.
+ * @pf_last_end:   the current iteration's latest prefetch end (relative).
+ * @ev_last_end:   the current iteration's latest eviction end (relative).
  * @rate_miss:     the current iteration's prefetch samples moved @pr_bps
  *                 by more than a factor of TT_TL_RATE_MISS from
- *                 @iter_pr_bps (the plan's PR was that far off):
+ *                 @iter_pr_bps, or one was that far off it while @pr_bps
+ *                 was unsettled (the plan's PR was that far off):
  *                 its timing says nothing about the timing noise, so no
  *                 lead or slack learns from it (the rates do).
+ * @probed:        the current iteration has ordered its rate probe.
+ * @probe_min:     no rate probe of fewer bytes (the caller's smallest
+ *                 eviction; 0: none).
  * @off:           plan, but never order an eviction.
  * @alap:          plan prefetches as late as possible (TT_SCHED_ALAP,
  *                 struct tt_policy_params.alap).
@@ -400,7 +462,7 @@ struct tt_tl_counts {
  *                 (TT_SCHED_COUNT).
  * @bwd_rank:      TT_SCHED_COUNT, the fallback: the highest rank whose
  *                 backward pass began in the current iteration; a prefetch
- *                 of rank r with k ahead is released once r <= bwd_rank + k.
+ *                 of rank r is released once r <= bwd_rank + max(k, reach).
  * @dynamic:       one profile per signature (TT_TL_MODE_DYNAMIC).
  * @sigs:          the signatures.
  * @cur_sig:       slot predicted for the current iteration (-1: none).
@@ -449,7 +511,13 @@ struct tt_tl {
 	unsigned int er_samples;
 	unsigned int pr_samples;
 	unsigned long long iter_pr_bps;
+	unsigned long long pr_low_bps;
+	unsigned long long disp_ns;
+	unsigned long long pf_last_end;
+	unsigned long long ev_last_end;
 	int rate_miss;
+	int probed;
+	unsigned long long probe_min;
 	int off;
 	int alap;
 	int anchor;
@@ -613,6 +681,14 @@ unsigned int tt_tl_signatures(const struct tt_tl *tl);
 #define TT_TL_AHEAD_SHRINK	16U
 /* a release is held for layers moving in 1/TT_TL_HOLD_DIV of an iteration */
 #define TT_TL_HOLD_DIV		128U
+/* a planned release covers this many times the layer's transfer */
+#define TT_TL_REACH_MUL		2U
+/* &tt_tl.pr_low_bps stays within 1/TT_TL_PR_LOW_DIV of &tt_tl.pr_bps */
+#define TT_TL_PR_LOW_DIV	4U
+/* a sample closes 1/TT_TL_LOW_FADE of the gap to a faster rate, a shorter wait */
+#define TT_TL_LOW_FADE		16U
+/* a dispatch wait counts for at most 1/TT_TL_DISP_DIV of the iteration */
+#define TT_TL_DISP_DIV		16U
 #define TT_TL_EVICT_DELAY	2U
 /*
  * The dynamic fallback's admission (tt_tl_next_evict()): transfer times
@@ -621,6 +697,14 @@ unsigned int tt_tl_signatures(const struct tt_tl *tl);
  * forward end while it is among the latest TT_TL_RECENT positions.
  */
 #define TT_TL_FB_MARGIN_PCT	125U
+
+/*
+ * tt_tl_lead() - the lead @l's prefetch is planned with: its learnt
+ * @lead_ns, and under TT_SCHED_COUNT at least the turn's floor for a layer
+ * no backward step releases in time (TT_TL_L_TURN).
+ */
+unsigned long long tt_tl_lead(const struct tt_tl *tl,
+			      const struct tt_tl_layer *l);
 
 /* tt_tl_ahead_max() - the largest k of the layers (1 without layers). */
 unsigned int tt_tl_ahead_max(const struct tt_tl *tl);
@@ -681,14 +765,17 @@ void tt_tl_late_add(struct tt_tl *tl, unsigned int idx,
  * While the other direction has no sample, it takes this one too (the
  * same nodes, the same path: a better guess than the seed). When the PR
  * estimate is then more than TT_TL_RATE_MISS times off (either way) the
- * one the current iteration began with, it sets &tt_tl.rate_miss.
+ * one the current iteration began with, or a prefetch sample is, while the
+ * PR estimate has fewer than TT_TL_RATE_SETTLED samples, it sets
+ * &tt_tl.rate_miss.
  */
 void tt_tl_rate_sample(struct tt_tl *tl, int dir, unsigned long long bytes,
 		       unsigned long long ns);
 
 /*
  * tt_tl_set_rates() - assume these rates from now on (0 keeps a rate): a
- * rate set counts as settled (later samples weigh TT_TL_WEIGHT).
+ * rate set counts as settled (later samples weigh TT_TL_WEIGHT); a PR set
+ * also clears @pr_low_bps, so the next plan takes PR as set.
  */
 void tt_tl_set_rates(struct tt_tl *tl, unsigned long long er_bps,
 		     unsigned long long pr_bps);

@@ -159,5 +159,6 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->async_failed = st->async_failed;
 	out->prefetch_left_bytes = sc->prefetch_left_bytes;
 	out->landed_bytes = sc->landed_bytes;
+	out->rate_probes = sc->rate_probes;
 	return out->size;
 }

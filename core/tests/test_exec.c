@@ -27,7 +27,12 @@
 #define NL	4
 #define TSIZE	(8 * MIB)
 
-static void setup_flags(unsigned int flags)
+/*
+ * The executor with @flags and the fake mover's rates set (as
+ * TT_IOC_SET_SCHED sets them: measured, so no rate probe runs), or with
+ * @probe only seeded with them (a new session's rate probe runs).
+ */
+static void setup_exec(unsigned int flags, int probe)
 {
 	struct tt_exec_cfg cfg = {
 		.flags = flags, .profile_iters = 1, .stay_ns = 1 * MS,
@@ -36,6 +41,13 @@ static void setup_flags(unsigned int flags)
 
 	fake_reset(1000 * MS);
 	tt_exec_init(&X, &ops, &cfg, RATE, RATE, PG, 2 * MIB, 1ULL << 47, 2);
+	if (!probe)
+		tt_tl_set_rates(&X.tl, RATE, RATE);
+}
+
+static void setup_flags(unsigned int flags)
+{
+	setup_exec(flags, 0);
 }
 
 static int setup(void **state)
@@ -223,6 +235,37 @@ static void test_evict_then_prefetch_ahead(void **state)
 }
 
 /*
+ * Pages born on the slow node (allocated there while the fast node was
+ * full): a planned layer's eviction finds them there, and its prefetch
+ * brings them back with the rest, whole chunks of them included, so the
+ * backward pass reads every byte from the fast node. Not evicted bytes:
+ * they count in neither the evicted nor the on-time bytes. Without it the
+ * chunks the eviction moved nothing of were skipped.
+ */
+static void test_born_slow_fetched(void **state)
+{
+	static const struct opts back = { 1, 1, 1, 0 };
+	struct tt_sched_stats st0, st;
+	unsigned long long p;
+
+	(void)state;
+	iteration(&all_run);
+	/* layer 10 (planned whole): its first half on the slow node */
+	for (p = 0; p < TSIZE / 2 / PG; p++)
+		node_of[(taddr(0) - BASE) / PG + p] = 1;
+	tt_exec_stats(&X, &st0);
+	iteration(&back);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.late_bytes, 0);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
+	/* layer 10's eviction moved its fast half only */
+	assert_int_equal(st.bytes_prefetched - st0.bytes_prefetched,
+			 st.bytes_evicted - st0.bytes_evicted + TSIZE / 2);
+	assert_int_equal(st.ontime_bytes - st0.ontime_bytes,
+			 st.bytes_evicted - st0.bytes_evicted);
+}
+
+/*
  * No prefetch runs before the backward passes: the layers are late, the
  * late bytes counted, and the backward begin queues their prefetch
  * (rescue) without TT_SCHED_SYNC_LATE.
@@ -349,6 +392,8 @@ static void test_rate_wall_time(void **state)
 
 	(void)state;
 	big_layer_forward(2000);
+	/* unmeasured, as a new session's: the first sample replaces them */
+	X.tl.er_samples = X.tl.pr_samples = 0;
 	step_gap_ns = 100 * MS;
 	steps = run_work(TT_EXEC_WORK_EVICT);
 	assert_int_equal(steps, 3);
@@ -896,6 +941,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_profile_then_plan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_then_prefetch_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_born_slow_fetched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_rescued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_sync_fetched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunking, setup, teardown),

@@ -290,7 +290,7 @@ static void test_chunk_capacity(void **state)
 static struct tt_chunk CH(unsigned long long a, unsigned long long b,
 			  unsigned long long id)
 {
-	struct tt_chunk c = { a, b, id, 0, 0 };
+	struct tt_chunk c = { a, b, id, 0, 0, 0 };
 
 	return c;
 }

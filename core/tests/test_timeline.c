@@ -35,8 +35,9 @@ static struct tt_policy_layer plan_buf[CAP];
 static unsigned int order_buf[CAP];
 static struct tt_tl_due due_buf[CAP];
 
-static void setup_tl(struct tt_tl *tl, unsigned int profile_iters,
-		     unsigned int cap)
+/* A timeline seeded with RATE both ways: no sample yet (a rate probe runs). */
+static void setup_seeded(struct tt_tl *tl, unsigned int profile_iters,
+			 unsigned int cap)
 {
 	struct tt_tl_storage st = {
 		.layers = layers, .plan = plan_buf, .order = order_buf,
@@ -46,6 +47,17 @@ static void setup_tl(struct tt_tl *tl, unsigned int profile_iters,
 	memset(layers, 0, sizeof(layers));
 	tt_tl_init(tl, P4K, profile_iters, 1 * MS, RATE, RATE);
 	tt_tl_set_storage(tl, &st);
+}
+
+/*
+ * A timeline whose rates are RATE, set (settled, as TT_IOC_SET_SCHED sets
+ * them): no rate probe, so the profile iterations evict nothing.
+ */
+static void setup_tl(struct tt_tl *tl, unsigned int profile_iters,
+		     unsigned int cap)
+{
+	setup_seeded(tl, profile_iters, cap);
+	tt_tl_set_rates(tl, RATE, RATE);
 }
 
 static int idx_of(struct tt_tl *tl, unsigned int id)
@@ -78,6 +90,7 @@ struct sim {
 	unsigned long long evict_end[CAP];
 	unsigned long long pf_end[CAP];
 	unsigned long long pf_busy;
+	unsigned int pf_busy_idx;
 	unsigned int evictions;
 	unsigned int evict_ids;
 	/* each prefetch takes up to @jitter_pct % longer (pseudo-random) */
@@ -89,6 +102,12 @@ struct sim {
 	 * turn is drawn from [@turn_min_ms, @turn_ms] instead
 	 */
 	unsigned int turn_ms, turn_min_ms;
+	/* the first backward layer's backward step, us (0: 10 ms x scale) */
+	unsigned int first_bwd_us;
+	/* each prefetch starts this long after its hand-out, us */
+	unsigned int disp_us;
+	/* each eviction starts this long after it was ordered, us */
+	unsigned int evict_disp_us;
 	/* the last time sim_due() handed out prefetches (0: none yet) */
 	unsigned long long polled;
 };
@@ -128,11 +147,15 @@ static void sim_due(struct tt_tl *tl, struct sim *sm, unsigned long long now)
 		assert_true(i >= 0);
 		if (!sm->evicted[i])
 			continue;
-		start = at;
+		start = at + sm->disp_us * 1000ULL;
 		if (start < sm->evict_end[i])
 			start = sm->evict_end[i];
-		if (start < sm->pf_busy)
+		if (start < sm->pf_busy) {
+			/* as the executor: the turn passes at the end */
 			start = sm->pf_busy;
+			tt_tl_prefetch_end(tl, sm->pf_busy_idx, sm->pf_busy);
+		}
+		sm->pf_busy_idx = i;
 		sm->pf_end[i] = start + xfer(sm->evicted[i], sm->pr_true);
 		sm->pf_end[i] += sim_jitter(sm, sm->pf_end[i] - start);
 		sm->pf_busy = sm->pf_end[i];
@@ -151,6 +174,7 @@ static void sim_evict(struct tt_tl *tl, struct sim *sm, unsigned int i,
 	sm->evictions++;
 	sm->evict_ids |= 1U << (tl->st.layers[i].id / 10 - 1);
 	sm->evicted[i] = bytes;
+	now += sm->evict_disp_us * 1000ULL;
 	sm->evict_end[i] = now + xfer(bytes, sm->er_true);
 	tt_tl_evict_start(tl, i, now);
 	tt_tl_evict_end(tl, i, sm->evict_end[i], bytes);
@@ -245,11 +269,16 @@ static unsigned int run_ids(struct tt_tl *tl, struct sim *sm,
 	}
 	for (k = n; k-- > 0;) {
 		unsigned long long t = t0 + (10 * n + turn + 10 * (n - 1 - k)) * MS * scale;
+		unsigned long long step = 10 * MS * scale;
 
+		if (sm->first_bwd_us && k + 1 < n)
+			t -= step - sm->first_bwd_us * 1000ULL;
+		if (sm->first_bwd_us && k + 1 == n)
+			step = sm->first_bwd_us * 1000ULL;
 		if (!ids[k])
 			continue;
 		sim_event(tl, sm, ids[k], TT_TL_BWD, 0, t);
-		sim_event(tl, sm, ids[k], TT_TL_BWD, 1, t + 10 * MS * scale);
+		sim_event(tl, sm, ids[k], TT_TL_BWD, 1, t + step);
 	}
 	return ret;
 }
@@ -382,6 +411,7 @@ static void test_plan_built(void **state)
 static void test_planned_iteration_evicts(void **state)
 {
 	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned long long dropped, planned;
 	struct tt_tl tl;
 	unsigned int id;
 
@@ -407,11 +437,19 @@ static void test_planned_iteration_evicts(void **state)
 	assert_int_equal(tl.counts.late_count, 0);
 	assert_true(tl.counts.ontime_bytes > 0);
 
-	/* with @allow 0 (an earlier eviction still out) nothing is ordered */
+	/*
+	 * with @allow 0 (an earlier eviction still out) nothing is ordered,
+	 * and each planned layer kept fast is counted as dropped
+	 */
 	sm.allow = 0;
 	sm.evictions = 0;
+	dropped = tl.counts.layers_dropped;
+	planned = tl.counts.layers_accepted + tl.counts.layers_modified;
 	run_iter(&tl, &sm, 3000 * MS, 1, 0, 0);
 	assert_int_equal(sm.evictions, 0);
+	assert_int_equal(tl.counts.layers_dropped - dropped, 4);
+	assert_int_equal(tl.counts.layers_accepted + tl.counts.layers_modified,
+			 planned);
 
 	/* off: the plan exists, nothing is ordered or counted as dropped */
 	sm.allow = 1;
@@ -616,8 +654,9 @@ static void test_lead_noise(void **state)
  * 8 MiB each at 250 MB/s: 33.6 ms). Its prefetch has no earlier backward
  * layer to release it (TT_SCHED_COUNT): only its lead covers a turn
  * shorter than the profile's, by up to 400 ms, which is timing noise, not
- * a rate far off. Once learnt (30 iterations), the layer is late at most
- * twice in the next 30, with and without the anchor (seed 1: 2 and 2).
+ * a rate far off. Once learnt (30 iterations), the layer is not late in
+ * the next 30, with and without the anchor (seed 1; before its floor kept
+ * half the shortfall again, stop 57: 2 and 2).
  * With TT_SCHED_ANCHOR the prefetches the backward pass releases are held
  * (test_count_hold): they come back under two transfer times before their
  * backward begin on average, more than that released at once (seed 1:
@@ -666,12 +705,225 @@ static void test_lead_turn_noise(void **state)
 			      tl.counts.ontime_bytes / MIB,
 			      early[anchor] / 90 / 1e6);
 		assert_true(L(&tl, 40)->final_bytes > 0);
-		assert_true(tl.counts.late_count - late_at_30 <= 2);
+		assert_true(tl.counts.late_count - late_at_30 == 0);
 		assert_true(tl.counts.ontime_bytes > 100 * 8 * MIB);
 	}
 	/* 90 layer-iterations each: under two transfer times (33.6 ms) early */
 	assert_true(early[1] / 90 < 2 * xfer(8 * MIB, RATE / 4));
 	assert_true(early[0] / 90 > 2 * xfer(8 * MIB, RATE / 4));
+}
+
+/*
+ * The turn's noise when the first backward layer takes no time (a loss
+ * head, a ReLU: the Python tests' CNN in the 6.12 guest, stop 58): layer
+ * 40's backward step is 1 ms, so layer 30's backward begins 1 ms after the
+ * first backward begin, less than TT_TL_REACH_MUL of its transfers. No
+ * backward step releases it in time (TT_TL_L_TURN), so its lead has the
+ * first layer's floor: the turn, profiled at 600 ms, then drawn from
+ * 200-600 ms, leaves no layer-iteration late in the last 30 of 60 (ALAP,
+ * the module's default). Without the floor for layer 30, 8 were late in
+ * the first 30 and 5 in the last 30.
+ */
+static void test_lead_turn_uncovered(void **state)
+{
+	unsigned long long late_at_30 = 0;
+	unsigned int i, anchor;
+	struct tt_tl tl;
+
+	(void)state;
+	for (anchor = 0; anchor <= 1; anchor++) {
+		struct sim sm = { .er_true = RATE / 4, .pr_true = RATE / 4,
+				  .allow = 1, .turn_ms = 60, .seed = 1,
+				  .first_bwd_us = 1000 };
+
+		setup_tl(&tl, 1, CAP);
+		tt_tl_set_rates(&tl, RATE / 4, RATE / 4);
+		tt_tl_set_modes(&tl, TT_TL_MODE_COUNT | TT_TL_MODE_ALAP |
+				(anchor ? TT_TL_MODE_ANCHOR : 0));
+		run_iter(&tl, &sm, 1000 * MS, 10, 0, 0);
+		sm.turn_min_ms = 20;
+		for (i = 0; i < 60; i++) {
+			run_iter(&tl, &sm, (2 + i) * 1000 * MS, 10, 0, 0);
+			if (getenv("TT_TEST_VERBOSE"))
+				fprintf(stderr, "iteration %u: evicted %#x late %llu leads %.1f %.1f %.1f %.1f ms status %d %d %d %d\n",
+					i, sm.evict_ids, tl.counts.late_count,
+					tt_tl_lead(&tl, L(&tl, 10)) / 1e6,
+					tt_tl_lead(&tl, L(&tl, 20)) / 1e6,
+					tt_tl_lead(&tl, L(&tl, 30)) / 1e6,
+					tt_tl_lead(&tl, L(&tl, 40)) / 1e6,
+					L(&tl, 10)->status, L(&tl, 20)->status,
+					L(&tl, 30)->status, L(&tl, 40)->status);
+			if (i == 29)
+				late_at_30 = tl.counts.late_count;
+		}
+		print_message("lead_turn_uncovered (anchor %u): %llu late layer-iterations by 30, %llu in the last 30; lead of layer 30 %.1f ms (learnt %.1f ms)\n",
+			      anchor, late_at_30,
+			      tl.counts.late_count - late_at_30,
+			      tt_tl_lead(&tl, L(&tl, 30)) / 1e6,
+			      L(&tl, 30)->lead_ns / 1e6);
+		assert_int_equal(L(&tl, 30)->rank, 2);
+		assert_true(L(&tl, 30)->flags & TT_TL_L_TURN);
+		assert_false(L(&tl, 20)->flags & TT_TL_L_TURN);
+		assert_true(L(&tl, 30)->final_bytes > 0);
+		assert_true(tl.counts.late_count - late_at_30 == 0);
+	}
+}
+
+/*
+ * TT_SCHED_COUNT's releases under a machine's noise: every prefetch
+ * starts 6 ms after its hand-out (a busy pool) and takes up to twice its
+ * time at the true rate (jitter). The timeline learns the dispatch wait
+ * (disp_ns) and the slow end of PR (pr_low_bps), and the reach of each
+ * layer covers both: the deeper layers are released two backward layers
+ * early instead of one (steps of 30 ms; two transfers at PR take 22 ms,
+ * at the slow end plus the wait 35 ms), and none is late in the last 20
+ * of 40 iterations. With the reach on PR alone: reach 1, and 1 late in
+ * the last 20 (seed 3; 0 with seeds 1, 2, 4-7, as with it).
+ */
+static void test_count_release_noise(void **state)
+{
+	unsigned int reach[2][8], late[2], i, q, noise;
+	struct tt_tl tl;
+
+	(void)state;
+	for (noise = 0; noise <= 1; noise++) {
+		struct sim sm = { .er_true = RATE, .pr_true = RATE,
+				  .allow = 1, .learn = 1, .seed = 3,
+				  .disp_us = noise ? 6000 : 0,
+				  .jitter_pct = noise ? 100 : 0 };
+		unsigned long long late_at = 0;
+
+		setup_tl(&tl, 1, CAP);
+		tt_tl_set_rates(&tl, RATE, RATE);
+		tt_tl_set_modes(&tl, TT_TL_MODE_COUNT | TT_TL_MODE_ALAP |
+				     TT_TL_MODE_ANCHOR);
+		for (i = 0; i < 40; i++) {
+			unsigned long long lb = tl.counts.late_count;
+
+			run_depth(&tl, &sm, (1 + i) * 1000 * MS, 8, 3);
+			for (q = 0; getenv("TT_TEST_VERBOSE") && q < 8; q++)
+				if (L(&tl, 10 * (q + 1))->x.late_bytes)
+					fprintf(stderr, "iteration %u (late %llu): layer %u late, rank %u reach %u ahead %u lead %.1f ms due %.1f start %.1f end %.1f bwd %.1f\n",
+						i, tl.counts.late_count - lb,
+						10 * (q + 1),
+						L(&tl, 10 * (q + 1))->rank,
+						L(&tl, 10 * (q + 1))->reach,
+						L(&tl, 10 * (q + 1))->ahead,
+						tt_tl_lead(&tl, L(&tl, 10 * (q + 1))) / 1e6,
+						L(&tl, 10 * (q + 1))->x.due_at / 1e6,
+						L(&tl, 10 * (q + 1))->x.prefetch_start / 1e6,
+						L(&tl, 10 * (q + 1))->x.prefetch_end / 1e6,
+						L(&tl, 10 * (q + 1))->cur.bwd_start / 1e6);
+			if (i == 19)
+				late_at = tl.counts.late_count;
+		}
+		late[noise] = tl.counts.late_count - late_at;
+		for (q = 0; q < 8; q++)
+			reach[noise][q] = L(&tl, 10 * (q + 1))->reach;
+		print_message("count_release_noise (noise %u): %u late in the last 20, by 20 %llu; disp %.1f ms, PR %.0f, low %.0f MB/s; reach %u %u %u %u %u %u %u %u\n",
+			      noise, late[noise], late_at, tl.disp_ns / 1e6,
+			      tl.pr_bps / 1e6, tl.pr_low_bps / 1e6,
+			      reach[noise][0], reach[noise][1], reach[noise][2],
+			      reach[noise][3], reach[noise][4], reach[noise][5],
+			      reach[noise][6], reach[noise][7]);
+	}
+	assert_true(tl.disp_ns >= 5 * MS && tl.disp_ns <= 7 * MS);
+	assert_true(tl.pr_low_bps < tl.pr_bps * 4 / 5);
+	assert_true(reach[1][0] > reach[0][0]);
+	assert_int_equal(late[0], 0);
+	assert_int_equal(late[1], 0);
+}
+
+/*
+ * Evictions that start 40 ms after their forward end (a busy pool): the
+ * wait is learnt from them (disp_ns, from the first evictions on) and the
+ * plan counts it before a round trip can begin (with the stay), so layer
+ * 40, whose idle time is the 50 ms turn, is kept on the fast tier or
+ * evicted in part instead of whole (two 8.4 ms transfers and the wait do
+ * not fit), and nothing is late after the first planned iteration.
+ * Without the wait in the plan, 4 of the 10 iterations had a layer late.
+ */
+static void test_disp_admission(void **state)
+{
+	unsigned int i, st[2];
+	unsigned long long late[2];
+	struct tt_tl tl;
+	int w;
+
+	(void)state;
+	for (w = 0; w <= 1; w++) {
+		struct sim sm = { .er_true = RATE, .pr_true = RATE,
+				  .allow = 1, .evict_disp_us = w ? 40000 : 0 };
+
+		setup_tl(&tl, 1, CAP);
+		tt_tl_set_rates(&tl, RATE, RATE);
+		tt_tl_set_modes(&tl, TT_TL_MODE_ALAP);
+		run_iter(&tl, &sm, 1000 * MS, 10, 0, 0);
+		run_iter(&tl, &sm, 2000 * MS, 10, 0, 0);
+		late[w] = tl.counts.late_count;
+		for (i = 0; i < 10; i++)
+			run_iter(&tl, &sm, (3 + i) * 1000 * MS, 10, 0, 0);
+		late[w] = tl.counts.late_count - late[w];
+		st[w] = L(&tl, 40)->status;
+		print_message("disp_admission (wait %u ms): disp %.1f ms, layer 40 %u (%llu bytes), %llu late in 10 iterations\n",
+			      sm.evict_disp_us / 1000, tl.disp_ns / 1e6, st[w],
+			      L(&tl, 40)->final_bytes, late[w]);
+	}
+	assert_int_equal(st[0], TT_POLICY_ACCEPTED);
+	assert_int_not_equal(st[1], TT_POLICY_ACCEPTED);
+	/* the evictions' 40 ms, less 1/16 of the gap to each prefetch's 0 */
+	assert_true(tl.disp_ns >= 30 * MS && tl.disp_ns <= 40 * MS);
+	assert_int_equal(late[0], 0);
+	assert_int_equal(late[1], 0);
+}
+
+/*
+ * A chain of prefetches (12 layers of 8 MiB, 60 ms a layer pass; each
+ * prefetch takes 50 ms at best and up to 60 % longer, and starts 6 ms
+ * after its hand-out): together they take about as long as the backward
+ * pass, so they run back to back and each one's delay is the next
+ * one's. Planned with the slow end of PR, every seed (1-5) has at least
+ * 98 % of its evicted bytes back on time over the iterations after the
+ * first three (as selftests/defaults_test counts), and still evicts at
+ * least 9 of the 12 layers' bytes an iteration (460-481 MiB in the six).
+ * Planned with PR, the average, the chain had no slack: seed 4 had 90 %
+ * back on time (482-498 MiB evicted); in a guest, selftests/defaults_test
+ * fresh_mmap_trainer had 92.7 % (CI on a514c82).
+ */
+static void test_plan_slow_chain(void **state)
+{
+	unsigned long long pr = 8 * MIB * 1000 / 50;	/* 8 MiB in 50 ms */
+	unsigned int seed, i;
+	struct tt_tl tl;
+
+	(void)state;
+	for (seed = 1; seed <= 5; seed++) {
+		struct sim sm = { .er_true = pr * 18 / 10, .pr_true = pr,
+				  .allow = 1, .learn = 1, .seed = seed,
+				  .disp_us = 6000, .evict_disp_us = 3000,
+				  .jitter_pct = 60 };
+		unsigned long long ontime = 0, late = 0;
+
+		setup_seeded(&tl, 1, CAP);
+		tt_tl_set_modes(&tl, TT_TL_MODE_COUNT | TT_TL_MODE_ALAP |
+				     TT_TL_MODE_ANCHOR);
+		for (i = 0; i < 9; i++) {
+			unsigned long long o = tl.counts.ontime_bytes;
+			unsigned long long l = tl.counts.late_bytes;
+
+			run_depth(&tl, &sm, (1 + i) * 10000 * MS, 12, 6);
+			if (i < 3)
+				continue;
+			ontime += tl.counts.ontime_bytes - o;
+			late += tl.counts.late_bytes - l;
+		}
+		print_message("plan_slow_chain (seed %u): %.1f %% of %llu MiB on time; PR %.0f, slow end %.0f MB/s\n",
+			      seed, 100.0 * ontime / (ontime + late),
+			      (ontime + late) / MIB, tl.pr_bps / 1e6,
+			      tl.pr_low_bps / 1e6);
+		assert_true(ontime + late >= 6 * 9 * 8 * MIB);
+		assert_true(ontime * 100 >= (ontime + late) * 98);
+	}
 }
 
 /*
@@ -750,7 +1002,7 @@ static void test_rate_ewma(void **state)
 	struct tt_tl tl;
 
 	(void)state;
-	setup_tl(&tl, 1, CAP);
+	setup_seeded(&tl, 1, CAP);
 	assert_int_equal(tl.er_bps, RATE);
 	assert_int_equal(tl.pr_bps, RATE);
 	tt_tl_rate_sample(&tl, TT_TL_EVICT, 2 * RATE / 1000, 1 * MS); /* 2e9 */
@@ -779,19 +1031,27 @@ static void test_rate_ewma(void **state)
 	assert_true(tl.pr_bps > RATE);
 
 	/* a rate set is settled: its first sample weighs 1/4 */
-	setup_tl(&tl, 1, CAP);
+	setup_seeded(&tl, 1, CAP);
 	tt_tl_set_rates(&tl, RATE, 0);
 	tt_tl_rate_sample(&tl, TT_TL_EVICT, 2 * RATE / 1000, 1 * MS); /* 2e9 */
 	assert_int_equal(tl.er_bps, RATE + RATE / 4);
 	/* the prefetch seed, still unmeasured, took the sample */
 	assert_int_equal(tl.pr_bps, 2 * RATE);
+
+	/* a PR set clears the slow end: the next plan takes PR as set */
+	tt_tl_rate_sample(&tl, TT_TL_PREFETCH, 2 * RATE / 1000, 2 * MS);
+	assert_int_equal(tl.pr_low_bps, RATE);
+	tt_tl_set_rates(&tl, 0, 3 * RATE);
+	assert_int_equal(tl.pr_low_bps, 0);
 }
 
 /*
  * A seed eight times the true rates (as the module's 1024 MiB/s default
- * against a guest's 130): the first planned iteration's own samples
- * replace it, so the lateness ends with that iteration; an EWMA from the
- * seed took several more.
+ * against a guest's 130): the profile iteration's rate probe (its first
+ * layer, TT_TL_PROBE_BYTES out and straight back) measures them, so the
+ * first planned iteration is planned with them and is on time. Planned
+ * with the seed, it was late (the first sample then replaced the seed, so
+ * the lateness ended with that iteration).
  */
 static void test_rates_first_sample(void **state)
 {
@@ -802,21 +1062,104 @@ static void test_rates_first_sample(void **state)
 	unsigned int i;
 
 	(void)state;
-	setup_tl(&tl, 1, CAP);
+	setup_seeded(&tl, 1, CAP);
 	assert_int_equal(tl.er_bps, RATE);
 	for (i = 0; i < 6; i++) {
 		run_iter(&tl, &sm, (1 + i) * 1000 * MS, 4, 0, 0);
 		late[i] = tl.counts.late_bytes;
 		if (getenv("TT_TEST_VERBOSE"))
-			fprintf(stderr, "iteration %u: late %llu er %llu pr %llu evictions %u\n",
+			fprintf(stderr, "iteration %u: late %llu er %llu pr %llu evictions %u ids %#x\n",
 				i, late[i], tl.er_bps, tl.pr_bps,
-				sm.evictions);
+				sm.evictions, sm.evict_ids);
+		if (!i) {
+			/* the probe: layer 10's first MiB, back at once */
+			assert_int_equal(sm.evictions, 1);
+			assert_int_equal(sm.evict_ids, 0x1);
+			assert_int_equal(L(&tl, 10)->x.evicted_bytes,
+					 TT_TL_PROBE_BYTES);
+			assert_int_equal(tl.counts.rate_probes, 1);
+			assert_int_equal(tl.er_samples, 1);
+			assert_int_equal(tl.pr_samples, 1);
+			assert_int_equal(tl.counts.ontime_bytes,
+					 TT_TL_PROBE_BYTES);
+			/* the truth, not the seed */
+			assert_true(tl.er_bps == RATE / 8 &&
+				    tl.pr_bps == RATE / 8);
+		}
 	}
-	/* the seed's plan was late; none is after its own samples */
-	assert_true(late[1] > 0);
-	assert_int_equal(late[5], late[1]);
+	/* planned with measured rates: none late, from the first plan on */
+	assert_int_equal(late[5], 0);
+	/* one probe: the rates are measured from then on */
+	assert_int_equal(tl.counts.rate_probes, 1);
 	/* and the plan still evicts */
 	assert_true(sm.evictions > 4);
+	assert_int_equal(tl.counts.layers_accepted + tl.counts.layers_modified +
+			 tl.counts.rate_probes, sm.evictions);
+}
+
+/*
+ * No probe where it cannot teach or must not move: rates set (settled),
+ * a layer with less than TT_TL_RATE_MIN_BYTES saved (the next one is
+ * probed), @allow 0, TT_TL_MODE_OFF; a probe's lateness is counted but
+ * grows no lead.
+ */
+static void test_rate_probe_limits(void **state)
+{
+	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
+	unsigned int ids[2] = { 10, 20 };
+	unsigned long long bytes;
+	struct tt_tl tl;
+	int i;
+
+	(void)state;
+	setup_tl(&tl, 2, CAP);
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	assert_int_equal(sm.evictions, 0);
+	assert_int_equal(tl.counts.rate_probes, 0);
+
+	setup_seeded(&tl, 4, CAP);
+	sm.allow = 0;
+	run_iter(&tl, &sm, 1000 * MS, 1, 0, 0);
+	assert_int_equal(sm.evictions, 0);
+	sm.allow = 1;
+	tt_tl_set_modes(&tl, TT_TL_MODE_OFF);
+	run_iter(&tl, &sm, 2000 * MS, 1, 0, 0);
+	assert_int_equal(sm.evictions, 0);
+	tt_tl_set_modes(&tl, 0);
+	/* none under the caller's smallest eviction (min_migrate_kib) */
+	tl.probe_min = TT_TL_PROBE_BYTES + P4K;
+	run_iter(&tl, &sm, 2500 * MS, 1, 0, 0);
+	assert_int_equal(sm.evictions, 0);
+	tl.probe_min = TT_TL_PROBE_BYTES;
+	/* sm.learn 0: no sample, so each profile iteration probes again */
+	run_iter(&tl, &sm, 3000 * MS, 1, 0, 0);
+	assert_int_equal(sm.evictions, 1);
+	assert_int_equal(tl.counts.rate_probes, 1);
+
+	/* a small layer first: the next one with enough saved is probed */
+	setup_seeded(&tl, 5, CAP);
+	tt_tl_iter_begin(&tl, 0);
+	i = idx_of(&tl, ids[0]);
+	tt_tl_saved(&tl, i, TT_TL_RATE_MIN_BYTES - P4K, 0);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 1 * MS, 1,
+					   &bytes), TT_TL_ACT_NONE);
+	i = idx_of(&tl, ids[1]);
+	tt_tl_saved(&tl, i, 3 * P4K + TT_TL_RATE_MIN_BYTES, 0);
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 2 * MS, 1,
+					   &bytes), TT_TL_ACT_EVICT);
+	assert_int_equal(bytes, 3 * P4K + TT_TL_RATE_MIN_BYTES);
+	/* late at its backward begin: counted, and no lead learnt */
+	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_BWD, 0, 3 * MS, 1,
+					   &bytes), TT_TL_ACT_FETCH);
+	tt_tl_bwd_check(&tl, i, 3 * P4K + TT_TL_RATE_MIN_BYTES, 4 * P4K);
+	tt_tl_late_add(&tl, i, P4K);
+	tt_tl_prefetch_end(&tl, i, 50 * MS);
+	assert_int_equal(tl.counts.late_bytes, 5 * P4K);
+	assert_int_equal(tl.counts.late_count, 1);
+	assert_int_equal(tl.st.layers[i].lead_ns, 0);
+	assert_int_equal(tl.st.layers[i].slack_samples, 0);
+	tt_tl_iter_begin(&tl, 100 * MS);
+	assert_int_equal(tl.st.layers[i].lead_ns, 0);
 }
 
 /*
@@ -836,16 +1179,20 @@ static void test_rates_slow_sample_recovers(void **state)
 	(void)state;
 	/* run 0 has the slow iterations, run 1 (the reference) has none */
 	for (run = 0; run < 2; run++) {
-		struct sim sm = { .er_true = run ? RATE : RATE / 40,
-				  .pr_true = run ? RATE : RATE / 40,
+		struct sim sm = { .er_true = RATE, .pr_true = RATE,
 				  .learn = 1, .allow = 1 };
 
-		setup_tl(&tl, 1, CAP);
+		setup_seeded(&tl, 1, CAP);
 		/* the module's default modes */
 		tt_tl_set_modes(&tl, TT_TL_MODE_ANCHOR | TT_TL_MODE_ALAP |
 				     TT_TL_MODE_COUNT);
 		for (i = 0; i < 20; i++) {
-			/* iterations 0 (profile) and 1 (planned) run slow */
+			/*
+			 * iteration 1 (the first planned) runs slow; the
+			 * profile's rate probe measured the fast rates
+			 */
+			if (i == 1 && !run)
+				sm.er_true = sm.pr_true = RATE / 40;
 			if (i == 2)
 				sm.er_true = sm.pr_true = RATE;
 			run_iter(&tl, &sm, (1 + i) * 1000 * MS, 4, 0, 0);
@@ -991,11 +1338,14 @@ static void test_table_and_storage(void **state)
 		assert_true(tl.st.layers[i - 1].id < tl.st.layers[i].id);
 }
 
-/* A prefetch already due at the forward end: no eviction then. */
+/*
+ * A prefetch already due at the forward end: no eviction then, counted as
+ * dropped.
+ */
 static void test_due_before_forward_end(void **state)
 {
 	struct sim sm = { .er_true = RATE, .pr_true = RATE, .allow = 1 };
-	unsigned long long bytes, next;
+	unsigned long long bytes, next, dropped;
 	struct tt_tl tl;
 	unsigned int id;
 	int i;
@@ -1011,8 +1361,10 @@ static void test_due_before_forward_end(void **state)
 		;
 	assert_true(L(&tl, 10)->seen & TT_TL_S_DUE);
 	tt_tl_layer_event(&tl, i, TT_TL_FWD, 0, 3000 * MS, 1, &bytes);
+	dropped = tl.counts.layers_dropped;
 	assert_int_equal(tt_tl_layer_event(&tl, i, TT_TL_FWD, 1, 3001 * MS, 1, &bytes),
 			 TT_TL_ACT_NONE);
+	assert_int_equal(tl.counts.layers_dropped, dropped + 1);
 }
 
 /*
@@ -1188,6 +1540,208 @@ static void test_count(void **state)
 	tt_tl_set_modes(&tl, 0);
 	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
 	assert_int_equal(tt_tl_ahead_max(&tl), 1);
+}
+
+/*
+ * TT_SCHED_COUNT: a prefetch is released by the backward layers whose
+ * profiled steps take twice its transfer at PR (its reach), not by one
+ * whose backward pass takes no time. Layer 30's backward step is 0.1 ms
+ * (a ReLU's), so layer 20's prefetch (1 MiB: 1.05 ms) is released by
+ * layer 40's backward begin (reach 2), not by 30's (k = 1 alone: the
+ * 6.12 guest's Python tests found such layers late, stop 57); 10's by
+ * 20's (reach 1).
+ */
+static void test_count_reach(void **state)
+{
+	/* per layer 10, 20, 30, 40: backward begin and end, ms */
+	static const unsigned long long bwd[4][2] = {
+		{ 600 * MS, 700 * MS }, { 500 * MS + MS / 10, 600 * MS },
+		{ 500 * MS, 500 * MS + MS / 10 }, { 410 * MS, 500 * MS },
+	};
+	unsigned long long t, next, bytes;
+	unsigned int id, k, pass, seen = 0;
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
+	for (pass = 0; pass < 2; pass++) {
+		t = pass ? 10000 * MS : 1000 * MS;
+		assert_int_equal(!!(tt_tl_iter_begin(&tl, t) &
+				    TT_TL_IB_PLANNED), pass);
+		for (k = 0; k < 4; k++) {
+			int i = idx_of(&tl, 10 * (k + 1));
+
+			tt_tl_layer_event(&tl, i, TT_TL_FWD, 0,
+					  t + 100 * k * MS, 1, &bytes);
+			tt_tl_saved(&tl, i, MIB, 0);
+			tt_tl_layer_event(&tl, i, TT_TL_FWD, 1,
+					  t + 100 * (k + 1) * MS, 1, &bytes);
+		}
+		if (!pass) {
+			for (k = 4; k-- > 0;) {
+				int i = idx_of(&tl, 10 * (k + 1));
+
+				tt_tl_layer_event(&tl, i, TT_TL_BWD, 0,
+						  t + bwd[k][0], 1, &bytes);
+				tt_tl_layer_event(&tl, i, TT_TL_BWD, 1,
+						  t + bwd[k][1], 1, &bytes);
+			}
+			continue;
+		}
+		assert_int_equal(tl.ndue, 4);
+		assert_int_equal(L(&tl, 40)->rank, 1);
+		assert_int_equal(L(&tl, 30)->rank, 2);
+		assert_int_equal(L(&tl, 20)->rank, 3);
+		assert_int_equal(L(&tl, 10)->rank, 4);
+		assert_int_equal(L(&tl, 40)->reach, 0);
+		assert_int_equal(L(&tl, 30)->reach, 1);
+		assert_int_equal(L(&tl, 20)->reach, 2);
+		assert_int_equal(L(&tl, 10)->reach, 1);
+		tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 0,
+				  t + bwd[3][0], 1, &bytes);
+		/* 40 (due or released), 30 and 20 released; not 10 */
+		for (k = 0; k < 3; k++) {
+			assert_int_equal(tt_tl_next_due(&tl, t + bwd[3][0], &id,
+							&next), 1);
+			seen |= 1U << (id / 10);
+		}
+		assert_int_equal(seen, (1U << 2) | (1U << 3) | (1U << 4));
+		assert_int_equal(tt_tl_next_due(&tl, t + bwd[3][0], &id,
+						&next), 0);
+		assert_int_equal(next, t + L(&tl, 10)->prefetch_ns);
+	}
+}
+
+/*
+ * TT_SCHED_COUNT with TT_SCHED_ANCHOR: a released prefetch that is held
+ * (layer 30, 8 MiB: 8.4 ms at PR, more than 1/TT_TL_HOLD_DIV of the
+ * iteration) does not hold back a released one behind it in trigger
+ * order that is not held (layer 20, 64 KiB, k 2): until stop 57 only the
+ * first released entry was looked at.
+ */
+static void test_count_hold_skips(void **state)
+{
+	/* per layer 10, 20, 30, 40: saved bytes; backward begin and end */
+	static const unsigned long long sz[4] = { MIB, 64 * 1024, 8 * MIB, MIB };
+	static const unsigned long long bwd[4][2] = {
+		{ 700 * MS, 800 * MS }, { 600 * MS, 700 * MS },
+		{ 500 * MS, 600 * MS }, { 410 * MS, 500 * MS },
+	};
+	unsigned long long t, next, bytes;
+	unsigned int id, k, pass, seen = 0;
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT | TT_TL_MODE_ANCHOR);
+	for (pass = 0; pass < 2; pass++) {
+		t = pass ? 10000 * MS : 1000 * MS;
+		if (pass)
+			L(&tl, 20)->ahead = 2;
+		assert_int_equal(!!(tt_tl_iter_begin(&tl, t) &
+				    TT_TL_IB_PLANNED), pass);
+		for (k = 0; k < 4; k++) {
+			int i = idx_of(&tl, 10 * (k + 1));
+
+			tt_tl_layer_event(&tl, i, TT_TL_FWD, 0,
+					  t + 100 * k * MS, 1, &bytes);
+			tt_tl_saved(&tl, i, sz[k], 0);
+			tt_tl_layer_event(&tl, i, TT_TL_FWD, 1,
+					  t + 100 * (k + 1) * MS, 1, &bytes);
+		}
+		if (pass)
+			break;
+		for (k = 4; k-- > 0;) {
+			int i = idx_of(&tl, 10 * (k + 1));
+
+			tt_tl_layer_event(&tl, i, TT_TL_BWD, 0, t + bwd[k][0],
+					  1, &bytes);
+			tt_tl_layer_event(&tl, i, TT_TL_BWD, 1, t + bwd[k][1],
+					  1, &bytes);
+		}
+	}
+	assert_int_equal(L(&tl, 30)->rank, 2);
+	assert_int_equal(L(&tl, 20)->rank, 3);
+	assert_true(xfer(L(&tl, 30)->final_bytes, tl.pr_bps) >=
+		    tl.prof_iter_ns / TT_TL_HOLD_DIV);
+	assert_true(xfer(L(&tl, 20)->final_bytes, tl.pr_bps) <
+		    tl.prof_iter_ns / TT_TL_HOLD_DIV);
+	assert_true(L(&tl, 30)->prefetch_ns < L(&tl, 20)->prefetch_ns);
+	tt_tl_layer_event(&tl, idx_of(&tl, 40), TT_TL_BWD, 0, t + bwd[3][0], 1,
+			  &bytes);
+	while (tt_tl_next_due(&tl, t + bwd[3][0], &id, &next))
+		seen |= 1U << (id / 10);
+	/* 20 released and fired; 30 released, held; 10 not released */
+	assert_true(seen & (1U << 2));
+	assert_false(seen & (1U << 3));
+	assert_false(seen & (1U << 1));
+	assert_true(next > t + bwd[3][0]);
+}
+
+/*
+ * TT_SCHED_COUNT: a layer late because its prefetch was not handed out
+ * before its backward begin (its release came too late, so under
+ * TT_SCHED_DEFER_LATE it has not started either) is released one layer
+ * earlier than its k or reach next time, from the second planned
+ * iteration on. Until stop 57 k grew only for a prefetch that had
+ * started by then, so such a layer never moved.
+ */
+static void test_count_late_release(void **state)
+{
+	static const unsigned long long bwd[4][2] = {
+		{ 600 * MS, 700 * MS }, { 500 * MS + MS / 10, 600 * MS },
+		{ 500 * MS, 500 * MS + MS / 10 }, { 410 * MS, 500 * MS },
+	};
+	unsigned long long t, bytes;
+	unsigned int k, pass;
+	struct tt_tl tl;
+
+	(void)state;
+	setup_tl(&tl, 1, CAP);
+	tt_tl_set_modes(&tl, TT_TL_MODE_COUNT);
+	for (pass = 0; pass < 3; pass++) {
+		t = (1 + 10 * pass) * 1000 * MS;
+		tt_tl_iter_begin(&tl, t);
+		for (k = 0; k < 4; k++) {
+			int i = idx_of(&tl, 10 * (k + 1));
+
+			tt_tl_layer_event(&tl, i, TT_TL_FWD, 0,
+					  t + 100 * k * MS, 1, &bytes);
+			tt_tl_saved(&tl, i, MIB, 0);
+			if (tt_tl_layer_event(&tl, i, TT_TL_FWD, 1,
+					      t + 100 * (k + 1) * MS, 1,
+					      &bytes) == TT_TL_ACT_EVICT) {
+				tt_tl_evict_start(&tl, i, t + 100 * (k + 1) * MS);
+				tt_tl_evict_end(&tl, i, t + 100 * (k + 1) * MS + MS,
+						bytes);
+			}
+		}
+		/*
+		 * the second planned iteration: nothing handed out, every
+		 * evicted layer late (the first: all on time, as if
+		 * prefetched, so that no lead grows)
+		 */
+		for (k = 4; k-- > 0;) {
+			int i = idx_of(&tl, 10 * (k + 1));
+
+			tt_tl_layer_event(&tl, i, TT_TL_BWD, 0, t + bwd[k][0],
+					  1, &bytes);
+			if (pass)
+				tt_tl_bwd_check(&tl, i, MIB, pass == 2 ? MIB : 0);
+			tt_tl_layer_event(&tl, i, TT_TL_BWD, 1, t + bwd[k][1],
+					  1, &bytes);
+		}
+		if (pass == 1) {
+			assert_int_equal(tl.planned_run, 1);
+			assert_int_equal(L(&tl, 20)->reach, 2);
+			/* the first planned iteration: k kept */
+			assert_int_equal(L(&tl, 20)->ahead, 1);
+		}
+	}
+	assert_int_equal(tl.planned_run, 2);
+	assert_int_equal(L(&tl, 20)->ahead, 3);
+	assert_int_equal(L(&tl, 10)->ahead, 2);
 }
 
 /*
@@ -1611,9 +2165,14 @@ int main(void)
 		cmocka_unit_test(test_lead_noise),
 		cmocka_unit_test(test_lead_turn_noise),
 		cmocka_unit_test(test_lead_turn_first_planned),
+		cmocka_unit_test(test_lead_turn_uncovered),
+		cmocka_unit_test(test_count_release_noise),
+		cmocka_unit_test(test_disp_admission),
+		cmocka_unit_test(test_plan_slow_chain),
 		cmocka_unit_test(test_rates_learnt),
 		cmocka_unit_test(test_rate_ewma),
 		cmocka_unit_test(test_rates_first_sample),
+		cmocka_unit_test(test_rate_probe_limits),
 		cmocka_unit_test(test_rates_slow_sample_recovers),
 		cmocka_unit_test(test_bwd_check_once),
 		cmocka_unit_test(test_lead_bounds),
@@ -1623,6 +2182,9 @@ int main(void)
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_count_first_planned),
 		cmocka_unit_test(test_count_hold),
+		cmocka_unit_test(test_count_reach),
+		cmocka_unit_test(test_count_late_release),
+		cmocka_unit_test(test_count_hold_skips),
 		cmocka_unit_test(test_dynamic),
 		cmocka_unit_test(test_dynamic_admission),
 		cmocka_unit_test(test_dynamic_grow),

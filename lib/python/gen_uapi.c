@@ -166,6 +166,7 @@ int main(void)
 	M(tt_ioc_stats, async_failed);
 	M(tt_ioc_stats, prefetch_left_bytes);
 	M(tt_ioc_stats, landed_bytes);
+	M(tt_ioc_stats, rate_probes);
 	END();
 
 	BEGIN(tt_ioc_sched);

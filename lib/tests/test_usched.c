@@ -256,10 +256,15 @@ static int setup(void **state)
 	c->s = tt_open();
 	if (!c->s || tt_us_set_ops(c->s, &fake_ops, &c->f))
 		return -1;
-	/* written for the reference semantics, no longer the default */
+	/*
+	 * written for the reference semantics, no longer the default, and
+	 * for rates known from the start (set: no rate probe moves anything
+	 * while a session profiles; test_rate_probe has one)
+	 */
 	if (tt_sched_set(c->s, &(struct tt_ioc_sched){
-			.valid = TT_SCHED_SET_FLAGS,
-			.flags = TT_SCHED_REFERENCE }))
+			.valid = TT_SCHED_SET_FLAGS | TT_SCHED_SET_RATES,
+			.flags = TT_SCHED_REFERENCE,
+			.er_bps = c->f.bps, .pr_bps = c->f.bps }))
 		return -1;
 	*state = c;
 	return 0;
@@ -400,6 +405,13 @@ static void std_iteration(struct tctx *c, unsigned int save_mask)
  * Eviction at the forward end, prefetch at the planned trigger time, on
  * time at the backward begin; counters, layer view and rate averages.
  */
+/* @old moved by a quarter of the way to @sample, as the rates' EWMA. */
+static uint64_t ewma4(uint64_t old, uint64_t sample)
+{
+	return sample >= old ? old + (sample - old) / 4 :
+			       old - (old - sample) / 4;
+}
+
 static void test_evict_prefetch(void **state)
 {
 	struct tctx *c = *state;
@@ -409,6 +421,10 @@ static void test_evict_prefetch(void **state)
 
 	/* Moves of 1 MiB take 1 ms: exact rate samples of 1e9 B/s. */
 	c->f.bps = 1000000000ULL;
+	/* the plan below is made at 1024 MiB/s, set: no rate probe */
+	assert_int_equal(tt_sched_set(c->s, &(struct tt_ioc_sched){
+			.valid = TT_SCHED_SET_RATES,
+			.er_bps = 1024 * MIB, .pr_bps = 1024 * MIB }), 0);
 	/* Profiling: nothing moves, no thread is started. */
 	std_iteration(c, 3);
 	assert_int_equal(nlog(c), 0);
@@ -489,12 +505,13 @@ static void test_evict_prefetch(void **state)
 	assert_int_equal(st.total.moved, 4 * 256);
 	assert_int_equal(st.migrate_calls, 0);
 	/*
-	 * Each move of 1 MiB took 1 ms (1e9 B/s): 2 samples per direction;
-	 * the first replaced the 1 GiB/s seed (no measurement), the mean of
-	 * the two is the rate.
+	 * Each move of 1 MiB took 1 ms (1e9 B/s): 2 samples per direction,
+	 * each moving the rate set (settled) by a quarter of its gap to 1e9
+	 * (a new session's first sample replaces its seed: core/tests).
 	 */
-	assert_int_equal(st.er_bps, 1000000000ULL);
-	assert_int_equal(st.pr_bps, 1000000000ULL);
+	assert_int_equal(st.er_bps, ewma4(ewma4(1024 * MIB, 1000000000ULL),
+					  1000000000ULL));
+	assert_int_equal(st.pr_bps, st.er_bps);
 }
 
 /* What the policy takes to move @bytes at @bps: rounded up. */
@@ -519,7 +536,7 @@ static void test_late(void **state)
 				    .pr_bps = 1ULL << 30 };
 	struct tt_layer_info li;
 	struct tt_ioc_stats st;
-	uint64_t trig, lead;
+	uint64_t trig, lead, slow;
 
 	sized_iteration(c, 256, 0);
 	assert_int_equal(tt_sched_set(c->s, &cfg), 0);
@@ -571,14 +588,23 @@ static void test_late(void **state)
 	assert_true(lead > 0 && lead <= 3 * MS);
 	assert_int_equal(stats(c).sync_fetched_bytes, 0);
 
-	/* The next plan starts the prefetch that much earlier. */
+	/*
+	 * The next plan starts the prefetch that much earlier, and takes it
+	 * at the slow end of PR: the slowest sample, this prefetch's own
+	 * (1 MiB from the trigger to 13 ms), within PR/4..PR.
+	 */
 	iter_begin(c, 8 * MS);
 	li = layer_info(c, 1);
 	assert_int_equal(li.status, TT_LAYER_ACCEPTED);
 	assert_int_equal(li.lead_ns, lead);
 	st = stats(c);
-	assert_int_equal(li.prefetch_ns,
-			 11 * MS - xfer_ns(MIB, st.pr_bps) - lead);
+	slow = xfer_ns(MIB, 13 * MS - trig);	/* bytes/s */
+	if (slow > st.pr_bps)
+		slow = st.pr_bps;
+	if (slow < st.pr_bps / 4)
+		slow = st.pr_bps / 4;
+	assert_true(slow < st.pr_bps);
+	assert_int_equal(li.prefetch_ns, 11 * MS - xfer_ns(MIB, slow) - lead);
 }
 
 /*
@@ -1042,7 +1068,13 @@ static void test_many_iterations(void **state)
 	assert_int_equal(tt_us_set_ops(c->s, &fake_ops, &c->f), -EBUSY);
 	st = stats(c);
 	assert_int_equal(st.iterations, 200);
-	assert_int_equal(st.bytes_evicted, 199 * 2 * MIB);
+	/*
+	 * a new session's rates are seeds: its profile iteration probes them
+	 * with layer 1's MiB (out and straight back), then 199 planned
+	 * iterations move both layers
+	 */
+	assert_int_equal(st.rate_probes, 1);
+	assert_int_equal(st.bytes_evicted, 199 * 2 * MIB + MIB);
 	assert_int_equal(st.bytes_prefetched, st.bytes_evicted);
 	assert_int_equal(st.ontime_bytes, st.bytes_evicted);
 	assert_int_equal(st.late_bytes, 0);

@@ -304,6 +304,9 @@ struct tt_ioc_residency {
  * @layers_accepted:  layer-iterations evicted whole (policy "accepted").
  * @layers_modified:  layer-iterations evicted in part ("modified").
  * @layers_dropped:   layer-iterations the policy kept on the fast tier,
+ *                    or whose eviction was not ordered at the forward end
+ *                    (its prefetch was due already, or its previous
+ *                    iteration's eviction or prefetch was still running),
  *                    or whose eviction expired in the queue (not started:
  *                    its prefetch was due before it could end; counted in
  *                    @layers_accepted or @layers_modified too, when it was
@@ -434,6 +437,18 @@ struct tt_ioc_residency {
  *                    (Documentation/mover.md, "A late landing is undone");
  *                    pages of chunks an episode still held evicted are not
  *                    counted here: its prefetch fetches them.
+ * @rate_probes:      rate probes the scheduler ran: while the session has
+ *                    no measured rate (none set with TT_IOC_SET_SCHED, no
+ *                    migration sampled yet), each iteration that only
+ *                    profiles evicts up to 1 MiB of the first layer that
+ *                    ends its forward pass with at least 64 KiB saved and
+ *                    brings it straight back (none smaller than
+ *                    min_migrate_kib), so the first plan uses the
+ *                    rates these two moves measured, not the seeds
+ *                    (Documentation/scheduler.md, "Rates"). Their bytes
+ *                    count in bytes_evicted, bytes_prefetched and
+ *                    ontime_bytes or late_bytes like any eviction's, not
+ *                    in layers_accepted or layers_modified.
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -518,6 +533,8 @@ struct tt_ioc_stats {
 	__u64 prefetch_left_bytes;
 	/* appended with the late-landing repair (issue 25) */
 	__u64 landed_bytes;
+	/* appended with the rate probe (issue 27) */
+	__u64 rate_probes;
 };
 
 /* Passes of the engine over a prefetched chunk, at most (see above). */
@@ -683,7 +700,10 @@ struct tt_ioc_events {
  *                 0 is allowed.
  * @er_bps:        eviction rate to assume now (bytes/s, > 0); the measured
  *                 average continues from it.
- * @pr_bps:        prefetch rate to assume now (bytes/s, > 0).
+ * @pr_bps:        prefetch rate to assume now (bytes/s, > 0). Plans take
+ *                 the prefetches at the slow end of the measured samples
+ *                 (Documentation/scheduler.md, "Plan"); a rate set here
+ *                 clears it, so the next plan takes @pr_bps as set.
  * @slow_node:     node to evict to (only that node: pages it has no room
  *                 for stay in place), or -1 for automatic (the eviction
  *                 order of the fast node the layer ran on: the nearest slow
@@ -931,7 +951,10 @@ struct tt_ioc_sched {
  * @bwd_start_ns:   profile: average ts_B.
  * @final_bytes:    plan: bytes to evict and prefetch (szP).
  * @prefetch_ns:    plan: prefetch trigger time (includes @lead_ns).
- * @lead_ns:        extra lead time learned from late prefetches.
+ * @lead_ns:        extra lead time the plan gives the prefetch: learned
+ *                  from late prefetches, and under TT_SCHED_COUNT at least
+ *                  the turn's floor for a layer no backward step releases
+ *                  in time (Documentation/scheduler.md).
  * The last iteration, in ns from its start (0 = did not happen):
  * @last_fwd_end_ns:     forward end.
  * @last_evict_start_ns: eviction started.
