@@ -62,7 +62,7 @@ def _warn_once(key, msg):
     warnings.warn(msg, RuntimeWarning, stacklevel=3)
 
 
-def attach(model, *, layers=None, sched_flags=None, sync_late=None,
+def attach(model, *, layers="auto", sched_flags=None, sync_late=None,
            anchor=None, alap=None, defer_late=None, merge=None,
            count=None, dynamic=None, off=None, reference=False,
            profile_iters=None, stay_us=None, slow_node=None, fast_node=None,
@@ -70,10 +70,26 @@ def attach(model, *, layers=None, sched_flags=None, sync_late=None,
            strict=False):
     """Tier the saved tensors of every training iteration of @model.
 
-    Returns a ``Handle``. Layers are the leaf modules of @model, or, with
-    @layers, the modules it selects (a module class or tuple of classes, a
-    predicate ``f(name, module)``, or an iterable of module names or
-    objects), each taken whole, plus the leaves outside them.
+    Returns a ``Handle``. Layers (the scheduler's unit: events, eviction,
+    prefetch) are chosen by @layers:
+
+    * ``"auto"`` (the default): from the last warm-up iteration, timed
+      (each module's forward time and the bytes autograd saves in it): a
+      module under twice 1/_AUTO_LAYERS of the forward pass's time and of
+      its saved bytes is taken whole (a torchvision BasicBlock, not each
+      of its convolutions); a larger one is split into the modules its
+      forward calls, if their data flow is a chain (no module called
+      twice, nothing read again after the next one: no residual add or
+      concatenation across a boundary), else taken whole; consecutive
+      modules under one share are joined into one layer
+      ("conv1..maxpool") until it is reached; a module called several
+      times is a layer per call. The model itself is always split.
+      ``h.grouping`` lists the layers. Needs @warmup >= 1; with 0, the
+      leaves;
+    * ``"leaves"``: every leaf module is a layer;
+    * a module class or tuple of classes, a predicate ``f(name, module)``,
+      or an iterable of module names or objects: the modules it selects,
+      each taken whole, plus the leaves outside them.
 
     Scheduler settings (tt_sched_set()). Flags: by default the session's
     own (TT_SCHED_DEFAULT_FLAGS unless the module parameters say
@@ -185,7 +201,9 @@ def _out_tensors(output, out):
 
 def _select(model, layers):
     """[(name, module)] of the layer modules, in registration order."""
-    if isinstance(layers, str):
+    if layers == "leaves":
+        layers = None
+    elif isinstance(layers, str):
         layers = [layers]
     if layers is None:
         pred = None
@@ -236,6 +254,222 @@ def _select(model, layers):
     return found
 
 
+# layers="auto": the forward pass in about this many layers (a module of
+# less than twice 1/_AUTO_LAYERS of it is taken whole)
+_AUTO_LAYERS = 16
+
+
+class _Timing:
+    """layers="auto": every module's forward time in one forward pass
+    (summed over its calls), its calls, the order of its first call and of
+    its last return, and of its first call: the autograd node of its first
+    argument (@gin) and of its output (@gout), and its output's storage;
+    @at: each autograd node the return of a module first reached (that
+    return's place in the order: the node was made by then); @b: the bytes
+    of the storages autograd saved while the module ran (its own forward,
+    not its children's), each storage counted once."""
+    __slots__ = ("t", "n", "first", "last", "gin", "gout", "out", "at",
+                 "b", "saved", "stack", "seq", "on")
+
+    def __init__(self):
+        self.t, self.n, self.first, self.last = {}, {}, {}, {}
+        self.gin, self.gout, self.out, self.at = {}, {}, {}, {}
+        self.b, self.saved = {}, set()
+        self.stack = []
+        self.seq = 0
+        self.on = False
+
+    def pre(self, key, module, args):
+        if not self.on:
+            return
+        self.seq += 1
+        if key not in self.first:
+            self.first[key] = self.seq
+            self.input(key, args)
+        self.stack.append((key, time.perf_counter_ns()))
+
+    def input(self, key, args):
+        a = args[0] if args else None
+        self.gin[key] = a.grad_fn if isinstance(a, _Tensor) else None
+
+    def post(self, key, module, args, output):
+        if not self.on or not self.stack or self.stack[-1][0] != key:
+            return
+        _, t0 = self.stack.pop()
+        self.seq += 1
+        self.last[key] = self.seq
+        self.t[key] = self.t.get(key, 0) + time.perf_counter_ns() - t0
+        self.n[key] = self.n.get(key, 0) + 1
+        self.mark(output)
+        if key not in self.gout:
+            o = output if isinstance(output, _Tensor) else None
+            self.gout[key] = o.grad_fn if o is not None else None
+            try:
+                self.out[key] = _storage(o).data_ptr() if o is not None \
+                    else None
+            except Exception:
+                self.out[key] = None
+
+    def pack(self, t):
+        """saved_tensors_hooks pack hook of the timed forward."""
+        try:
+            if self.on and self.stack and t.is_cpu and \
+                    t.layout is _strided:
+                st = _storage(t)
+                ptr = st.data_ptr()
+                if ptr not in self.saved:
+                    self.saved.add(ptr)
+                    key = self.stack[-1][0]
+                    self.b[key] = self.b.get(key, 0) + st.nbytes()
+        except Exception:
+            pass
+        return (t,)
+
+    def mark(self, output):
+        """@at for the nodes of @output's graph not reached before."""
+        at, seq = self.at, self.seq
+        todo = [t.grad_fn for t in _out_tensors(output, [])
+                if t.grad_fn is not None and t.grad_fn not in at]
+        for node in todo:
+            at[node] = seq
+        while todo:
+            for nxt, _ in todo.pop().next_functions:
+                if nxt is not None and nxt not in at:
+                    at[nxt] = seq
+                    todo.append(nxt)
+
+    def consumers(self, output):
+        """{autograd node: the nodes of @output's graph that take its
+        result}: the operations that read each tensor the forward made."""
+        reads = {}
+        todo = [t.grad_fn for t in _out_tensors(output, [])
+                if t.grad_fn is not None]
+        seen = set(todo)
+        while todo:
+            node = todo.pop()
+            for nxt, _ in node.next_functions:
+                if nxt is None:
+                    continue
+                reads.setdefault(nxt, []).append(node)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return reads
+
+
+def _group(model, tm, total_ns, reads, target=_AUTO_LAYERS):
+    """layers="auto": the layers of @model from the timings @tm of one
+    forward pass that took @total_ns, @reads its consumers(): a list of
+    runs, each a list of (name, module) of consecutive modules (one
+    module: taken whole). See attach()."""
+    share = max(total_ns // max(target, 1), 1)
+    pieces = []
+    # saved bytes of each module with its descendants
+    sub = {}
+
+    def tot(m):
+        v = tm.b.get(id(m), 0) + sum(tot(c) for c in m.children())
+        sub[id(m)] = v
+        return v
+    bshare = max(tot(model) // max(target, 1), 1)
+
+    def big(t, b, k):
+        """@t ns and @b bytes reach @k shares of either"""
+        return t >= k * share or b >= k * bshare
+
+    def read_by(node, key):
+        """Every operation that reads @node's tensor was made by the
+        return of module @key (in its forward, or before it)."""
+        lim = tm.last.get(key, 0)
+        return node is None or \
+            all(tm.at.get(r, lim + 1) <= lim for r in reads.get(node, ()))
+
+    def called(name, m):
+        """[(name, module)] of the modules @m's forward calls itself, in
+        call order: its called children, and those of children it never
+        calls as a whole (a ModuleList, a ModuleDict)."""
+        out = []
+        for cn, c in m.named_children():
+            full = name + "." + cn if name else cn
+            if id(c) in tm.n:
+                out.append((full, c))
+            elif id(c) not in tm.first:
+                out.extend(called(full, c))
+        out.sort(key=lambda k: tm.first[id(k[1])])
+        return out
+
+    def splittable(m):
+        """Its children's data flow is a chain that layer boundaries can
+        cut: no child called twice (a BasicBlock's relu, after the
+        residual add), the module's input read only within its first
+        child and each child's output only within the next one (a
+        residual add or a concatenation after the next child reads a
+        tensor whose layer would already have been evicted), and the
+        module's output the last child's (nothing after it)."""
+        kids = [c for _, c in called("", m)]
+        if not kids or any(tm.n[id(c)] != 1 for c in kids):
+            return False
+        if not read_by(tm.gin.get(id(m)), id(kids[0])):
+            return False
+        if not all(read_by(tm.gout.get(id(a)), id(b))
+                   for a, b in zip(kids, kids[1:])):
+            return False
+        return m is model or tm.out.get(id(m)) == tm.out.get(id(kids[-1]))
+
+    def split(name, m):
+        kids = called(name, m)
+        run, run_t, run_b = [], 0, 0
+        mergeable = -1        # index in pieces of the last piece a short
+        #                       run after it may join (same level, adjacent)
+
+        def close():
+            nonlocal run, run_t, run_b, mergeable
+            if not run:
+                return
+            if not big(run_t, run_b, 1) and mergeable >= 0 and \
+                    mergeable == len(pieces) - 1:
+                pieces[mergeable].extend(run)
+            else:
+                pieces.append(run)
+            mergeable = len(pieces) - 1
+            run, run_t, run_b = [], 0, 0
+
+        for full, c in kids:
+            k = id(c)
+            t = tm.t.get(k, 0)
+            b = sub.get(k, 0)
+            if tm.n[k] != 1:
+                # called several times: a layer of its own, one per call
+                close()
+                pieces.append([(full, c)])
+                mergeable = -1
+                continue
+            if big(t, b, 2) and splittable(c):
+                close()
+                split(full, c)
+                mergeable = -1
+                continue
+            # a sibling still running when this one began: not consecutive
+            if run and tm.last.get(id(run[-1][1]), 0) > tm.first[k]:
+                close()
+                mergeable = -1
+            if big(t, b, 1) and not run:
+                pieces.append([(full, c)])
+                mergeable = len(pieces) - 1
+                continue
+            run.append((full, c))
+            run_t += t
+            run_b += b
+            if big(run_t, run_b, 1):
+                close()
+        close()
+
+    # the model itself is always split: one layer would move nothing
+    # before the backward pass (its children are then as the leaves are)
+    split("", model)
+    return pieces
+
+
 class Handle:
     """What attach() returns: the hooks on one model and its session.
 
@@ -261,7 +495,17 @@ class Handle:
         if not isinstance(warmup, int) or warmup < 0:
             raise ValueError("tiertrain.torch.attach: warmup=%r: expected a "
                              "number of iterations >= 0" % (warmup,))
-        sites = _select(model, layers)
+        # layers="auto": the leaves until the last warm-up iteration is
+        # timed (_Timing), then the groups (_group)
+        auto = isinstance(layers, str) and layers == "auto"
+        timed = auto and warmup >= 1 and \
+            any(True for _ in model.children())
+        sites = None if timed else _select(model, None if auto else layers)
+        self._timing = _Timing() if timed else None
+        self._timing_t0 = 0
+        self._thandles = []
+        self._thooks = None
+        self.grouping = None
         self.model = model
         self.warmup = warmup
         self.active = False
@@ -444,24 +688,75 @@ class Handle:
         return (valid, fields) if valid else None
 
     def _install(self, model, sites):
-        root_is_layer = any(m is model for _, m in sites)
+        """The root's hooks and, with @sites [(name, module)], each
+        module's as a layer; with @sites None (layers="auto"), the
+        timing hooks of every module below the root instead."""
+        root_is_layer = sites is not None and \
+            any(m is model for _, m in sites)
         reg = self._handles.append
         # Pre-hooks run in registration order: the root's first. Forward
         # hooks too: the root's last, after a root that is itself a layer.
         reg(model.register_forward_pre_hook(self._root_pre))
-        seen = {}
-        for name, m in sites:
-            if id(m) in seen:
-                continue
-            site = _Site(self, name)
-            seen[id(m)] = site
-            # functools.partial: no Python frame of its own
-            reg(m.register_forward_pre_hook(
-                functools.partial(self._pre, site)))
-            reg(m.register_forward_hook(functools.partial(self._post, site)))
+        if sites is None:
+            tm = self._timing
+            treg = self._thandles.append
+            for _, m in model.named_modules():
+                if m is model:
+                    continue
+                treg(m.register_forward_pre_hook(
+                    functools.partial(tm.pre, id(m))))
+                treg(m.register_forward_hook(
+                    functools.partial(tm.post, id(m))))
+            self._nsites = 0
+        else:
+            self._install_sites([[nm] for nm in sites])
         reg(model.register_forward_hook(self._root_post))
-        self._nsites = len(seen)
         self._root_is_layer = root_is_layer
+
+    def _install_sites(self, pieces):
+        """Hooks of the layers @pieces, each a run of (name, module) of
+        consecutive modules: the forward pre-hook on its first, the
+        forward hook on its last."""
+        reg = self._handles.append
+        seen = set()
+        n = 0
+        for run in pieces:
+            first, last = run[0][1], run[-1][1]
+            if id(first) in seen:
+                continue
+            seen.add(id(first))
+            name = run[0][0] if len(run) == 1 else \
+                "%s..%s" % (run[0][0], run[-1][0])
+            site = _Site(self, name)
+            n += 1
+            # functools.partial: no Python frame of its own
+            reg(first.register_forward_pre_hook(
+                functools.partial(self._pre, site)))
+            reg(last.register_forward_hook(
+                functools.partial(self._post, site)))
+        self._nsites = n
+
+    def _timed(self, ok, output=None):
+        """layers="auto": the timed warm-up forward ended (@ok, its
+        @output) or did not (the leaves then): its groups become the
+        layers."""
+        tm, self._timing = self._timing, None
+        tm.on = False
+        if self._thooks is not None:
+            self._thooks.__exit__(None, None, None)
+            self._thooks = None
+        for hd in self._thandles:
+            hd.remove()
+        self._thandles.clear()
+        total = time.perf_counter_ns() - self._timing_t0
+        if ok and tm.n:
+            pieces = _group(self.model, tm, total, tm.consumers(output))
+        else:
+            pieces = [[nm] for nm in _select(self.model, None)]
+        self.grouping = [run[0][0] if len(run) == 1 else
+                         "%s..%s" % (run[0][0], run[-1][0])
+                         for run in pieces]
+        self._install_sites(pieces)
 
     # ---- events -----------------------------------------------------------------
     def _ev(self, typ, flags, layer, ts, addr, length):
@@ -523,11 +818,24 @@ class Handle:
             s = self._sentinel
             if not self._iter_open or self._bwd_started or s is None or \
                     s() is None:
+                tm = self._timing
                 if self.counts["warmup_iterations"] < self.warmup:
                     # not reported; a forward with gradients is one
                     # iteration (its backward is not watched)
                     self.counts["warmup_iterations"] += 1
+                    if tm is not None and \
+                            self.counts["warmup_iterations"] == self.warmup:
+                        # layers="auto": time the last one
+                        tm.on = True
+                        tm.input(id(module), args)
+                        self._thooks = _torch.autograd.graph.\
+                            saved_tensors_hooks(tm.pack, _unpack)
+                        self._thooks.__enter__()
+                        self._timing_t0 = time.perf_counter_ns()
                     return
+                if tm is not None:
+                    # the timed forward never ended (it raised)
+                    self._timed(False)
                 self._iter_begin(module)
             self._hooks.__enter__()
             self._in_fwd = True
@@ -560,6 +868,12 @@ class Handle:
         self._flush()
 
     def _root_post(self, module, args, output):
+        tm = self._timing
+        if tm is not None and tm.on:
+            try:
+                self._timed(True, output)
+            except Exception as e:
+                self._fail("layers='auto' grouping", e)
         if not self._in_fwd:
             return
         try:
@@ -922,9 +1236,11 @@ class Handle:
         """Remove every hook, close the session, and bring back to the fast
         tier whatever of the current iteration is still on a slow node.
         The model is then exactly as before attach(). Idempotent."""
-        for hd in self._handles:
+        for hd in self._handles + self._thandles:
             hd.remove()
         self._handles.clear()
+        self._thandles.clear()
+        self._timing = None
         if self._in_fwd:
             self._hooks.__exit__(None, None, None)
             self._in_fwd = False
