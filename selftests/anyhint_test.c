@@ -68,6 +68,8 @@ FIXTURE_SETUP(anyhint)
 	ASSERT_EQ(0, tt_st_read_ll(AH_BALANCING, &self->balancing));
 	ASSERT_EQ(0, tt_st_write_file(AH_BALANCING, "0"));
 	TT_OPEN_KERNEL_SESSION(&self->s);
+	/* rates known: the profile iteration moves only what the budget does */
+	TT_SET_RATES(self->s, 1ULL << 30);
 	for (i = 0; i < 3; i++) {
 		self->plain[i] = tt_st_map(AH_PLAIN, -1);
 		ASSERT_NE(NULL, self->plain[i]);

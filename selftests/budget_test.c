@@ -291,7 +291,8 @@ FIXTURE_SETUP(budget)
 	ASSERT_EQ(0, tt_st_read_ll(BT_BALANCING, &self->balancing));
 	ASSERT_EQ(0, tt_st_write_file(BT_BALANCING, "0"));
 	TT_OPEN_KERNEL_SESSION(&self->b.s);
-	TT_CALIBRATE(&self->topo, 4 * BT_MIB);
+	/* rates known: the profile iterations move only what the budget does */
+	TT_CALIBRATE_RATES(&self->topo, 4 * BT_MIB, self->b.s);
 	pthread_mutex_init(&self->b.mu, NULL);
 	self->b.fast = self->topo.fast;
 	self->b.nl = BT_MAXL;

@@ -178,6 +178,10 @@ static void dt_log_iter(struct __test_metadata *_metadata,
 	       it, (unsigned long long)plan >> 10, planned, n, lead / 1e6,
 	       (unsigned long long)done >> 10, (unsigned long long)late >> 10,
 	       (unsigned long long)st.reprofiles);
+	/* each late layer: its plan against what happened */
+	for (i = 0; i < n && i <= DT_LAYERS; i++)
+		if (info[i].last_late_bytes)
+			TT_LOG_LAYER(&info[i]);
 }
 
 /* The bytes the current iteration's plan evicts (0: no plan, profiling). */

@@ -563,20 +563,7 @@ static void log_layers(struct __test_metadata *_metadata, struct trainer *tr)
 	int n = tr_layers(tr, info, TR_MAXL + 1), i;
 
 	for (i = 0; i < n && i <= TR_MAXL; i++)
-		TH_LOG("layer %u: status %u sz %llu te_F %.1f ts_B %.1f szP %llu prefetch %.1f lead %.2f | fwd_end %.1f evict %.1f-%.1f prefetch %.1f-%.1f bwd %.1f evicted %llu late %llu",
-		       info[i].layer, info[i].status,
-		       (unsigned long long)info[i].saved_bytes,
-		       info[i].fwd_end_ns / 1e6, info[i].bwd_start_ns / 1e6,
-		       (unsigned long long)info[i].final_bytes,
-		       info[i].prefetch_ns / 1e6, info[i].lead_ns / 1e6,
-		       info[i].last_fwd_end_ns / 1e6,
-		       info[i].last_evict_start_ns / 1e6,
-		       info[i].last_evict_end_ns / 1e6,
-		       info[i].last_prefetch_start_ns / 1e6,
-		       info[i].last_prefetch_end_ns / 1e6,
-		       info[i].last_bwd_start_ns / 1e6,
-		       (unsigned long long)info[i].last_evicted_bytes,
-		       (unsigned long long)info[i].last_late_bytes);
+		TT_LOG_LAYER(&info[i]);
 }
 
 /*

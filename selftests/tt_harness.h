@@ -54,10 +54,43 @@
 	struct tt_st_calib _c;						\
 	int _ret = tt_st_calibrate((topo)->fast, (topo)->slow, (len), &_c); \
 	ASSERT_EQ(0, _ret) TH_LOG("calibration: %s", strerror(-_ret));	\
-	TH_LOG("calibration: %zu KiB node %d <-> %d, %d rounds: %.2f ms/MiB (%.2f-%.2f), factor %.2f, compute x %.2f", \
+	TH_LOG("calibration: %zu KiB node %d <-> %d, %d rounds: %.2f ms/MiB (%.2f-%.2f), factor %.2f, compute x %.2f%s", \
 	       (size_t)(len) >> 10, (topo)->fast, (topo)->slow, _c.rounds, \
 	       _c.ms_per_mib, _c.min_ms_per_mib, _c.max_ms_per_mib,	\
-	       _c.factor, _c.scale);					\
+	       _c.factor, _c.scale,					\
+	       _c.finished_sync ? " (a move's pass left busy pages: finished synchronously)" : ""); \
+} while (0)
+
+/*
+ * TT_CALIBRATE(), then set session @s's ER and PR to the rate it measured
+ * (TT_SCHED_SET_RATES: known, so the scheduler runs no rate probe while it
+ * profiles) for tests whose profile iterations must move nothing but
+ * what they order.
+ */
+#define TT_CALIBRATE_RATES(topo, len, s) do {				\
+	struct tt_st_calib _c;						\
+	int _ret = tt_st_calibrate((topo)->fast, (topo)->slow, (len), &_c); \
+	struct tt_ioc_sched _r = { .valid = TT_SCHED_SET_RATES };	\
+	ASSERT_EQ(0, _ret) TH_LOG("calibration: %s", strerror(-_ret));	\
+	TH_LOG("calibration: %zu KiB node %d <-> %d, %d rounds: %.2f ms/MiB (%.2f-%.2f), factor %.2f, compute x %.2f%s; the session's rates set to it", \
+	       (size_t)(len) >> 10, (topo)->fast, (topo)->slow, _c.rounds, \
+	       _c.ms_per_mib, _c.min_ms_per_mib, _c.max_ms_per_mib,	\
+	       _c.factor, _c.scale,					\
+	       _c.finished_sync ? " (a move's pass left busy pages: finished synchronously)" : ""); \
+	_r.er_bps = _r.pr_bps = (__u64)(1048576.0 * 1000.0 /		\
+		(_c.ms_per_mib > 0 ? _c.ms_per_mib : 1.0));		\
+	ASSERT_EQ(0, tt_sched_set((s), &_r));				\
+} while (0)
+
+/*
+ * Set session @s's ER and PR to @bps (known: no rate probe while it
+ * profiles), for tests whose profile iterations must move nothing but
+ * what they order and whose timing does not depend on the rates.
+ */
+#define TT_SET_RATES(s, bps) do {					\
+	struct tt_ioc_sched _r = { .valid = TT_SCHED_SET_RATES,	\
+				   .er_bps = (bps), .pr_bps = (bps) };	\
+	ASSERT_EQ(0, tt_sched_set((s), &_r));				\
 } while (0)
 
 /* Open a libtiertrain session on the kernel backend into *@sp. */
@@ -121,6 +154,29 @@
 		TH_LOG("residency: %llu bytes on nodes + %llu absent",	\
 		       (unsigned long long)_sum,			\
 		       (unsigned long long)_np);			\
+} while (0)
+
+/*
+ * One TT_IOC_LAYERS entry in the test's log: the plan (saved size, te_F,
+ * ts_B, szP, trigger, lead) and the last iteration (forward end,
+ * eviction, prefetch, backward begin, bytes evicted and late); ms, bytes.
+ */
+#define TT_LOG_LAYER(li) do {						\
+	const struct tt_layer_info *_li = (li);				\
+	TH_LOG("layer %u: status %u sz %llu te_F %.1f ts_B %.1f szP %llu prefetch %.1f lead %.2f | fwd_end %.1f evict %.1f-%.1f prefetch %.1f-%.1f bwd %.1f evicted %llu late %llu", \
+	       _li->layer, _li->status,					\
+	       (unsigned long long)_li->saved_bytes,			\
+	       _li->fwd_end_ns / 1e6, _li->bwd_start_ns / 1e6,		\
+	       (unsigned long long)_li->final_bytes,			\
+	       _li->prefetch_ns / 1e6, _li->lead_ns / 1e6,		\
+	       _li->last_fwd_end_ns / 1e6,				\
+	       _li->last_evict_start_ns / 1e6,				\
+	       _li->last_evict_end_ns / 1e6,				\
+	       _li->last_prefetch_start_ns / 1e6,			\
+	       _li->last_prefetch_end_ns / 1e6,				\
+	       _li->last_bwd_start_ns / 1e6,				\
+	       (unsigned long long)_li->last_evicted_bytes,		\
+	       (unsigned long long)_li->last_late_bytes);		\
 } while (0)
 
 /* Result counters of one migration, field by field. */

@@ -299,6 +299,7 @@ struct tt_st_calib {
 	double max_ms_per_mib;
 	double factor;
 	double scale;
+	int finished_sync;	/* moves whose asynchronous pass left pages */
 };
 
 /*
@@ -308,10 +309,13 @@ struct tt_st_calib {
  * (TT_MIGRATE_ASYNC, then tt_flush(): the engine's worker and the movers,
  * as for the scheduler's work of the tests' own sessions; with the module
  * setting mover_base, base pages go through the movers, slower under CPU
- * load), TT_ST_CALIB_ROUNDS times (3 when slow), timing each move; set the
- * process's calibrated factor from the second slowest round and fill @c.
- * Returns 0, or -errno (the factor is then unchanged; -ENODEV: no kernel
- * backend; -EIO: not every page moved, or the data changed).
+ * load), TT_ST_CALIB_ROUNDS times (3 when slow), timing each move; pages
+ * the asynchronous pass left busy are moved by tt_migrate()'s passes
+ * inside the timed move. Set the process's calibrated factor from the
+ * second slowest round and fill @c. Returns 0, or -errno (the factor is
+ * then unchanged; -ENODEV: no kernel backend; tt_migrate()'s errors for
+ * pages that stayed; -EIO: pages still not on the node after it;
+ * -EBADMSG: the data changed).
  */
 int tt_st_calibrate(int fast, int slow, size_t len, struct tt_st_calib *c);
 

@@ -237,8 +237,11 @@ static uint64_t vt_on(struct tt_session *s, const void *p, size_t len,
 TEST_F_TIMEOUT(victims, fake_in_use, 300)
 {
 	const size_t len = 16 * VT_MIB;
+	/* rates known: no rate probe while it profiles */
 	struct tt_ioc_sched c = {
-		.valid = TT_SCHED_SET_PROFILE, .profile_iters = 1000,
+		.valid = TT_SCHED_SET_PROFILE | TT_SCHED_SET_RATES,
+		.profile_iters = 1000,
+		.er_bps = 1ULL << 30, .pr_bps = 1ULL << 30,
 	};
 	struct tt_ioc_stats st;
 	unsigned int it, bad = 0;
