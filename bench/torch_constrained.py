@@ -197,17 +197,22 @@ class Balloon:
         counts); return the bytes each node can give then ({node:
         bytes}). Never asks for more than a node can give
         above its low watermark, so no allocation here waits on reclaim
-        or meets the OOM killer."""
+        or meets the OOM killer. Gives up (ENOMEM) once it took the
+        node's room at the start plus its page cache then (kswapd frees
+        the cache as the free memory nears the watermarks, so the room
+        may shrink slower than the balloon grows) and the room is still
+        not down to @room."""
         out = {}
         for n in nodes:
-            limit = self.taken + node_room(n)
+            limit = self.taken + node_room(n) + _meminfo(n)["FilePages:"]
             while True:
                 want = node_room(n) - room
                 if want < self.CHUNK:
                     break
                 if self.taken >= limit:
                     # what was taken did not leave the node's free memory
-                    raise OSError(12, "node %d: %d bytes taken, its room "
+                    raise OSError(12, "node %d: %d bytes taken (its room "
+                                  "and page cache at the start), its room "
                                   "still %d bytes" % (n, self.taken,
                                                       node_room(n)))
                 self._take(n, min(want, self.STEP) // self.CHUNK *
@@ -257,7 +262,7 @@ def fast_nodes(tiertrain):
 
 def _meminfo(n):
     """Node @n's meminfo in bytes, by field ("MemFree:": bytes)."""
-    out = {"MemTotal:": 0, "MemFree:": 0}
+    out = {"MemTotal:": 0, "MemFree:": 0, "FilePages:": 0}
     with open("/sys/devices/system/node/node%d/meminfo" % n) as f:
         for line in f:
             w = line.split()

@@ -70,6 +70,19 @@ run also ends early on SIGTERM, SIGINT or SIGHUP, and a mode whose
 iteration raises stops (the others go on). Whatever stops it, the table
 and the JSON are made from the iterations every mode completed.
 
+A mode may end in :auto or :leaves (off:leaves, tiertrain:leaves): its
+layers, attach(layers=...), whatever --layers says; its "vs off" figures
+are against the off mode with the same suffix when there is one. Per
+tiertrain or userspace mode, the on-time share of each planned step
+(from the session's counters after each step, from the first iteration
+the scheduler plans: attach()'s warm-up plus the profile), of the first
+and of all of them. Per off mode, attach()'s added cost per step (the
+median over the unsampled rounds of off's step minus none's of the same
+round) against PyTorch's own cost of calling the same modules: module
+calls per forward (a global forward pre-hook counts them in a pass of
+its own) times the cost of one __call__ with no hooks beyond its forward
+(nn.Identity, 20000 calls, the fastest of 5 rounds).
+
 --overhead adds the cost of the Python layer per event: a model of many
 tiny layers (compute negligible) timed without hooks, with the hooks but
 tt_events() replaced by a no-op, and with the real submissions
@@ -90,6 +103,9 @@ import torch_constrained as tc
 
 MIB = 1024.0 * 1024.0
 GOAL_AVG, GOAL_PEAK, GOAL_ONTIME, GOAL_STEP = -80.0, -60.0, 99.0, 3.0
+# issue 27: attach()'s cost per step at most 1 % of the step and half of
+# PyTorch's own module-call cost over the same modules
+GOAL_HOOK_PCT, GOAL_HOOK_RATIO = 1.0, 0.5
 
 # Scheduler flag sets (attach() keywords), --flag-sets and KIND@SET modes.
 FLAG_SETS = {
@@ -122,7 +138,9 @@ def parse():
                    help="iterations per mode, warm-up included (12)")
     p.add_argument("--modes", default=None,
                    help="comma-separated modes: none, off, tiertrain, "
-                   "userspace, or KIND@SET (tiertrain@aad; sets: %s) "
+                   "userspace, or KIND@SET (tiertrain@aad; sets: %s); "
+                   "a suffix :auto or :leaves sets that mode's layers "
+                   "(off:leaves; default --layers) "
                    "(default: none,off,tiertrain,userspace)" %
                    ",".join(FLAG_SETS))
     p.add_argument("--flag-sets", default=None,
@@ -156,6 +174,9 @@ def parse():
                    "to the migration workers)")
     p.add_argument("--sample-ms", type=float, default=10.0,
                    help="footprint sampling period (10 ms)")
+    p.add_argument("--layers", default="auto", choices=("auto", "leaves"),
+                   help="attach()'s layers: auto (the default: grouped "
+                   "from the timed warm-up) or leaves (every leaf module)")
     p.add_argument("--overhead", action="store_true",
                    help="also measure the Python layer's cost per event")
     p.add_argument("--sequential", action="store_true",
@@ -187,7 +208,12 @@ def parse():
     elif not a.modes:
         a.modes = "none,off,tiertrain,userspace"
     for m in a.modes.split(","):
-        kind, _, fs = m.partition("@")
+        base, _, lay = m.partition(":")
+        kind, _, fs = base.partition("@")
+        if lay and (lay not in ("auto", "leaves") or
+                    kind in ("none", "linux")):
+            p.error("--modes: %r: a mode's layers are :auto or :leaves, "
+                    "and only off, tiertrain and userspace have layers" % m)
         if kind not in ("none", "off", "tiertrain", "userspace", "linux") or \
                 (fs and (fs not in FLAG_SETS or
                          kind in ("none", "off", "linux"))):
@@ -276,7 +302,8 @@ class Mode:
     """One mode's model, optimizer, handle and figures."""
 
     def __init__(self, mode, a, torch, tv, ttt):
-        kind, _, fs = mode.partition("@")
+        base, _, lay = mode.partition(":")
+        kind, _, fs = base.partition("@")
         self.kind = kind
         if kind == "tiertrain":
             os.environ["TIERTRAIN_BACKEND"] = "kernel"
@@ -289,8 +316,10 @@ class Mode:
         self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01,
                                    momentum=0.9)
         self.res = {"mode": mode, "kind": kind, "flag_set": fs or None,
-                    "ok": True, "iter_ms": [], "losses": [], "tlb": []}
+                    "ok": True, "iter_ms": [], "losses": [], "tlb": [],
+                    "steps_ontime": []}
         self.h = self.sampler = None
+        self.ot0 = None                     # (ontime, late) after the last step
         self.reads = self.nodes = None      # --reads (run_sequential())
         self.st0 = None
         self.warm = 2
@@ -301,7 +330,8 @@ class Mode:
             kw = {"alap": a.alap or None,
                   "sync_late": a.sync_late or None,
                   "off": (kind == "off") or None,
-                  "strict": True, "warmup": a.warmup}
+                  "strict": True, "warmup": a.warmup,
+                  "layers": lay or a.layers}
             if a.reference:
                 kw.update(reference=True)
             if fs:
@@ -316,8 +346,10 @@ class Mode:
                 return
             self.res["backend"] = self.h.backend
             # the attach() warm-up iteration, the profile, one more
-            self.warm = self.h.warmup + \
-                self.h.session.sched_get()["profile_iters"] + 1
+            prof = self.h.session.sched_get()["profile_iters"]
+            self.warm = self.h.warmup + prof + 1
+            # the first iteration the scheduler plans
+            self.res["first_planned"] = self.h.warmup + prof
             self.sampler = Sampler(self.h, a.sample_ms / 1e3)
             self.sampler.start()
         self.warm = min(self.warm, a.iters - 1)
@@ -373,6 +405,15 @@ class Mode:
             r["reads"].append(got)
         r["iter_ms"].append(el * 1e3)
         r["tlb"].append(tlb_shootdowns() - tlb0)
+        if self.h and self.kind != "off":
+            # the session's own counters (no residency pass): the bytes
+            # each step's prefetches brought back on time and late
+            st = self.h.session.stats()
+            ot = (st["ontime_bytes"], st["late_bytes"])
+            if self.ot0 is not None:
+                r["steps_ontime"].append(
+                    (i, ot[0] - self.ot0[0], ot[1] - self.ot0[1]))
+            self.ot0 = ot
         r["losses"].append(loss.item())
         print("torch_train: %s iteration %d: %.0f ms, loss %.6f" %
               (r["mode"], i, r["iter_ms"][-1], r["losses"][-1]),
@@ -417,12 +458,14 @@ class Mode:
             r["stats"] = {k: v for k, v in st.items() if k != "session"}
             r["session"] = st["session"]
             r["layers"] = h.layers()
+            r["grouping"] = h.grouping
             moved = d["evicted_bytes"] + d["prefetched_bytes"]
             r["tlb_per_mib"] = sum(r["tlb"][self.warm:]) * MIB / moved \
                 if moved else None
             due = d["ontime_bytes"] + d["late_bytes"]
             r["ontime_pct"] = 100.0 * d["ontime_bytes"] / due if due \
                 else None
+            step_ontime(r)
             smp = self.sampler.samples
             r["nsamples"] = len(smp)
             r["fast_avg"], r["fast_peak"] = weighted(smp, 1)
@@ -434,6 +477,105 @@ class Mode:
             h.detach()
         self.model = self.opt = None
         return r
+
+
+def step_ontime(r):
+    """From r["steps_ontime"]: the on-time share of each planned step
+    (None when nothing was due in it), of the first planned step and of
+    all planned steps."""
+    fp = r.get("first_planned")
+    steps = [(i, o, l) for i, o, l in r["steps_ontime"]
+             if fp is not None and i >= fp]
+    r["ontime_per_step"] = [(i, 100.0 * o / (o + l) if o + l else None)
+                            for i, o, l in steps]
+    r["ontime_first_pct"] = r["ontime_per_step"][0][1] \
+        if r["ontime_per_step"] else None
+    o = sum(x[1] for x in steps)
+    lt = sum(x[2] for x in steps)
+    r["ontime_planned_pct"] = 100.0 * o / (o + lt) if o + lt else None
+
+
+def module_cost(torch, model, x):
+    """PyTorch's own cost of calling modules, without tiertrain: how many
+    module calls one forward of @model on @x makes (counted with a global
+    forward pre-hook, in a pass of its own), and what one call of a
+    module's __call__ with no hooks costs beyond its forward (an
+    nn.Identity called 20000 times through __call__ and through forward,
+    the fastest of 5 rounds each)."""
+    n = [0]
+
+    def count(mod, inp):
+        n[0] += 1
+    hd = torch.nn.modules.module.register_module_forward_pre_hook(count)
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        hd.remove()
+    idm = torch.nn.Identity()
+    k = 20000
+
+    def timed(f):
+        best = None
+        for _ in range(5):
+            t0 = time.perf_counter_ns()
+            for _ in range(k):
+                f(x)
+            t = time.perf_counter_ns() - t0
+            best = t if best is None else min(best, t)
+        return best / k
+    call_ns, fwd_ns = timed(idm), timed(idm.forward)
+    return {"module_calls": n[0], "call_ns": call_ns, "forward_ns": fwd_ns,
+            "per_call_ns": max(0.0, call_ns - fwd_ns),
+            "per_step_ms": n[0] * max(0.0, call_ns - fwd_ns) / 1e6}
+
+
+def ref_off(by, r):
+    """The off mode to compare mode @r with: the one with the same layers
+    suffix (tiertrain:leaves, off:leaves), else plain off."""
+    lay = r["mode"].partition(":")[2]
+    return by.get("off:" + lay) if lay and "off:" + lay in by \
+        else by.get("off")
+
+
+def hook_cost(a, results, mc):
+    """attach()'s added cost per step (each off mode against none, round
+    by round) against PyTorch's own module-call cost @mc (module_cost());
+    a dict per off mode."""
+    by = {r["mode"]: r for r in results if r["ok"]}
+    none = by.get("none")
+    out = {}
+    if not none or a.sequential:
+        return out
+    for off in (r for r in results if r["ok"] and r["kind"] == "off"):
+        w = off["warmup"]
+        diffs = [x - y for x, y in zip(timed_rounds(off["iter_ms"], w),
+                                       timed_rounds(none["iter_ms"], w))]
+        if not diffs:
+            continue
+        added = statistics.median(diffs)
+        o = out[off["mode"]] = {
+            "added_ms": added, "rounds": len(diffs),
+            "step_ms": none["step_ms"],
+            "added_pct": 100.0 * added / none["step_ms"],
+            "pytorch_ms": mc["per_step_ms"],
+            "ratio": added / mc["per_step_ms"] if mc["per_step_ms"] else None,
+            "layers": len(off.get("grouping") or []) or off["stats"]["layers"],
+            "events_per_iter": off.get("events_per_iter")}
+        print("\nhook cost, %s (%d layers): attach() adds %.2f ms a step "
+              "(%s - none, median of %d rounds: %.2f%% of none's %.1f ms; "
+              "goal <= %.0f%%: %s); PyTorch's own module calls: %d a forward "
+              "x %.2f us = %.3f ms a step; attach()'s cost is %s of it (goal "
+              "<= %.1fx: %s)" % (
+                  off["mode"], o["layers"], added, off["mode"], len(diffs),
+                  o["added_pct"], none["step_ms"], GOAL_HOOK_PCT,
+                  verdict(o["added_pct"] <= GOAL_HOOK_PCT),
+                  mc["module_calls"], mc["per_call_ns"] / 1e3,
+                  mc["per_step_ms"],
+                  "%.1fx" % o["ratio"] if o["ratio"] is not None else "n/a",
+                  GOAL_HOOK_RATIO, verdict(o["ratio"] is not None and
+                                           o["ratio"] <= GOAL_HOOK_RATIO)))
+    return out
 
 
 def run_modes(a, torch, tv, ttt, data, t_start):
@@ -540,7 +682,7 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
               file=sys.stderr, flush=True)
         balloon = tc.Balloon()
     for name in names:
-        kind = name.partition("@")[0]
+        kind = name.partition(":")[0].partition("@")[0]
         if stopped:
             res.append({"mode": name, "kind": kind, "ok": False,
                         "reason": "not run: " + stopped})
@@ -553,7 +695,7 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
                 continue
         gc.collect()
         malloc_trim()
-        m, ended, got = None, None, None
+        m, ended, got, unfit = None, None, None, None
         try:
             nodes = tc.NodeSampler(fast, a.sample_ms / 1e3) if a.reads \
                 else None
@@ -565,7 +707,7 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
                     m.nodes = nodes
                     nodes.start()
                     m.res["reads"] = []
-                if kind == "linux":
+                if kind == "linux" and not balloon:
                     m.res["knobs"] = knobs.on()
                 t0, last = time.monotonic(), 0.0
                 for i in range(a.iters):
@@ -582,7 +724,21 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
                         # room the balloon does not see
                         gc.collect()
                         malloc_trim()
-                        got = balloon.fill(fast, room)
+                        try:
+                            got = balloon.fill(fast, room)
+                        except OSError as e:
+                            # this mode only: the others still run
+                            unfit = "the fast tier could not be " \
+                                "made that small: %s" % e
+                            print("torch_train: %s: %s" % (name, unfit),
+                                  file=sys.stderr, flush=True)
+                            break
+                        # Linux's tiering from the fast tier's new size
+                        # on: turned on before the fill, its kswapd
+                        # demotes (and promotion refills) as fast as the
+                        # balloon takes (6.12: 20 MiB of room left)
+                        if kind == "linux":
+                            m.res["knobs"] = knobs.on()
                         if nodes:
                             nodes.rebase()
                         print("torch_train: %s: %.1f MiB of the fast tier "
@@ -603,6 +759,8 @@ def run_sequential(a, torch, tv, ttt, tiertrain, data, t_start):
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
             r = m.finish(a)
             r["stopped_early"] = ended
+            if unfit:
+                r["ok"], r["reason"] = False, unfit
             if got is not None:
                 r["fast_room"] = {"balloon": balloon.taken,
                                   "left": sum(got.values())}
@@ -825,7 +983,7 @@ def table(a, results):
                   "%9.0f" % (r["mode"], r["step_ms"], step, "", "", "", "",
                              "", "", "", "", "-", r["tlb_per_iter"]))
             continue
-        ref = off if off and r["mode"] != "off" else None
+        ref = ref_off(by, r) if r["kind"] != "off" else None
         avg = "%+.1f%%" % pct(r["fast_avg"], ref["fast_avg"]) if ref else "-"
         peak = "%+.1f%%" % pct(r["fast_peak"], ref["fast_peak"]) if ref \
             else "-"
@@ -849,6 +1007,7 @@ def table(a, results):
         m = r["mode"]
         if not r["ok"] or r["kind"] not in ("tiertrain", "userspace"):
             continue
+        off = ref_off(by, r)
         if off:
             av, pk = pct(r["fast_avg"], off["fast_avg"]), \
                 pct(r["fast_peak"], off["fast_peak"])
@@ -870,6 +1029,20 @@ def table(a, results):
         else:
             print("%s: on time: nothing was evicted in the measured "
                   "iterations (goal >= %.0f%%: MISSED)" % (m, GOAL_ONTIME))
+        ps = r.get("ontime_per_step")
+        if ps:
+            due = [v for _, v in ps if v is not None]
+            print("%s: on time per planned step (from iteration %d): %s; "
+                  "the first %s, all planned %s (goal >= %.0f%% in every "
+                  "step: %s)" % (
+                      m, ps[0][0], " ".join("-" if v is None else "%.0f%%" % v
+                                            for _, v in ps),
+                      "-" if r["ontime_first_pct"] is None else
+                      "%.1f%%" % r["ontime_first_pct"],
+                      "-" if r["ontime_planned_pct"] is None else
+                      "%.1f%%" % r["ontime_planned_pct"], GOAL_ONTIME,
+                      verdict(min(due) >= GOAL_ONTIME) if due else
+                      "MISSED, nothing was due"))
         if "step_vs_none_pct" in r:
             s = r["step_vs_none_pct"]
             print("%s: step %.1f ms (median; %.1f..%.1f) vs %.1f ms without "
@@ -886,6 +1059,10 @@ def table(a, results):
                   d["saved_tensors"] // max(1, r["iters_done"] - r["warmup"]),
                   st["er_bps"] / 1e6, st["pr_bps"] / 1e6, r["nsamples"],
                   r["max_pass_ms"]))
+        g = r.get("grouping")
+        print("%s: layers %s%s" % (
+            m, "grouped from the timed warm-up (auto): " if g else
+            "the leaf modules", " ".join(g) if g else ""))
     for r in results:
         if not r["ok"] or r["kind"] != "tiertrain" or "session" not in r:
             continue
@@ -897,10 +1074,12 @@ def table(a, results):
                   r["mode"], se["engine_bytes"] / MIB, se["mover_bytes"] / MIB,
                   "%.1f%%" % (100.0 * se["mover_bytes"] / tot) if tot else "-",
                   se["huge_kept"], se["huge_split"], se["huge_partial"]))
-    if off and "step_vs_none_pct" in off:
-        print("off: hooks and events cost %+.1f%% step time, round by round "
-              "(%.1f events per iteration)" % (off["step_vs_none_pct"],
-                                               off["events_per_iter"]))
+    for off in (r for r in results if r["ok"] and r["kind"] == "off"):
+        if "step_vs_none_pct" in off:
+            print("%s: hooks and events cost %+.1f%% step time, round by "
+                  "round (%.1f events per iteration)" % (
+                      off["mode"], off["step_vs_none_pct"],
+                      off["events_per_iter"]))
 
 
 def layer_table(r):
@@ -1066,6 +1245,8 @@ def main():
                 r["mode"], ok[0]["mode"]))
     print("\nlosses and final parameters bit-identical in every mode: %s" %
           ("yes" if same else "NO"))
+    mc = module_cost(torch, make_model(a, torch, tv), data[0])
+    hc = hook_cost(a, results, mc)
     ov = overhead(torch, ttt, tiertrain) if a.overhead else None
     for r in results:
         r.pop("params", None)
@@ -1074,6 +1255,7 @@ def main():
         json.dump({"bench": "torch_train", "config": vars(a),
                    "kernel": os.uname().release, "results": results,
                    "bit_identical": same, "overhead": ov,
+                   "module_cost": mc, "hook_cost": hc,
                    "goals": {"fast_avg_vs_off_pct": GOAL_AVG,
                              "fast_peak_vs_off_pct": GOAL_PEAK,
                              "ontime_pct": GOAL_ONTIME,
