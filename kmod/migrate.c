@@ -305,6 +305,7 @@ enum tt_mig_class {
 	TT_MIG_UNSUPPORTED,
 	TT_MIG_LARGE_PTE,
 	TT_MIG_SHARED,
+	TT_MIG_HELD,
 };
 
 /* Is @nid one of the targets (the page needs no move)? */
@@ -338,6 +339,9 @@ static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 	 */
 	if (tt_pagescan_pte_mapped_thp(page, hpfn))
 		return TT_MIG_LARGE_PTE;
+	/* a huge page a late mover may hold (TT_MIG_NO_HUGE) */
+	if ((m->flags & TT_MIG_NO_HUGE) && PageCompound(page))
+		return TT_MIG_HELD;
 	/* as move_pages(2): another process's page too only with MOVE_ALL */
 	if (!(m->flags & TT_MIG_MOVE_ALL) && tt_page_mapped_shared(page))
 		return TT_MIG_SHARED;
@@ -497,6 +501,7 @@ static void tt_mig_count(struct tt_mig *m, enum tt_mig_class c)
 		res->already_on_node++;
 		break;
 	case TT_MIG_SHARED:
+	case TT_MIG_HELD:
 		res->skipped_busy++;
 		break;
 	case TT_MIG_LARGE_PTE:
