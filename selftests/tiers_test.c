@@ -527,7 +527,7 @@ static int mini_all_fast(struct mini *m)
 			 (unsigned long long)off);
 }
 
-static int node_blocks(int node, const char *state);
+static int node_blocks(int node, const char *state, unsigned int mul);
 
 /* ---- fixture ----------------------------------------------------------- */
 
@@ -586,7 +586,7 @@ FIXTURE_TEARDOWN(tiers)
 		waitpid(self->child, NULL, 0);
 	}
 	if (self->offlined >= 0)
-		node_blocks(self->offlined, "online_movable");
+		node_blocks(self->offlined, "online_movable", 1);
 	for (i = 0; i < MAXN; i++) {
 		if (self->hogs[i] > 0) {
 			kill(self->hogs[i], SIGKILL);
@@ -992,12 +992,13 @@ TEST_F_TIMEOUT(tiers, balancing_on, 120)
 
 /*
  * Write @state to every memory block of @node: blocks changed, or -errno;
- * -EINTR when a block was not done after 60 s (x the time multiplier),
- * with the stacks and kernel log logged (the blocks before it changed).
+ * -EINTR when a block was not done after 60 s x @mul (x the time
+ * multiplier), with the stacks and kernel log logged (the blocks before
+ * it changed).
  */
-static int node_blocks(int node, const char *state)
+static int node_blocks(int node, const char *state, unsigned int mul)
 {
-	unsigned int secs = 60 * tt_st_time_mul();
+	unsigned int secs = 60 * mul * tt_st_time_mul();
 	char path[300], cur[32];
 	struct dirent *de;
 	int done = 0, tries, ret;
@@ -1120,13 +1121,16 @@ static int iterate(int ctl, int tick, unsigned char phase, unsigned int n)
 	return 0;
 }
 
-TEST_F_TIMEOUT(tiers, hotplug_kmem, 300)
+TEST_F_TIMEOUT(tiers, hotplug_kmem, 400)
 {
 	struct mnode *v = calloc(MAXN, sizeof(*v));
 	int kn = kmem_node(self->k), ctl[2], tick[2], rep[2], status, i;
+	static const char *const offline_says[] = {
+		"failed to isolate pfn", "migrating pfn", NULL
+	};
 	int seen, first;
 	struct phase_report r;
-	char *held;
+	char *held, why[600] = "";
 	pid_t pid;
 
 	TT_SKIP_IF_SETUP_SKIPPED();
@@ -1170,14 +1174,22 @@ TEST_F_TIMEOUT(tiers, hotplug_kmem, 300)
 	 * node leaving, and a page the module kept would stall both tries.
 	 */
 	self->offlined = kn;
-	i = node_blocks(kn, "offline");
+	i = node_blocks(kn, "offline", 1);
 	if (i == -EINTR) {
-		TH_LOG("offlining node %d stalled; onlined again: %d, trying once more",
-		       kn, node_blocks(kn, "online_movable"));
-		i = node_blocks(kn, "offline");
+		tt_st_kmsg_last(offline_says, why, sizeof(why));
+		TH_LOG("offlining node %d stalled in %s; the kernel's last word on a page: %s; onlined again: %d, caches dropped: %d; trying once more, for twice as long",
+		       kn, tt_st_block_stall(), why[0] ? why : "none",
+		       node_blocks(kn, "online_movable", 1),
+		       tt_st_write_file("/proc/sys/vm/drop_caches", "3"));
+		i = node_blocks(kn, "offline", 2);
 	}
 	TH_LOG("offlined %d memory blocks of node %d", i, kn);
-	ASSERT_LT(0, i) TH_LOG("offlining node %d: %s", kn, strerror(-i));
+	if (i <= 0)
+		tt_st_kmsg_last(offline_says, why, sizeof(why));
+	ASSERT_LT(0, i) TH_LOG("offlining node %d: %s%s%s; the kernel's last word on a page: %s",
+			       kn, strerror(-i), i == -EINTR ? ", in " : "",
+			       i == -EINTR ? tt_st_block_stall() : "",
+			       why[0] ? why : "none");
 	/* the kernel moved that data away, intact */
 	TT_ASSERT_PAGES_ON(held, SMALL, kn, 0);
 	TT_ASSERT_PATTERN(held, SMALL, 77);
@@ -1188,7 +1200,7 @@ TEST_F_TIMEOUT(tiers, hotplug_kmem, 300)
 	ASSERT_EQ(0, iterate(ctl[1], tick[0], 1, 2));
 
 	/* phase 2: back online, at its tier, in the order again */
-	i = node_blocks(kn, "online_movable");
+	i = node_blocks(kn, "online_movable", 1);
 	TH_LOG("onlined %d memory blocks of node %d", i, kn);
 	ASSERT_LT(0, i);
 	self->offlined = -1;

@@ -1405,27 +1405,163 @@ void tt_st_log_stacks(const char *why)
 	tt_st_log_kmsg_tail();
 }
 
+size_t tt_st_kmsg_last(const char *const *needles, char *out, size_t size)
+{
+	char *buf = malloc(1 << 17), *l, *hit = NULL, *next;
+	const char *const *nd;
+	size_t len = 0;
+	int n, more;
+
+	if (size)
+		out[0] = '\0';
+	if (!buf || !size) {
+		free(buf);
+		return 0;
+	}
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, (1 << 17) - 1);
+	if (n <= 0) {
+		free(buf);
+		return 0;
+	}
+	buf[n] = '\0';
+	for (l = buf; l && *l; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = '\0';
+		for (nd = needles; *nd; nd++)
+			if (strstr(l, *nd))
+				hit = l;
+		if (next)
+			next[-1] = '\n';
+	}
+	for (l = hit, more = 3; l && more--; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = '\0';
+		n = snprintf(out + len, size - len, "%s%s", len ? " | " : "", l);
+		if (n < 0 || (size_t)n >= size - len) {
+			len = size - 1;
+			break;
+		}
+		len += n;
+	}
+	free(buf);
+	return len;
+}
+
 static void tt_st_noop(int sig)
 {
 	(void)sig;
 }
 
+long tt_st_orphan_thps(void)
+{
+	/* /proc/kpageflags bits (Documentation/admin-guide/mm/pagemap.rst) */
+	const uint64_t lru = 1ULL << 5, mmap = 1ULL << 11, anon = 1ULL << 12,
+		       swapcache = 1ULL << 13, head = 1ULL << 15,
+		       thp = 1ULL << 22;
+	const uint64_t want = thp | head | anon | lru;
+	uint64_t *f = malloc(65536 * sizeof(*f));
+	long found = 0;
+	ssize_t n, i;
+	int fd;
+
+	if (!f)
+		return -ENOMEM;
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(f);
+		return -errno;
+	}
+	while ((n = read(fd, f, 65536 * sizeof(*f))) > 0) {
+		for (i = 0; i < n / (ssize_t)sizeof(*f); i++)
+			if ((f[i] & want) == want && !(f[i] & (mmap | swapcache)))
+				found++;
+	}
+	if (n < 0)
+		found = -errno;
+	close(fd);
+	free(f);
+	return found;
+}
+
+/* the writer's kernel stack at its last interruption (tt_st_block_stall()) */
+static char tt_st_stall[1024];
+
+const char *tt_st_block_stall(void)
+{
+	return tt_st_stall;
+}
+
+/*
+ * The watcher of tt_st_block_write(): after @secs, copy the kernel stack
+ * of thread @tid of @pid (still in the write) to @fd, then interrupt it.
+ */
+static void tt_st_block_watch(pid_t pid, pid_t tid, unsigned int secs, int fd)
+{
+	char path[64], buf[4096];
+	int n;
+
+	sleep(secs);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
+	n = tt_st_read_file(path, buf, sizeof(buf));
+	if (n > 0 && write(fd, buf, n) != n)
+		n = 0;
+	syscall(SYS_tgkill, pid, tid, SIGALRM);
+	_exit(0);
+}
+
 int tt_st_block_write(const char *path, const char *state, unsigned int secs)
 {
 	struct sigaction sa = { .sa_handler = tt_st_noop }, old;
-	int ret;
+	pid_t pid = getpid(), tid = syscall(SYS_gettid), w = -1;
+	char stack[4096];
+	int ret, fd[2], n;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, &old);	/* no SA_RESTART */
-	alarm(secs);
+	if (!pipe2(fd, O_CLOEXEC)) {
+		w = fork();
+		if (!w) {
+			close(fd[0]);
+			tt_st_block_watch(pid, tid, secs, fd[1]);
+		}
+		close(fd[1]);
+	} else {
+		fd[0] = -1;
+	}
+	if (w < 0)
+		alarm(secs);
 	ret = tt_st_write_file(path, state);
 	alarm(0);
+	if (w > 0) {
+		kill(w, SIGKILL);
+		waitpid(w, NULL, 0);
+	}
 	sigaction(SIGALRM, &old, NULL);
+	n = fd[0] >= 0 ? read(fd[0], stack, sizeof(stack) - 1) : -1;
+	if (fd[0] >= 0)
+		close(fd[0]);
 	if (ret == -EINTR) {
-		char why[320];
+		char why[320], *l;
+		size_t len = 0;
 
-		snprintf(why, sizeof(why), "%s: '%s' not done after %u s, interrupted",
-			 path, state, secs);
+		/* "[<0>] func+0x1/0x2": the names, innermost first */
+		tt_st_stall[0] = '\0';
+		stack[n > 0 ? n : 0] = '\0';
+		for (l = strtok(stack, "\n"); l; l = strtok(NULL, "\n")) {
+			char *f = strstr(l, "] ");
+			int k;
+
+			f = f ? f + 2 : l;
+			k = snprintf(tt_st_stall + len, sizeof(tt_st_stall) - len,
+				     "%s%.*s", len ? " < " : "", (int)strcspn(f, "+"), f);
+			if (k < 0 || (size_t)k >= sizeof(tt_st_stall) - len)
+				break;
+			len += k;
+		}
+		snprintf(why, sizeof(why), "%s: '%s' not done after %u s, interrupted; the writer was in: %s",
+			 path, state, secs, tt_st_stall[0] ? tt_st_stall : "(stack not read)");
 		tt_st_log_stacks(why);
 	}
 	return ret;

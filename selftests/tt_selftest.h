@@ -189,10 +189,33 @@ void tt_st_log_stacks(const char *why);
  * Write @state ("offline", "online", "online_movable") to the memory
  * block state file @path, interrupted after @secs seconds: 0 or -errno;
  * -EINTR when interrupted (the block stays as it was, and
- * tt_st_log_stacks() said why). offline_pages() retries a page that does
+ * tt_st_log_stacks() said why, with the writer's kernel stack read by a
+ * forked watcher just before it interrupted the write). offline_pages() retries a page that does
  * not migrate until a signal comes.
  */
 int tt_st_block_write(const char *path, const char *state, unsigned int secs);
+/*
+ * Anonymous transparent huge pages that nothing maps but that are still
+ * on an LRU list (/proc/kpageflags: THP, compound head, anon and lru, not
+ * mmap, not swap cache), in the whole guest. On a quiet system such a page is one whose last user
+ * is gone and that an extra reference keeps from being freed: leaked
+ * (a page being migrated is off the LRU). Return the count, or -errno.
+ */
+long tt_st_orphan_thps(void);
+/*
+ * The kernel stack (function names, innermost first, " < " between) that
+ * the last tt_st_block_write() interrupted was in when its time ran out:
+ * where offline_pages() waited. "" before any interruption.
+ */
+const char *tt_st_block_stall(void);
+/*
+ * Copy into @out (@size bytes, NUL-terminated, "" when none) the kernel
+ * log's last line that holds any of the NULL-terminated @needles, joined
+ * with " | " to the two lines after it (offline_pages()'s "failed to
+ * isolate pfn" and "migrating pfn ... failed" come with dump_page()'s
+ * "page:" and flags lines). Return the length copied.
+ */
+size_t tt_st_kmsg_last(const char *const *needles, char *out, size_t size);
 /*
  * Create the directories of @path up to its last '/' (mkdir -p of its
  * directory part, mode 0755): 0, or -errno with the failing directory in
