@@ -339,13 +339,29 @@ static enum tt_mig_class tt_mig_classify(struct tt_mig *m,
 	 */
 	if (tt_pagescan_pte_mapped_thp(page, hpfn))
 		return TT_MIG_LARGE_PTE;
-	/* a huge page a late mover may hold (TT_MIG_NO_HUGE) */
-	if ((m->flags & TT_MIG_NO_HUGE) && PageCompound(page))
-		return TT_MIG_HELD;
 	/* as move_pages(2): another process's page too only with MOVE_ALL */
 	if (!(m->flags & TT_MIG_MOVE_ALL) && tt_page_mapped_shared(page))
 		return TT_MIG_SHARED;
 	return TT_MIG_MOVE;
+}
+
+/*
+ * The head of the huge page @hmm_pfn maps part of, or NULL for a base page
+ * (or none). The engine hands migrate_vma_setup() a huge page on its own,
+ * and only while nobody holds its lock, looked at just before:
+ * migrate_vma_collect_pmd() takes a reference to a huge page mapped by a
+ * pmd before it tries the lock, and keeps it when the lock is held
+ * (Debian's 6.1.192 and 6.12.118), so that page could never be freed. The
+ * holder is most often a late mover's move_pages(2), which holds it for a
+ * whole migration (Documentation/mover.md); the page counts as busy.
+ */
+static struct page *tt_mig_head(struct vm_area_struct *vma,
+				unsigned long hmm_pfn)
+{
+	enum tt_page_kind kind;
+	struct page *page = tt_pagescan_page(vma, hmm_pfn, &kind);
+
+	return page && PageCompound(page) ? compound_head(page) : NULL;
 }
 
 static void tt_copy_page(struct page *dst, struct page *src)
@@ -579,14 +595,23 @@ again:
 
 	for (i = 0; i < n; i = j) {
 		enum tt_mig_class c = tt_mig_classify(m, vma, m->hpfn[i]);
+		struct page *head = tt_mig_head(vma, m->hpfn[i]);
 
 		j = i + 1;
 		if (c != TT_MIG_MOVE) {
 			tt_mig_count(m, c);
 			continue;
 		}
-		while (j < n && tt_mig_classify(m, vma, m->hpfn[j]) == TT_MIG_MOVE)
+		/* a run of base pages, or the pages of one huge page */
+		while (j < n && tt_mig_head(vma, m->hpfn[j]) == head &&
+		       tt_mig_classify(m, vma, m->hpfn[j]) == TT_MIG_MOVE)
 			j++;
+		if (head && PageLocked(head)) {
+			/* its holder may be migrating it: see tt_mig_head() */
+			while (i++ < j)
+				tt_mig_count(m, TT_MIG_HELD);
+			continue;
+		}
 		tt_mig_run(m, vma, addr + (i << PAGE_SHIFT),
 			   addr + (j << PAGE_SHIFT));
 	}

@@ -47,16 +47,6 @@
  * evictions, which it does not.
  */
 #define TT_MIG_URGENT	BIT(4)
-/*
- * TT_MIG_NO_HUGE: a huge page is not moved but counted busy. For a range a
- * mover may still be moving (an order that went back, its mover not
- * returned): migrate_vma_setup() takes a reference to a huge page mapped by
- * a pmd before it tries its lock, and does not drop it when the lock is
- * held (migrate_vma_collect_pmd() in Debian's 6.1.192 and 6.12.118): the
- * page could never be freed (Documentation/mover.md, "A huge page in a
- * late mover's hands").
- */
-#define TT_MIG_NO_HUGE	BIT(5)
 
 /* Target nodes of one tt_migrate_range_to() call, at most. */
 #define TT_MIG_TARGETS	8

@@ -334,18 +334,6 @@ static unsigned long tt_mover_stale_wait(struct tt_mover *mv,
 	return n;
 }
 
-/*
- * TT_MIG_NO_HUGE for an engine call over [start, end) while a live mover may
- * still be moving part of it (an order that went back, its mover not
- * returned): the engine must not hand migrate_vma_setup() a huge page that
- * mover holds locked (TT_MIG_NO_HUGE in migrate.h). Else 0.
- */
-static unsigned int tt_mover_no_huge(struct tt_mover *mv, unsigned long start,
-				     unsigned long end)
-{
-	return tt_mover_stale(mv, start, end) ? TT_MIG_NO_HUGE : 0;
-}
-
 /* Send an order back to its issuer (lock held; the caller wakes them). */
 static void tt_mover_back(struct tt_mover *mv, struct tt_mover_order *o)
 {
@@ -1161,8 +1149,7 @@ static void tt_mover_engine(struct tt_mover_run *r, unsigned long start,
 	if (r->ret || start >= end)
 		return;
 	ret = tt_migrate_range_to(r->s->mm, start, end, r->nids, r->nr_nids,
-				  r->flags | tt_mover_no_huge(r->mv, start, end),
-				  r->stop, &er, &ec);
+				  r->flags, r->stop, &er, &ec);
 	r->counts.large_pte += ec.large_pte;
 	er.elapsed_ns = 0;
 	tt_result_add(r->res, &er);
@@ -1207,10 +1194,7 @@ static void tt_mover_reap(struct tt_mover_run *r)
 	tt_mover_stale_wait(r->mv, o->start, o->end,
 			    !(r->flags & TT_MIG_REMOTE));
 	ret = tt_migrate_range_to(r->s->mm, o->cstart, o->cend, r->nids,
-				  r->nr_nids,
-				  r->flags | tt_mover_no_huge(r->mv, o->cstart,
-							      o->cend),
-				  r->stop, &er, &ec);
+				  r->nr_nids, r->flags, r->stop, &er, &ec);
 	late = er.already_on_node - min(er.already_on_node, o->pre_on);
 	held = er.skipped_not_present -
 	       min(er.skipped_not_present, o->pre_absent);
@@ -1723,8 +1707,7 @@ static int tt_mover_sync_pass(struct tt_ksession *s, unsigned long start,
 	}
 	if (READ_ONCE(s->move_all))
 		flags |= TT_MIG_MOVE_ALL;
-	ret = tt_migrate_sync(s->mm, start, end, nid,
-			      flags | tt_mover_no_huge(mv, start, end), res, &ec);
+	ret = tt_migrate_sync(s->mm, start, end, nid, flags, res, &ec);
 	spin_lock(&mv->lock);
 	mv->counts.large_pte += ec.large_pte;
 	mv->counts.engine_bytes += res->moved << PAGE_SHIFT;
