@@ -49,7 +49,7 @@
 #define DT_LAYERS	12
 #define DT_SIZE		(8 * TT_ST_MIB)
 #define DT_MS		30
-#define DT_COUNT	6	/* planned iterations counted */
+#define DT_COUNT	4	/* planned iterations counted */
 #define DT_ITERS	24	/* at most, to see DT_COUNT of them */
 #define DT_BALANCING	"/proc/sys/kernel/numa_balancing"
 

@@ -177,12 +177,12 @@ class Branches(nn.Module):
         return self.out(h + torch.tanh(self.side(h.detach()))) + aux.mean()
 
 
-VOCAB, SEQ = 500, 24
+VOCAB, SEQ = 500, 12
 
 
 class LSTMLM(nn.Module):
     """A language model: embedding, two stacked nn.LSTM layers, a decoder
-    whose weight is the embedding's (tied); batch 16 of 24 tokens (data
+    whose weight is the embedding's (tied); batch 16 of 12 tokens (data
     "tokens"), logits of every position."""
     rnn_cls = nn.LSTM
 
