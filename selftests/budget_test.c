@@ -31,8 +31,10 @@
  *                     move_pages(2)) stays within the budget plus one
  *                     batch per process; each gets at least its share
  *                     (8 MiB) in force; one is killed: the others' data
- *                     stays intact, their tiering goes on, their share
- *                     grows to 12 MiB (the budget in force), and each
+ *                     stays intact, their tiering goes on (each evicts
+ *                     again: the sampler waits up to 120 s, as two
+ *                     survivors in opposite phases need no victim), their
+ *                     share grows to 12 MiB (the budget in force), and each
  *                     holds more than the old share of 8 MiB on the fast
  *                     node (sampled after its forward pass, when the
  *                     plan's own evictions may have begun: 10 or 12 MiB).
@@ -672,15 +674,16 @@ static long long ps_fast_pages(pid_t pid, struct ps_child *p, int fast,
 
 /*
  * Sample the sum of the registered bytes of children @from..PS_N-1 on the
- * fast node until each did @more iterations past @it0 and accounted more
- * than @above bytes on the fast tier (at most 120 s); the largest sum goes
- * to *@max_sum. Return: 0, 1 + the index of a child that failed, or
+ * fast node until each did @more iterations past @it0, accounted more
+ * than @above bytes on the fast tier and, unless @ev0 is NULL, evicted
+ * more than @ev0 bytes (at most 120 s); the largest sum goes to
+ * *@max_sum. Return: 0, 1 + the index of a child that failed, or
  * -errno of move_pages(2).
  */
 static int ps_sample(const pid_t *pid, struct ps_child *pc, int from,
 		     const uint64_t *it0, uint64_t more, uint64_t above,
-		     int fast, void **pages, int *status, uint64_t *max_sum,
-		     uint64_t *samples)
+		     const uint64_t *ev0, int fast, void **pages, int *status,
+		     uint64_t *max_sum, uint64_t *samples)
 {
 	const size_t ps = tt_page_size();
 	uint64_t end = tt_st_now_ns() + 120000000000ULL;
@@ -700,7 +703,8 @@ static int ps_sample(const pid_t *pid, struct ps_child *pc, int from,
 				return on;
 			sum += on * ps;
 			done &= pc[i].iters >= it0[i] + more &&
-				pc[i].max_fast > above;
+				pc[i].max_fast > above &&
+				(!ev0 || pc[i].evicted > ev0[i]);
 		}
 		(*samples)++;
 		if (sum > *max_sum)
@@ -755,8 +759,8 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	/* phase 1: three sessions; sample until each did 4 iterations */
 	for (i = 0; i < PS_N; i++)
 		it0[i] = 0;
-	ret = ps_sample(pid, pc, 0, it0, 4, 0, self->topo.fast, pages, status,
-			&max_sum, &samples);
+	ret = ps_sample(pid, pc, 0, it0, 4, 0, NULL, self->topo.fast, pages,
+			status, &max_sum, &samples);
 	ASSERT_EQ(0, ret) TH_LOG("%s", ret > 0 ? pc[ret - 1].msg :
 				 strerror(-ret));
 	TH_LOG("3 processes, 16 MiB each, module budget 24 MiB: max %.2f MiB registered on the fast node in %llu samples (limit %.2f); least budget in force %.2f MiB, accounted peaks %.2f %.2f %.2f MiB",
@@ -790,10 +794,15 @@ TEST_F_TIMEOUT(budget, processes_share, 300)
 	max_sum = 0;
 	/*
 	 * Room is filled as the survivors' prefetches come: sample until
-	 * each held more than the old share could (a third plus one chunk).
+	 * each held more than the old share could (a third plus one chunk)
+	 * and evicted again. A survivor whose plan keeps its layers fast
+	 * evicts only for the budget, while the two hold more than 24 MiB
+	 * together: in opposite phases (one saving while the other frees,
+	 * 20 MiB at most) neither does, for as long as their phases stay
+	 * apart (seen for more than 3 iterations).
 	 */
-	ret = ps_sample(pid, pc, 1, it0, 3, g / PS_N + batch, self->topo.fast,
-			pages, status, &max_sum, &samples);
+	ret = ps_sample(pid, pc, 1, it0, 3, g / PS_N + batch, ev0,
+			self->topo.fast, pages, status, &max_sum, &samples);
 	ASSERT_EQ(0, ret) TH_LOG("%s", ret > 0 ? pc[ret - 1].msg :
 				 strerror(-ret));
 	for (i = 1; i < PS_N; i++)
