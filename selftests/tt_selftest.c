@@ -915,6 +915,16 @@ unsigned int tt_st_time_mul(void)
 	return mul >= 1 && mul <= 100 ? mul : 1;
 }
 
+unsigned int tt_st_count(unsigned int n)
+{
+	const char *e = getenv("TT_ST_COUNT_DIV");
+	unsigned long div = e ? strtoul(e, NULL, 10) : 1;
+
+	if (div < 1 || div > 100)
+		div = 1;
+	return n / div ? n / div : 1;
+}
+
 /* The calibrated factor (tt_st_calibrate()); 1 until a calibration. */
 static double tt_st_calib_factor = 1.0;
 

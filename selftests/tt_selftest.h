@@ -383,6 +383,14 @@ unsigned int tt_st_ms(unsigned int ms);
 unsigned int tt_st_time_mul(void);
 
 /*
+ * TT_ST_COUNT_DIV (1..100, default 1): how many times fewer repetitions a
+ * case makes whose point is one path taken many times over (@n divided,
+ * at least 1). run-vm sets it on the debug kernel, where each repetition
+ * costs several times as much and the checkers see every path at once.
+ */
+unsigned int tt_st_count(unsigned int n);
+
+/*
  * A test buffer size scaled down by the environment variable
  * TT_ST_SIZE_DIV (an integer >= 1, default 1; selftests/run-vm sets it
  * where the slow tier is slow to emulate), rounded down to whole 2 MiB

@@ -15,7 +15,8 @@
  *   since_max        TT_A_SINCE = U64_MAX (and U64_MAX - 1, the last seq)
  *                    gives an empty events dump, without error; 0 gives
  *                    every event.
- *   extack_threads   16 threads on one CPU sending bad requests at once
+ *   extack_threads   16 threads on one CPU sending 800 bad requests each
+ *                    at once (tt_st_count(): 200 on the debug kernel)
  *                    (dumps of sessions that do not exist, out-of-range
  *                    settings), each with a value of its own: every
  *                    reply's extended ACK names that request's own value.
@@ -443,7 +444,7 @@ static void *vt_bad_requests(void *arg)
 	struct tt_st_nl nl;
 	const char *got;
 	char want[64];
-	unsigned int i;
+	unsigned int i, reqs = tt_st_count(VT_REQS);
 
 	/* every thread on one CPU: they preempt each other mid-request */
 	if (vt_cpu >= 0) {
@@ -457,7 +458,7 @@ static void *vt_bad_requests(void *arg)
 		th->errors++;
 		return NULL;
 	}
-	for (i = 0; i < VT_REQS; i++) {
+	for (i = 0; i < reqs; i++) {
 		/* a value no other request uses */
 		uint64_t v = 1000000000ULL + th->k * 1000000ULL + i;
 		int ret, want_err;
