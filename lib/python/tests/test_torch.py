@@ -388,7 +388,7 @@ def test_session_api():
         check(torch.equal(t, torch.ones(1 << 18)), "data changed")
 
 
-ITERS = 10          # steps of the timing runs: 2 warm-up, profile, 7 planned
+ITERS = 8           # steps of the timing runs: 2 warm-up, profile, 5 planned
 ONTIME_MIN = 90     # % of the evicted bytes back on time after the profile
 RETRIES = 2         # more runs when a loaded host made one miss it
 PLANNED = 3         # the first planned step (attach()'s warmup=2, profile)
