@@ -755,7 +755,9 @@ TEST_F_TIMEOUT(stress, offline_while_training, 600)
 	 * node's memory here (the SKIP below), and each more round would
 	 * wait the same 60 s for nothing.
 	 */
-	rounds = tt_st_count(3) < 2 ? 2 : tt_st_count(3);
+	rounds = tt_st_count(3);
+	if (rounds < 2)
+		rounds = 2;
 	for (k = 0; k < rounds && !r->failed && !stalled && !(blocked && !off); k++) {
 		stalled = st_offline_wait(r, 2);
 		if (stalled)

@@ -907,21 +907,24 @@ bool tt_st_left_out(const char *fixture, const char *test)
 	return only && *only && !tt_st_in_list(only, name);
 }
 
+/* The factor in environment variable @name: 1..100, else 1. */
+static unsigned int tt_st_env_factor(const char *name)
+{
+	const char *e = getenv(name);
+	unsigned long v = e ? strtoul(e, NULL, 10) : 1;
+
+	return v >= 1 && v <= 100 ? v : 1;
+}
+
 unsigned int tt_st_time_mul(void)
 {
-	const char *e = getenv("TT_ST_TIME_MUL");
-	unsigned long mul = e ? strtoul(e, NULL, 10) : 1;
-
-	return mul >= 1 && mul <= 100 ? mul : 1;
+	return tt_st_env_factor("TT_ST_TIME_MUL");
 }
 
 unsigned int tt_st_count(unsigned int n)
 {
-	const char *e = getenv("TT_ST_COUNT_DIV");
-	unsigned long div = e ? strtoul(e, NULL, 10) : 1;
+	unsigned int div = tt_st_env_factor("TT_ST_COUNT_DIV");
 
-	if (div < 1 || div > 100)
-		div = 1;
 	return n / div ? n / div : 1;
 }
 
