@@ -576,6 +576,39 @@ static int tt_x_fetch_chunk(struct tt_exec *x, struct tt_exec_layer *l,
 }
 
 /*
+ * Keep [@start, @end), which a prefetch to @nid left pages of after
+ * @tries retries, for the next iteration begin's retry (lock held):
+ * merged into an entry for @nid that it touches (the fewer tries count),
+ * else a new entry while there is room (struct tt_exec @strays).
+ */
+static void tt_x_stray_add(struct tt_exec *x, unsigned long long start,
+			   unsigned long long end, int nid, unsigned int tries)
+{
+	struct tt_exec_stray *e;
+	unsigned int i;
+
+	if (nid < 0)
+		return;
+	for (i = 0; i < x->nr_strays; i++) {
+		e = &x->strays[i];
+		if (e->nid != nid || e->end < start || e->start > end)
+			continue;
+		e->start = tt_x_min(e->start, start);
+		e->end = tt_x_max(e->end, end);
+		if (e->tries > tries)
+			e->tries = tries;
+		return;
+	}
+	if (x->nr_strays >= TT_EXEC_STRAYS)
+		return;
+	e = &x->strays[x->nr_strays++];
+	e->start = start;
+	e->end = end;
+	e->nid = nid;
+	e->tries = tries;
+}
+
+/*
  * Move the chunks from @l->next_chunk on back to @l->fast_nid; the caller
  * owns the episode (PREFETCHING). @remote: from a worker (pinned by the
  * caller, @abort obeyed), else from the session's own process. Returns
@@ -625,6 +658,9 @@ static unsigned long long tt_x_fetch(struct tt_exec *x,
 			l->next_chunk = i + 1;
 			x->counts.prefetch_left_bytes += left;
 			l->pf_left += left;
+			if (left)
+				tt_x_stray_add(x, c->start, c->end,
+					       l->fast_nid, 0);
 		}
 		tt_x_unlock(x);
 		if (ret)
@@ -860,6 +896,9 @@ static void tt_x_iter_begin(struct tt_exec *x, unsigned long long now)
 	tt_x_min_size(x);
 	x->clk = 0;	/* the plan may have taken long */
 	tt_x_dispatch(x);
+	/* what earlier prefetches left on slow nodes: again, in the caller */
+	if (x->nr_strays)
+		x->strays_due = 1;
 }
 
 /* Queue the eviction of @bytes of layer @l's ranges (lock held). */
@@ -1102,6 +1141,8 @@ static int tt_x_event(struct tt_exec *x, const struct tt_event *ev,
 	return 0;
 }
 
+static void tt_x_strays(struct tt_exec *x);
+
 int tt_exec_events(struct tt_exec *x, const struct tt_event *ev,
 		   unsigned int n, unsigned long long now, unsigned int *done)
 {
@@ -1131,6 +1172,14 @@ int tt_exec_events(struct tt_exec *x, const struct tt_event *ev,
 			x->bud.room = 0;
 			tt_x_unlock(x);
 			tt_exec_budget_room(x);
+			tt_x_lock(x);
+			x->clk = 0;
+			tt_x_call_begin(x);
+		}
+		if (x->strays_due) {
+			x->strays_due = 0;
+			tt_x_unlock(x);
+			tt_x_strays(x);
 			tt_x_lock(x);
 			x->clk = 0;
 			tt_x_call_begin(x);
@@ -1317,6 +1366,7 @@ void tt_exec_stats(struct tt_exec *x, struct tt_sched_stats *out)
 	out->prefetch_left_bytes = x->counts.prefetch_left_bytes;
 	out->landed_bytes = x->counts.landed_bytes;
 	out->rate_probes = tc->rate_probes;
+	out->left_returned_bytes = x->counts.left_returned_bytes;
 	out->reprofiles = tc->reprofiles;
 	out->er_bps = x->tl.er_bps;
 	out->pr_bps = x->tl.pr_bps;
@@ -1392,6 +1442,20 @@ static int tt_x_hint_room(struct tt_exec *x)
  * plain pages are coming back: the next victim round sends them out
  * again).
  */
+/* Drop the strays that touch [@start, @end) (lock held). */
+static void tt_x_strays_drop(struct tt_exec *x, unsigned long long start,
+			     unsigned long long end)
+{
+	unsigned int i = 0;
+
+	while (i < x->nr_strays) {
+		if (x->strays[i].end > start && x->strays[i].start < end)
+			x->strays[i] = x->strays[--x->nr_strays];
+		else
+			i++;
+	}
+}
+
 static void tt_x_hint_back(struct tt_exec *x, unsigned long long start,
 			   unsigned long long end)
 {
@@ -1427,6 +1491,9 @@ int tt_exec_hint(struct tt_exec *x, unsigned long long start,
 		}
 		tt_x_hint_back(x, start, end);
 	}
+	/* archived: they stay on the slow tier */
+	if (h & TT_HINT_ARCHIVE)
+		tt_x_strays_drop(x, start, end);
 	if (h & keep) {
 		if (h & TT_HINT_RETIRE)
 			tt_hint_clear(&x->hints, start, end);
@@ -1565,13 +1632,14 @@ static int tt_x_bit(const unsigned long long *map, unsigned long long i)
 }
 
 /*
- * For tt_exec_landed() (lock held): mark @landed every chunk overlapping
- * [@a, @a + @n pages) that a running episode holds evicted and its
- * prefetch has not fetched yet, and set in @held the bit of every page of
- * it inside one of them. One pass over the chunks.
+ * For tt_x_span_back() (lock held): set in @held the bit of every page of
+ * [@a, @a + @n pages) inside a chunk that a running episode holds evicted
+ * and its prefetch has not fetched yet, and with @mark mark those chunks
+ * @landed. One pass over the chunks.
  */
 static void tt_x_landed_mark(struct tt_exec *x, unsigned long long a,
-			     unsigned long long n, unsigned long long *held)
+			     unsigned long long n, unsigned long long *held,
+			     int mark)
 {
 	unsigned long long end = a + n * x->page_size, s, e;
 	struct tt_exec_layer *l;
@@ -1588,7 +1656,9 @@ static void tt_x_landed_mark(struct tt_exec *x, unsigned long long a,
 			c = &l->chunks[k];
 			if (c->start >= end || c->end <= a)
 				continue;
-			__atomic_store_n(&c->landed, 1, __ATOMIC_RELAXED);
+			if (mark)
+				__atomic_store_n(&c->landed, 1,
+						 __ATOMIC_RELAXED);
 			s = c->start > a ? c->start : a;
 			e = c->end < end ? c->end : end;
 			tt_x_bits_set(held, (s - a) / x->page_size,
@@ -1598,12 +1668,18 @@ static void tt_x_landed_mark(struct tt_exec *x, unsigned long long a,
 	}
 }
 
-/* tt_exec_landed()'s move of [@a, @b) to @nid, busy pages retried. */
+/*
+ * Move [@a, @b) to @nid with ops->move (@flags), busy pages retried; the
+ * pages moved, and in *@left those the last pass left (busy, no memory,
+ * unsupported).
+ */
 static unsigned long long tt_x_landed_move(struct tt_exec *x,
 					   unsigned long long a,
-					   unsigned long long b, int nid)
+					   unsigned long long b, int nid,
+					   unsigned int flags,
+					   unsigned long long *left)
 {
-	struct tt_exec_move m = { .nr = 1, .flags = TT_EXEC_MV_REPAIR };
+	struct tt_exec_move m = { .nr = 1, .flags = flags };
 	unsigned long long moved = 0;
 	unsigned int pass;
 
@@ -1619,19 +1695,34 @@ static unsigned long long tt_x_landed_move(struct tt_exec *x,
 			x->ops->pause(x, 1000U << (pass - 1));
 		err = x->ops->move(x, (struct tt_exec_layer *)0, &m, &r);
 		moved += r.moved;
+		*left = tt_x_res_left(&r);
 		if (err || !r.skipped_busy)
 			break;
 	}
 	return moved;
 }
 
-void tt_exec_landed(struct tt_exec *x, unsigned long long start,
-		    unsigned long long end)
+/*
+ * Move the pages of [@start, @end) to @nid (-1: the session's fast_node,
+ * else ops->cpu_node) in the caller, all but those inside chunks a running
+ * episode holds evicted (marked @landed with @mark: its prefetch fetches
+ * them). The lock is taken once per TT_X_LANDED_WIN pages, and once more
+ * after their moves to add the bytes moved to *@count (NULL: not
+ * counted). Return: the pages moved; *@left: the pages the moves left
+ * (busy, no memory, unsupported).
+ */
+static unsigned long long tt_x_span_back(struct tt_exec *x,
+					 unsigned long long start,
+					 unsigned long long end, int nid,
+					 int mark, unsigned int flags,
+					 unsigned long long *count,
+					 unsigned long long *left)
 {
 	unsigned long long held[TT_X_LANDED_WIN / TT_X_WORD_BITS];
-	unsigned long long pos, n, i, j, moved;
-	int nid;
+	unsigned long long pos, n, i, j, moved = 0, w, l;
+	int to;
 
+	*left = 0;
 	start -= start % x->page_size;
 	for (pos = start; pos < end; pos += n * x->page_size) {
 		n = (end - pos) / x->page_size + !!((end - pos) % x->page_size);
@@ -1642,32 +1733,79 @@ void tt_exec_landed(struct tt_exec *x, unsigned long long start,
 		tt_x_lock(x);
 		if (x->closing) {
 			tt_x_unlock(x);
-			return;
+			break;
 		}
-		tt_x_landed_mark(x, pos, n, held);
-		nid = x->cfg.fast_node;
+		tt_x_landed_mark(x, pos, n, held, mark);
+		to = nid >= 0 ? nid : x->cfg.fast_node;
 		tt_x_unlock(x);
-		if (nid < 0)
-			nid = x->ops->cpu_node(x);
-		moved = 0;
-		/* every run of pages outside the held chunks, to @nid now */
+		if (to < 0)
+			to = x->ops->cpu_node(x);
+		/* every run of pages outside the held chunks, to @to now */
+		w = 0;
 		for (i = 0; i < n; i = j) {
 			for (j = i + 1; j < n; j++)
 				if (tt_x_bit(held, j) != tt_x_bit(held, i))
 					break;
-			if (!tt_x_bit(held, i))
-				moved += tt_x_landed_move(x, pos + i * x->page_size,
-							  pos + j * x->page_size,
-							  nid);
+			if (tt_x_bit(held, i))
+				continue;
+			l = 0;
+			w += tt_x_landed_move(x, pos + i * x->page_size,
+					      pos + j * x->page_size, to,
+					      flags, &l);
+			*left += l;
 		}
-		if (moved) {
+		moved += w;
+		if (w && count) {
 			tt_x_lock(x);
-			x->counts.landed_bytes += moved * x->page_size;
+			*count += w * x->page_size;
 			tt_x_unlock(x);
 		}
 		tt_x_resched(x);
 		if (end - pos <= n * x->page_size)
 			break;
+	}
+	return moved;
+}
+
+void tt_exec_landed(struct tt_exec *x, unsigned long long start,
+		    unsigned long long end)
+{
+	unsigned long long left;
+
+	tt_x_span_back(x, start, end, -1, 1, TT_EXEC_MV_REPAIR,
+		       &x->counts.landed_bytes, &left);
+}
+
+/*
+ * The strays' retry (struct tt_exec @strays), in the caller of
+ * tt_exec_events() after an iteration begin (lock not held): each span
+ * back to its fast node, but the chunks running episodes hold evicted; a
+ * span of a node that can no longer take pages is dropped.
+ */
+static void tt_x_strays(struct tt_exec *x)
+{
+	struct tt_exec_stray s[TT_EXEC_STRAYS];
+	unsigned long long moved, left;
+	unsigned int n, i;
+
+	tt_x_lock(x);
+	n = x->nr_strays;
+	tt_x_copy(s, x->strays, n * sizeof(s[0]));
+	x->nr_strays = 0;
+	tt_x_unlock(x);
+	for (i = 0; i < n; i++) {
+		if (x->ops->node_check(x, s[i].nid))
+			continue;
+		moved = tt_x_span_back(x, s[i].start, s[i].end, s[i].nid, 0,
+				       0, &x->counts.left_returned_bytes,
+				       &left);
+		tt_x_lock(x);
+		x->counts.bytes_prefetched += moved * x->page_size;
+		/* left again: once more at the next iteration begin */
+		if (left && !x->closing && ++s[i].tries < TT_EXEC_STRAY_TRIES)
+			tt_x_stray_add(x, s[i].start, s[i].end, s[i].nid,
+				       s[i].tries);
+		tt_x_unlock(x);
 	}
 }
 

@@ -291,6 +291,9 @@ struct tt_exec_cfg {
  * @prefetch_left_bytes: bytes prefetches left on slow nodes after their
  *                      retries.
  * @landed_bytes:       bytes tt_exec_landed() moved back to a fast node.
+ * @left_returned_bytes: bytes of @prefetch_left_bytes that a later retry
+ *                      (an iteration begin's, struct tt_exec @strays)
+ *                      moved back to a fast node.
  */
 struct tt_exec_counts {
 	unsigned long long events;
@@ -301,6 +304,29 @@ struct tt_exec_counts {
 	unsigned long long sync_fetched_bytes;
 	unsigned long long prefetch_left_bytes;
 	unsigned long long landed_bytes;
+	unsigned long long left_returned_bytes;
+};
+
+/*
+ * Spans a prefetch left on a slow node that the executor retries: at
+ * most TT_EXEC_STRAYS of them, each at up to TT_EXEC_STRAY_TRIES
+ * iteration begins (struct tt_exec @strays).
+ */
+#define TT_EXEC_STRAYS		16
+#define TT_EXEC_STRAY_TRIES	8
+
+/**
+ * struct tt_exec_stray - a chunk whose prefetch left pages on a slow node
+ * @start: the chunk's first address (page aligned).
+ * @end:   its end (page aligned).
+ * @nid:   the fast node its prefetch moved it to.
+ * @tries: retries that left pages of it again.
+ */
+struct tt_exec_stray {
+	unsigned long long start;
+	unsigned long long end;
+	int nid;
+	unsigned int tries;
 };
 
 /**
@@ -411,6 +437,7 @@ struct tt_sched_stats {
 	unsigned long long prefetch_left_bytes;
 	unsigned long long landed_bytes;
 	unsigned long long rate_probes;
+	unsigned long long left_returned_bytes;
 };
 
 /* struct tt_exec_move.flags */
@@ -614,6 +641,17 @@ struct tt_exec_ops {
  *              session's other evictions wait while its next slice is
  *              queued. NULL: none.
  * @pf_turn:    the same for the prefetches.
+ * @strays:     spans prefetches left on slow nodes, to retry: at the next
+ *              iteration begin, in the caller of tt_exec_events(), each
+ *              is moved to its fast node (pages of chunks a running
+ *              episode holds evicted excepted); one that leaves pages
+ *              again stays, up to TT_EXEC_STRAY_TRIES tries. A new span
+ *              merges with one it touches; one more than TT_EXEC_STRAYS
+ *              is not kept (its bytes stay counted in prefetch_left_bytes
+ *              only). A span a TT_HINT_ARCHIVE hint touches is dropped.
+ * @nr_strays:  entries of @strays.
+ * @strays_due: an iteration began with @nr_strays: the caller retries
+ *              them once the event is done.
  * @page_size:  the page size (a power of two).
  * @huge_size:  the huge page size chunks never cut (a power of two).
  * @task_size:  the end of the user address space.
@@ -636,6 +674,9 @@ struct tt_exec {
 	unsigned long long kmem;
 	struct tt_exec_layer *ev_turn;
 	struct tt_exec_layer *pf_turn;
+	struct tt_exec_stray strays[TT_EXEC_STRAYS];
+	unsigned int nr_strays;
+	int strays_due;
 	unsigned long long page_size;
 	unsigned long long huge_size;
 	unsigned long long task_size;
@@ -659,8 +700,10 @@ void tt_exec_init(struct tt_exec *x, const struct tt_exec_ops *ops,
  * caller's clock reading, used for the first unstamped event (the later
  * ones read ops->now). Checks each event (core/event.h), makes the
  * executor's and the timeline's state follow, queues evictions and
- * prefetches, fetches late layers in the caller with TT_SCHED_SYNC_LATE
- * and makes room when a registration took the session over its budget.
+ * prefetches, fetches late layers in the caller with TT_SCHED_SYNC_LATE,
+ * makes room when a registration took the session over its budget and,
+ * after an iteration begin, moves back in the caller what earlier
+ * prefetches left on slow nodes (struct tt_exec @strays).
  * *@done: events processed before the first error. Return: 0 or the
  * first error (see TT_IOC_EVENT).
  */

@@ -134,6 +134,7 @@ const struct tt_stat_field tt_stat_fields[] = {
 	TT_F(prefetch_left_bytes, TT_STAT_BYTES),
 	TT_F(landed_bytes, TT_STAT_BYTES),
 	TT_F(rate_probes, TT_STAT_COUNT),
+	TT_F(left_returned_bytes, TT_STAT_BYTES),
 	{ NULL, 0, TT_STAT_COUNT },
 };
 

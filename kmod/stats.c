@@ -160,5 +160,6 @@ size_t tt_stats_fill(struct tt_ioc_stats *out, size_t size,
 	out->prefetch_left_bytes = sc->prefetch_left_bytes;
 	out->landed_bytes = sc->landed_bytes;
 	out->rate_probes = sc->rate_probes;
+	out->left_returned_bytes = sc->left_returned_bytes;
 	return out->size;
 }

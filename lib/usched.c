@@ -917,7 +917,8 @@ int tt_us_events(struct tt_session *s, const struct tt_event *ev,
 	X(victims) X(victim_bytes) X(victim_archived_bytes)		\
 	X(victims_skipped_pages) X(budget_waits) X(budget_overruns)	\
 	X(heat_wf) X(heat_wr) X(heat_ws) X(heat_wl) X(kmem_bytes)	\
-	X(prefetch_left_bytes) X(landed_bytes) X(rate_probes)
+	X(prefetch_left_bytes) X(landed_bytes) X(rate_probes)	\
+	X(left_returned_bytes)
 
 /**
  * tt_us_stats() - fill the scheduler's counters (tt_exec_stats()).

@@ -802,6 +802,65 @@ static void test_fetch_left_is_late(void **state)
 }
 
 /*
+ * What a prefetch left on the slow node goes back at the next iteration
+ * begin, in the caller, before the plan's layers run; counted in
+ * left_returned_bytes (and bytes_prefetched).
+ */
+static void test_fetch_left_retried(void **state)
+{
+	struct tt_sched_stats st;
+	unsigned long long ev;
+
+	(void)state;
+	iteration(&all_run);
+	fetch_busy = 1;
+	iteration(&all_run);
+	tt_exec_stats(&X, &st);
+	ev = st.bytes_evicted;
+	assert_true(ev > 0);
+	assert_int_equal(st.prefetch_left_bytes, ev);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 1), ev);
+	assert_true(X.nr_strays > 0);
+	fetch_busy = 0;
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
+	assert_int_equal(X.nr_strays, 0);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.left_returned_bytes, ev);
+	assert_int_equal(st.bytes_prefetched, ev);
+	assert_int_equal(st.prefetch_left_bytes, ev);
+}
+
+/*
+ * Pages that stay busy are retried at TT_EXEC_STRAY_TRIES iteration
+ * begins, then left where they are (still counted in prefetch_left_bytes).
+ */
+static void test_fetch_left_gives_up(void **state)
+{
+	struct tt_sched_stats st;
+	unsigned int i, n;
+
+	(void)state;
+	iteration(&all_run);
+	fetch_busy = 1;
+	iteration(&all_run);
+	for (i = 0; i < TT_EXEC_STRAY_TRIES; i++) {
+		/* the chunks' spans, merged where they touch */
+		assert_true(X.nr_strays > 0);
+		n = fetch_moves;
+		assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+		assert_true(fetch_moves > n);
+	}
+	assert_int_equal(X.nr_strays, 0);
+	n = fetch_moves;
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	assert_int_equal(fetch_moves, n);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.left_returned_bytes, 0);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 1), st.bytes_evicted);
+}
+
+/*
  * A mover that completed late moved pages behind the executor's back
  * (tt_exec_landed()): a chunk its eviction counted as not moved is fetched
  * all the same, and pages no episode holds evicted (an idle layer's, whose
@@ -959,6 +1018,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_evict_stopped_in_last_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_gone_retried, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_left_is_late, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_left_retried,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_left_gives_up,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed_while_evicting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed_span, setup, teardown),

@@ -167,6 +167,7 @@ int main(void)
 	M(tt_ioc_stats, prefetch_left_bytes);
 	M(tt_ioc_stats, landed_bytes);
 	M(tt_ioc_stats, rate_probes);
+	M(tt_ioc_stats, left_returned_bytes);
 	END();
 
 	BEGIN(tt_ioc_sched);

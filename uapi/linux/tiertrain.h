@@ -428,8 +428,16 @@ struct tt_ioc_residency {
  *                    the pages still not moved count here (each time a
  *                    prefetch leaves them) and in a TT_TRACE_LEFT_SLOW
  *                    trace event. They stay on the slow node, readable,
- *                    until the layer's next prefetch (its next eviction
- *                    episode) or a TT_IOC_MIGRATE moves them.
+ *                    until the session's next TT_EV_ITER_BEGIN: that call
+ *                    moves them back to the fast node before it returns
+ *                    (pages a running eviction holds excepted), and again
+ *                    at each iteration begin while some stay busy or find
+ *                    the node full, 8 times at most
+ *                    (left_returned_bytes); the layer's next prefetch or
+ *                    a TT_IOC_MIGRATE moves them too. At most 16 such
+ *                    spans (chunks, merged where they touch) are kept
+ *                    for that; a TT_HINT_ARCHIVE hint drops those it
+ *                    touches.
  * @landed_bytes:     bytes moved back to the fast node because a mover
  *                    completed an order of the scheduler after it had gone
  *                    back to the engine (mover_late), landing them where
@@ -449,6 +457,9 @@ struct tt_ioc_residency {
  *                    count in bytes_evicted, bytes_prefetched and
  *                    ontime_bytes or late_bytes like any eviction's, not
  *                    in layers_accepted or layers_modified.
+ * @left_returned_bytes: bytes of prefetch_left_bytes that an iteration
+ *                    begin's retry moved back to the fast node (also in
+ *                    bytes_prefetched).
  *
  * Extensible: the kernel fills min(_IOC_SIZE(cmd), its own size) bytes, so
  * an older binary keeps working when fields are appended.
@@ -535,6 +546,8 @@ struct tt_ioc_stats {
 	__u64 landed_bytes;
 	/* appended with the rate probe (issue 27) */
 	__u64 rate_probes;
+	/* appended with the retry of what prefetches left (issue 24) */
+	__u64 left_returned_bytes;
 };
 
 /* Passes of the engine over a prefetched chunk, at most (see above). */

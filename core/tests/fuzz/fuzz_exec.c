@@ -356,6 +356,7 @@ static void check(void)
 	MONO(budget_waits);
 	MONO(budget_overruns);
 	MONO(prefetch_left_bytes);
+	MONO(left_returned_bytes);
 	MONO(dyn_predicted);
 	MONO(dyn_mispredicted);
 	MONO(dyn_fallback);
