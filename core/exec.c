@@ -1436,12 +1436,6 @@ static int tt_x_hint_room(struct tt_exec *x)
 	return 0;
 }
 
-/*
- * A WILL_USE or PIN_FAST hint on [@start, @end) (lock held): the
- * intervals hinted TT_HINT_ARCHIVE it overlaps lose TT_HINT_F_OUT (their
- * plain pages are coming back: the next victim round sends them out
- * again).
- */
 /* Drop the strays that touch [@start, @end) (lock held). */
 static void tt_x_strays_drop(struct tt_exec *x, unsigned long long start,
 			     unsigned long long end)
@@ -1456,6 +1450,12 @@ static void tt_x_strays_drop(struct tt_exec *x, unsigned long long start,
 	}
 }
 
+/*
+ * A WILL_USE or PIN_FAST hint on [@start, @end) (lock held): the
+ * intervals hinted TT_HINT_ARCHIVE it overlaps lose TT_HINT_F_OUT (their
+ * plain pages are coming back: the next victim round sends them out
+ * again).
+ */
 static void tt_x_hint_back(struct tt_exec *x, unsigned long long start,
 			   unsigned long long end)
 {

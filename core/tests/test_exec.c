@@ -860,6 +860,26 @@ static void test_fetch_left_gives_up(void **state)
 	assert_int_equal(on_node(BASE, NL * TSIZE, 1), st.bytes_evicted);
 }
 
+/* An ARCHIVE hint over what a prefetch left: it stays on the slow node. */
+static void test_fetch_left_archived(void **state)
+{
+	struct tt_sched_stats st;
+
+	(void)state;
+	iteration(&all_run);
+	fetch_busy = 1;
+	iteration(&all_run);
+	fetch_busy = 0;
+	assert_true(X.nr_strays > 0);
+	assert_int_equal(tt_exec_hint(&X, BASE, BASE + NL * TSIZE,
+				      TT_HINT_ARCHIVE), 0);
+	assert_int_equal(X.nr_strays, 0);
+	assert_int_equal(event(TT_EV_ITER_BEGIN, 0, 0, 0, 0), 0);
+	tt_exec_stats(&X, &st);
+	assert_int_equal(st.left_returned_bytes, 0);
+	assert_int_equal(on_node(BASE, NL * TSIZE, 1), st.bytes_evicted);
+}
+
 /*
  * A mover that completed late moved pages behind the executor's back
  * (tt_exec_landed()): a chunk its eviction counted as not moved is fetched
@@ -1021,6 +1041,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fetch_left_retried,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_left_gives_up,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_left_archived,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed_while_evicting, setup, teardown),
