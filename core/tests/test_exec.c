@@ -778,6 +778,14 @@ static void test_fetch_gone_retried(void **state)
 	assert_int_equal(on_node(BASE, NL * TSIZE, 0), NL * TSIZE);
 }
 
+/* A planned iteration whose prefetches find every page busy. */
+static void left_on_slow(void)
+{
+	iteration(&all_run);
+	fetch_busy = 1;
+	iteration(&all_run);
+}
+
 /*
  * A prefetch that finds its pages busy in every pass, before the backward
  * pass begins, leaves them on the slow node: late, not on time, and in
@@ -788,9 +796,7 @@ static void test_fetch_left_is_late(void **state)
 	struct tt_sched_stats st;
 
 	(void)state;
-	iteration(&all_run);
-	fetch_busy = 1;
-	iteration(&all_run);
+	left_on_slow();
 	tt_exec_stats(&X, &st);
 	assert_true(st.bytes_evicted > 0);
 	assert_int_equal(st.bytes_prefetched, 0);
@@ -812,9 +818,7 @@ static void test_fetch_left_retried(void **state)
 	unsigned long long ev;
 
 	(void)state;
-	iteration(&all_run);
-	fetch_busy = 1;
-	iteration(&all_run);
+	left_on_slow();
 	tt_exec_stats(&X, &st);
 	ev = st.bytes_evicted;
 	assert_true(ev > 0);
@@ -841,9 +845,7 @@ static void test_fetch_left_gives_up(void **state)
 	unsigned int i, n;
 
 	(void)state;
-	iteration(&all_run);
-	fetch_busy = 1;
-	iteration(&all_run);
+	left_on_slow();
 	for (i = 0; i < TT_EXEC_STRAY_TRIES; i++) {
 		/* the chunks' spans, merged where they touch */
 		assert_true(X.nr_strays > 0);
@@ -866,9 +868,7 @@ static void test_fetch_left_archived(void **state)
 	struct tt_sched_stats st;
 
 	(void)state;
-	iteration(&all_run);
-	fetch_busy = 1;
-	iteration(&all_run);
+	left_on_slow();
 	fetch_busy = 0;
 	assert_true(X.nr_strays > 0);
 	assert_int_equal(tt_exec_hint(&X, BASE, BASE + NL * TSIZE,
