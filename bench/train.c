@@ -1377,6 +1377,9 @@ static void tt_stats_delta(struct tt_ioc_stats *d, const struct tt_ioc_stats *a,
 	TT_D(bytes_to_slow);
 	TT_D(total.skipped_busy);
 	TT_D(total.skipped_no_memory);
+	TT_D(prefetch_left_bytes);
+	TT_D(left_returned_bytes);
+	TT_D(landed_bytes);
 	TT_D(engine_bytes);
 	TT_D(mover_bytes);
 	TT_D(huge_kept);
@@ -2717,7 +2720,7 @@ static void tt_print_goals(const struct tt_train *t)
 		if (m == TT_MODE_BUDGET)
 			tt_print_budget(t, r);
 		if (r->have_stats)
-			printf("%s: layer-iterations accepted %llu, modified %llu, dropped %llu, unknown %llu; reprofiles %llu; ER %.0f MB/s, PR %.0f MB/s; busy pages %llu, no-memory pages %llu\n",
+			printf("%s: layer-iterations accepted %llu, modified %llu, dropped %llu, unknown %llu; reprofiles %llu; ER %.0f MB/s, PR %.0f MB/s; busy pages %llu, no-memory pages %llu; prefetches left %.1f MiB on slow nodes, %.1f MiB of it moved back at iteration begins; late landings moved back %.1f MiB\n",
 			       tt_mode_name[m],
 			       (unsigned long long)r->st.layers_accepted,
 			       (unsigned long long)r->st.layers_modified,
@@ -2726,7 +2729,10 @@ static void tt_print_goals(const struct tt_train *t)
 			       (unsigned long long)r->st.reprofiles,
 			       r->st.er_bps / 1e6, r->st.pr_bps / 1e6,
 			       (unsigned long long)r->st.total.skipped_busy,
-			       (unsigned long long)r->st.total.skipped_no_memory);
+			       (unsigned long long)r->st.total.skipped_no_memory,
+			       r->st.prefetch_left_bytes / TT_MIB,
+			       r->st.left_returned_bytes / TT_MIB,
+			       r->st.landed_bytes / TT_MIB);
 	}
 	if (t->res[TT_MODE_TIERTRAIN].ok && us->ran) {
 		const struct tt_result *k = &t->res[TT_MODE_TIERTRAIN];
@@ -3079,6 +3085,9 @@ static void tt_json_stats(FILE *f, const struct tt_ioc_stats *st)
 	tt_jkv(f, &n, "pr_bps", st->pr_bps);
 	tt_jkv(f, &n, "skipped_busy_pages", st->total.skipped_busy);
 	tt_jkv(f, &n, "skipped_no_memory_pages", st->total.skipped_no_memory);
+	tt_jkv(f, &n, "prefetch_left_bytes", st->prefetch_left_bytes);
+	tt_jkv(f, &n, "left_returned_bytes", st->left_returned_bytes);
+	tt_jkv(f, &n, "landed_bytes", st->landed_bytes);
 	tt_jkv(f, &n, "engine_bytes", st->engine_bytes);
 	tt_jkv(f, &n, "mover_bytes", st->mover_bytes);
 	tt_jkv(f, &n, "huge_kept", st->huge_kept);
