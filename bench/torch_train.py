@@ -76,12 +76,23 @@ are against the off mode with the same suffix when there is one. Per
 tiertrain or userspace mode, the on-time share of each planned step
 (from the session's counters after each step, from the first iteration
 the scheduler plans: attach()'s warm-up plus the profile), of the first
-and of all of them. Per off mode, attach()'s added cost per step (the
-median over the unsampled rounds of off's step minus none's of the same
-round) against PyTorch's own cost of calling the same modules: module
-calls per forward (a global forward pre-hook counts them in a pass of
-its own) times the cost of one __call__ with no hooks beyond its forward
-(nn.Identity, 20000 calls, the fastest of 5 rounds).
+and of all of them. Per off mode, attach()'s added cost per step against
+PyTorch's own cost of calling the same modules. The added cost is
+measured where it is spent, not as a difference of noisy steps: the off
+mode runs attach(time_hooks=True), which times every call of its hooks
+(the unsampled measured rounds; less what the timing itself records for
+a hook that does nothing, tiertrain.torch.hook_timer_ns()), plus what
+PyTorch spends calling them, measured apart: per call of a module
+forward pre-hook and forward hook (nn.Identity with a no-op hook against
+none), per tensor through a saved-tensor pack and unpack hook (a*b and
+its backward under no-op saved_tensors_hooks against none, two tensors
+saved), per autograd-node pre-hook (a*2's backward with a no-op pre-hook
+against none); the fastest of 5 rounds of 2000 each, times each kind's
+calls. Off's step minus none's (median over the same rounds) is kept
+beside it. PyTorch's own cost: module calls per forward (a global
+forward pre-hook counts them in a pass of its own) times the cost of one
+__call__ with no hooks beyond its forward (nn.Identity, 20000 calls, the
+fastest of 5 rounds).
 
 --overhead adds the cost of the Python layer per event: a model of many
 tiny layers (compute negligible) timed without hooks, with the hooks but
@@ -330,6 +341,7 @@ class Mode:
             kw = {"alap": a.alap or None,
                   "sync_late": a.sync_late or None,
                   "off": (kind == "off") or None,
+                  "time_hooks": kind == "off",
                   "strict": True, "warmup": a.warmup,
                   "layers": lay or a.layers}
             if a.reference:
@@ -371,6 +383,9 @@ class Mode:
             # from Python costs milliseconds in the TCG guest)
             self.sampler.on = i >= self.warm and (i - self.warm) % 2 == 0
         meas = self.reads is not None and i >= self.warm
+        ht = self.h.hook_times if self.h is not None else None
+        if ht is not None:
+            ht0 = {k: tuple(v) for k, v in ht.items()}
         if meas:
             self.reads.on = self.nodes.on = True
             vm0 = tc.vmstat()
@@ -405,6 +420,14 @@ class Mode:
             r["reads"].append(got)
         r["iter_ms"].append(el * 1e3)
         r["tlb"].append(tlb_shootdowns() - tlb0)
+        if ht is not None:
+            # the hooks' own time this step, [calls, ns] per hook
+            r.setdefault("hook_steps", []).append(
+                {"iteration": i,
+                 "sampled": bool(self.sampler and i >= self.warm and
+                                 (i - self.warm) % 2 == 0),
+                 "hooks": {k: [v[0] - ht0[k][0], v[1] - ht0[k][1]]
+                           for k, v in ht.items()}})
         if self.h and self.kind != "off":
             # the session's own counters (no residency pass): the bytes
             # each step's prefetches brought back on time and late
@@ -527,7 +550,95 @@ def module_cost(torch, model, x):
     call_ns, fwd_ns = timed(idm), timed(idm.forward)
     return {"module_calls": n[0], "call_ns": call_ns, "forward_ns": fwd_ns,
             "per_call_ns": max(0.0, call_ns - fwd_ns),
-            "per_step_ms": n[0] * max(0.0, call_ns - fwd_ns) / 1e6}
+            "per_step_ms": n[0] * max(0.0, call_ns - fwd_ns) / 1e6,
+            "dispatch_ns": dispatch_cost(torch)}
+
+
+def dispatch_cost(torch, k=2000, rounds=5):
+    """What PyTorch spends calling a hook that does nothing, in ns per
+    call, beside the same work with no hook (the fastest of @rounds rounds
+    of @k): "module_pre" and "module_post" per call of a module forward
+    pre-hook / forward hook (nn.Identity), "pack" per tensor saved through
+    saved_tensors_hooks and unpacked by the backward (a*b: two tensors),
+    "node_pre" per autograd-node pre-hook (a*2's backward)."""
+    def nothing(*args):
+        return None
+
+    def best(f):
+        b = None
+        for _ in range(rounds):
+            t = f()
+            b = t if b is None else min(b, t)
+        return b / k
+
+    clock = time.perf_counter_ns
+    x = torch.zeros(4)
+
+    def calls(mod):
+        def f():
+            t0 = clock()
+            for _ in range(k):
+                mod(x)
+            return clock() - t0
+        return f
+    plain = torch.nn.Identity()
+    pre = torch.nn.Identity()
+    pre.register_forward_pre_hook(nothing)
+    post = torch.nn.Identity()
+    post.register_forward_hook(nothing)
+    out = {"module_pre": best(calls(pre)) - best(calls(plain)),
+           "module_post": best(calls(post)) - best(calls(plain))}
+    a = torch.ones(4, requires_grad=True)
+    b = torch.ones(4, requires_grad=True)
+    g = torch.ones(4)
+
+    def mul(hooks):
+        def f():
+            t0 = clock()
+            for _ in range(k):
+                if hooks:
+                    with torch.autograd.graph.saved_tensors_hooks(
+                            nothing_pack, nothing_unpack):
+                        y = a * b
+                else:
+                    y = a * b
+                y.backward(g)
+            return clock() - t0
+        return f
+
+    def ctx():
+        def f():
+            # the with-statement alone, to leave out of "pack"
+            t0 = clock()
+            for _ in range(k):
+                with torch.autograd.graph.saved_tensors_hooks(
+                        nothing_pack, nothing_unpack):
+                    pass
+            return clock() - t0
+        return f
+
+    def nothing_pack(t):
+        return t
+
+    def nothing_unpack(t):
+        return t
+    out["pack"] = (best(mul(True)) - best(ctx()) - best(mul(False))) / 2
+
+    def node(hook):
+        def f():
+            t = 0
+            for _ in range(k):
+                y = a * 2
+                if hook:
+                    y.grad_fn.register_prehook(nothing)
+                t0 = clock()
+                y.backward(g)
+                t += clock() - t0
+            return t
+        return f
+    out["node_pre"] = best(node(True)) - best(node(False))
+    a.grad = b.grad = None
+    return {n: max(0.0, v) for n, v in out.items()}
 
 
 def ref_off(by, r):
@@ -538,43 +649,80 @@ def ref_off(by, r):
         else by.get("off")
 
 
-def hook_cost(a, results, mc):
-    """attach()'s added cost per step (each off mode against none, round
-    by round) against PyTorch's own module-call cost @mc (module_cost());
-    a dict per off mode."""
+# which of dispatch_cost()'s figures PyTorch spends on a call of each of
+# attach()'s hooks (stats()["hook_times"]); backward_done is an engine
+# callback (queue_callback), priced as a node pre-hook
+HOOK_DISPATCH = {"model_pre": "module_pre", "layer_pre": "module_pre",
+                 "model_post": "module_post", "layer_post": "module_post",
+                 "pack": "pack", "backward": "node_pre",
+                 "backward_done": "node_pre"}
+
+
+def hook_cost(a, results, mc, timer_ns):
+    """attach()'s added cost per step, per off mode (a dict each): its
+    hooks' own time in the unsampled measured rounds (less @timer_ns per
+    call, what the timing records for a hook that does nothing) plus what
+    PyTorch spends calling them (@mc["dispatch_ns"] by kind), against
+    PyTorch's own module-call cost @mc (module_cost()); beside it, off's
+    step minus none's, the median over the same rounds."""
     by = {r["mode"]: r for r in results if r["ok"]}
     none = by.get("none")
     out = {}
-    if not none or a.sequential:
-        return out
     for off in (r for r in results if r["ok"] and r["kind"] == "off"):
         w = off["warmup"]
-        diffs = [x - y for x, y in zip(timed_rounds(off["iter_ms"], w),
-                                       timed_rounds(none["iter_ms"], w))]
-        if not diffs:
+        steps = [s for s in off.get("hook_steps", [])
+                 if s["iteration"] >= w and not s["sampled"]]
+        if not steps:
             continue
-        added = statistics.median(diffs)
+        disp = mc["dispatch_ns"]
+        per = {}
+        for name in steps[0]["hooks"]:
+            calls = statistics.mean(s["hooks"][name][0] for s in steps)
+            ns = statistics.mean(s["hooks"][name][1] for s in steps)
+            body = max(0.0, ns - calls * timer_ns)
+            per[name] = {"calls": calls, "body_ms": body / 1e6,
+                         "dispatch_ms":
+                         calls * disp[HOOK_DISPATCH[name]] / 1e6}
+        added = sum(v["body_ms"] + v["dispatch_ms"] for v in per.values())
+        step_ms = statistics.median(
+            off["iter_ms"][s["iteration"]] for s in steps)
         o = out[off["mode"]] = {
-            "added_ms": added, "rounds": len(diffs),
-            "step_ms": none["step_ms"],
-            "added_pct": 100.0 * added / none["step_ms"],
+            "added_ms": added, "rounds": len(steps), "hooks": per,
+            "timer_ns": timer_ns, "step_ms": step_ms,
+            "added_pct": 100.0 * added / step_ms,
             "pytorch_ms": mc["per_step_ms"],
             "ratio": added / mc["per_step_ms"] if mc["per_step_ms"] else None,
             "layers": len(off.get("grouping") or []) or off["stats"]["layers"],
             "events_per_iter": off.get("events_per_iter")}
+        if none and not a.sequential:
+            diffs = [x - y for x, y in zip(timed_rounds(off["iter_ms"], w),
+                                           timed_rounds(none["iter_ms"], w))]
+            if diffs:
+                o["step_diff_ms"] = statistics.median(diffs)
         print("\nhook cost, %s (%d layers): attach() adds %.2f ms a step "
-              "(%s - none, median of %d rounds: %.2f%% of none's %.1f ms; "
-              "goal <= %.0f%%: %s); PyTorch's own module calls: %d a forward "
-              "x %.2f us = %.3f ms a step; attach()'s cost is %s of it (goal "
-              "<= %.1fx: %s)" % (
-                  off["mode"], o["layers"], added, off["mode"], len(diffs),
-                  o["added_pct"], none["step_ms"], GOAL_HOOK_PCT,
+              "(its hooks' own time, %d unsampled rounds, plus PyTorch "
+              "calling them: %.2f%% of off's %.1f ms step; goal <= %.0f%%: "
+              "%s); PyTorch's own module calls: %d a forward x %.2f us = "
+              "%.3f ms a step; attach()'s cost is %s of it (goal <= %.1fx: "
+              "%s)" % (
+                  off["mode"], o["layers"], added, len(steps),
+                  o["added_pct"], step_ms, GOAL_HOOK_PCT,
                   verdict(o["added_pct"] <= GOAL_HOOK_PCT),
                   mc["module_calls"], mc["per_call_ns"] / 1e3,
                   mc["per_step_ms"],
                   "%.1fx" % o["ratio"] if o["ratio"] is not None else "n/a",
                   GOAL_HOOK_RATIO, verdict(o["ratio"] is not None and
                                            o["ratio"] <= GOAL_HOOK_RATIO)))
+        print("  per step: %s" % ", ".join(
+            "%s %.0f calls %.3f + %.3f ms" % (
+                n, v["calls"], v["body_ms"], v["dispatch_ms"])
+            for n, v in per.items()))
+        print("  (hook: calls, its body + PyTorch calling it; timing "
+              "recorded %.2f us per call of a no-op hook, left out; "
+              "off - none, median: %s)" % (
+                  timer_ns / 1e3,
+                  "%.1f ms" % o["step_diff_ms"] if "step_diff_ms" in o
+                  else "n/a"))
     return out
 
 
@@ -1246,7 +1394,7 @@ def main():
     print("\nlosses and final parameters bit-identical in every mode: %s" %
           ("yes" if same else "NO"))
     mc = module_cost(torch, make_model(a, torch, tv), data[0])
-    hc = hook_cost(a, results, mc)
+    hc = hook_cost(a, results, mc, ttt.hook_timer_ns())
     ov = overhead(torch, ttt, tiertrain) if a.overhead else None
     for r in results:
         r.pop("params", None)

@@ -1036,6 +1036,54 @@ def test_options():
     h.detach()
 
 
+def test_time_hooks():
+    """attach(time_hooks=True): every hook call counted and timed in
+    stats()["hook_times"], results unchanged; None without it."""
+    plain = train(CNN, "cnn", 6, h_kw={})
+    check(plain.stats[-1]["hook_times"] is None, "hook_times without "
+          "time_hooks: %s", plain.stats[-1]["hook_times"])
+    plain.h.detach()
+    timed = train(CNN, "cnn", 6, h_kw={"time_hooks": True})
+    st = timed.stats[-1]
+    ht = st["hook_times"]
+    timed.h.detach()
+    check(identical(plain, timed), "time_hooks changed the results")
+    check(set(ht) == {"model_pre", "model_post", "layer_pre", "layer_post",
+                      "pack", "backward", "backward_done"}, "hooks %s",
+          sorted(ht))
+    rep = st["iterations"]
+    nlay = st["layers"]
+    log("time_hooks: %d reported iterations of %d layers: %s", rep, nlay,
+        ", ".join("%s %d calls %.0f us" % (k, v["calls"], v["ns"] / 1e3)
+                  for k, v in ht.items()))
+    # every forward calls the model's hooks, warm-up included
+    check(ht["model_pre"]["calls"] == 6 and ht["model_post"]["calls"] == 6,
+          "model hooks: %s %s", ht["model_pre"], ht["model_post"])
+    # each layer's pair once per reported iteration (auto layers: the
+    # warm-up's forwards had the timing hooks instead)
+    check(rep >= 3 and ht["layer_pre"]["calls"] == nlay * rep and
+          ht["layer_post"]["calls"] == nlay * rep,
+          "layer hooks: %d layers, %d iterations: %s %s", nlay, rep,
+          ht["layer_pre"], ht["layer_post"])
+    check(ht["backward_done"]["calls"] == rep, "backward_done %s",
+          ht["backward_done"])
+    check(ht["backward"]["calls"] >= rep and
+          ht["pack"]["calls"] >= st["saved_tensors"] // max(1, rep),
+          "backward %s, pack %s, %d tensors saved", ht["backward"],
+          ht["pack"], st["saved_tensors"])
+    for k, v in ht.items():
+        check(v["ns"] > 0, "%s: %s called, no time", k, v)
+    t = ttt.hook_timer_ns(calls=1000, rounds=2)
+    check(0 < t < 1e6, "hook_timer_ns %r", t)
+    for kw in ({"calls": 0}, {"rounds": -1}, {"calls": 1.5}):
+        try:
+            ttt.hook_timer_ns(**kw)
+            raise AssertionError("hook_timer_ns(%s) accepted" % kw)
+        except ValueError as e:
+            check(repr(list(kw.values())[0]) in str(e),
+                  "message %r does not name %s", str(e), kw)
+
+
 def test_framework_example():
     """Documentation/examples/framework.c: the C pattern, bit-identical."""
     exe = os.path.join(REPO, "build", "python", "framework")
@@ -1098,7 +1146,7 @@ TESTS = [test_session_api, test_cnn, test_mlp, test_auto_layers,
          test_no_grad_and_eval,
          test_double_call, test_grad_accumulation,
          test_two_forwards_one_backward, test_detach, test_state_bounded,
-         test_options, test_framework_example, test_fallback_without_module,
+         test_options, test_time_hooks, test_framework_example, test_fallback_without_module,
          test_pattern_called_twice, test_pattern_checkpoint,
          test_pattern_checkpoint_reentrant, test_pattern_branches,
          test_pattern_lstm, test_pattern_gru, test_pattern_autocast,

@@ -26,7 +26,7 @@ import torch as _torch
 from . import (EVENT, Session, TiertrainError, _uapi, node_roles,
                page_size)
 
-__all__ = ["attach", "Handle"]
+__all__ = ["attach", "Handle", "hook_timer_ns"]
 
 _EV_ITER = _uapi.TT_EV_ITER_BEGIN
 _EV_BEGIN = _uapi.TT_EV_LAYER_BEGIN
@@ -67,7 +67,7 @@ def attach(model, *, layers="auto", sched_flags=None, sync_late=None,
            count=None, dynamic=None, off=None, reference=False,
            profile_iters=None, stay_us=None, slow_node=None, fast_node=None,
            budget_mib=None, train_only=True, params=False, warmup=2,
-           strict=False):
+           strict=False, time_hooks=False):
     """Tier the saved tensors of every training iteration of @model.
 
     Returns a ``Handle``. Layers (the scheduler's unit: events, eviction,
@@ -120,6 +120,12 @@ def attach(model, *, layers="auto", sched_flags=None, sync_late=None,
     s; as the profile they make every prefetch of the following
     iterations late); 0 reports from the first.
 
+    @time_hooks: time every call of the handle's hooks (two
+    ``time.perf_counter_ns()`` reads around each, which they then cost
+    too): ``stats()["hook_times"]`` has, per hook, its calls and the
+    nanoseconds spent in it (see hook_timer_ns() for what the timing
+    itself adds to each call).
+
     When libtiertrain or the session cannot be opened, a warning says why
     and the handle stays inactive (training runs untiered), unless
     @strict, which raises TiertrainError. Without the kernel module the
@@ -133,7 +139,53 @@ def attach(model, *, layers="auto", sched_flags=None, sync_late=None,
                   profile_iters=profile_iters, stay_us=stay_us,
                   slow_node=slow_node, fast_node=fast_node,
                   budget_mib=budget_mib, train_only=train_only,
-                  params=params, warmup=warmup, strict=strict)
+                  params=params, warmup=warmup, strict=strict,
+                  time_hooks=time_hooks)
+
+
+# The handle's hooks, as PyTorch and the autograd engine call them (an
+# attribute each), with the name stats()["hook_times"] gives them.
+_HOOKS = (("_root_pre", "model_pre"), ("_root_post", "model_post"),
+          ("_pre", "layer_pre"), ("_post", "layer_post"),
+          ("_pack", "pack"), ("_bwd_hook", "backward"),
+          ("_bwd_done", "backward_done"))
+
+
+def _timed_hook(fn, acc):
+    """@fn, its calls counted in acc[0] and their nanoseconds added to
+    acc[1]."""
+    clock = time.perf_counter_ns
+
+    def timed(*args):
+        t0 = clock()
+        try:
+            return fn(*args)
+        finally:
+            acc[1] += clock() - t0
+            acc[0] += 1
+    return timed
+
+
+def hook_timer_ns(calls=20000, rounds=5):
+    """What attach(time_hooks=True) adds to the time it records for one
+    hook call: the time recorded for a hook that does nothing, in ns per
+    call (@calls calls, the fastest of @rounds rounds)."""
+    if not (isinstance(calls, int) and isinstance(rounds, int) and
+            calls > 0 and rounds > 0):
+        raise ValueError("tiertrain.torch.hook_timer_ns: calls=%r, "
+                         "rounds=%r: expected integers > 0" % (calls, rounds))
+    best = None
+    for _ in range(rounds):
+        acc = [0, 0]
+        f = _timed_hook(_nothing, acc)
+        for _ in range(calls):
+            f(None, None)
+        best = acc[1] if best is None else min(best, acc[1])
+    return best / calls
+
+
+def _nothing(a, b):
+    return None
 
 
 class _Call:
@@ -483,7 +535,7 @@ class Handle:
                  profile_iters,
                  stay_us,
                  slow_node, fast_node, budget_mib, train_only, params, warmup,
-                 strict):
+                 strict, time_hooks=False):
         if not isinstance(model, _torch.nn.Module):
             raise TypeError("tiertrain.torch.attach: expected a "
                             "torch.nn.Module, got %s" % type(model).__name__)
@@ -591,6 +643,14 @@ class Handle:
         # the modules whose parameters and buffers are model state,
         # listed once (the model's structure is fixed from attach())
         self._mods = list(model.modules())
+        self.hook_times = None
+        if time_hooks:
+            # instance attributes over the methods, before anything binds
+            # them (_install, _Call, the saved-tensor hooks below)
+            self.hook_times = {}
+            for attr, name in _HOOKS:
+                acc = self.hook_times[name] = [0, 0]
+                setattr(self, attr, _timed_hook(getattr(self, attr), acc))
         self._hooks = _torch.autograd.graph.saved_tensors_hooks(
             self._pack, _unpack)
         self._install(model, sites)
@@ -1166,9 +1226,16 @@ class Handle:
         (already registered with an earlier layer), param_tensors
         (parameters and buffers, not registered), kept_fast_tensors (saved
         after the model's last layer), skipped_tensors (not CPU memory),
-        errors. Also backend and active.
+        errors. Also backend and active. With attach(time_hooks=True):
+        hook_times, {hook: {"calls": n, "ns": t}} for model_pre,
+        model_post (the model's forward hooks), layer_pre, layer_post (a
+        layer's), pack (the saved-tensor hook), backward (a layer's
+        backward begins), backward_done (the backward pass ended);
+        without it, None.
         """
         out = dict(self.counts)
+        out["hook_times"] = None if self.hook_times is None else {
+            k: {"calls": v[0], "ns": v[1]} for k, v in self.hook_times.items()}
         out["layers"] = len(self._calls)
         out["backend"] = self.backend
         out["active"] = self.active

@@ -22,7 +22,7 @@ otherwise). Runs on the host as well as in the guest: without
 nothing there either.
 
 --profile adds where the off step's time goes: each of the handle's hooks
-timed with time.perf_counter_ns() (inclusive: the module pre-hook includes
+timed by attach(time_hooks=True) (inclusive: the module pre-hook includes
 the layer's begin) and the tt_events() calls, in microseconds per step.
 
     /usr/bin/python3 lib/python/tools/hook_cost.py [--models resnet18,...]
@@ -91,58 +91,19 @@ def build(name, torch, tv):
     return m
 
 
-class Timer:
-    """Accumulates perf_counter_ns() around wrapped functions."""
-
-    def __init__(self):
-        self.ns = {}
-        self.calls = {}
-
-    def wrap(self, owner, attr, label):
-        f = getattr(owner, attr)
-        ns, calls, clock = self.ns, self.calls, time.perf_counter_ns
-        ns[label] = 0
-        calls[label] = 0
-
-        def timed(*args, **kw):
-            t0 = clock()
-            try:
-                return f(*args, **kw)
-            finally:
-                ns[label] += clock() - t0
-                calls[label] += 1
-        setattr(owner, attr, timed)
-        return f
-
-
-def profile_hooks(ttt, timer):
-    """Wrap the handle's hooks (before attach(), which binds them)."""
-    H = ttt.Handle
-    undo = []
-    for owner, attr, label in (
-            (H, "_pre", "module pre-hook"), (H, "_post", "module hook"),
-            (H, "_bwd_hook", "backward hook"), (H, "_pack", "pack hook"),
-            (H, "_root_pre", "model pre-hook"),
-            (H, "_root_post", "model hook"), (H, "_bwd_done", "backward end"),
-            (H, "_flush", "flush (tt_events)")):
-        if hasattr(owner, attr):
-            undo.append((owner, attr, timer.wrap(owner, attr, label)))
-    return undo
-
-
 def run(name, a, torch, tv, ttt, F):
     mn, mo = build(name, torch, tv), build(name, torch, tv)
-    timer = Timer()
-    undo = profile_hooks(ttt, timer) if a.profile else []
-    try:
-        return measure(name, a, torch, ttt, F, mn, mo, timer)
-    finally:
-        for owner, attr, f in undo:
-            setattr(owner, attr, f)
+    return measure(name, a, torch, ttt, F, mn, mo)
 
 
-def measure(name, a, torch, ttt, F, mn, mo, timer):
-    h = ttt.attach(mo, off=True, strict=True)
+def measure(name, a, torch, ttt, F, mn, mo):
+    # --profile: attach(time_hooks=True) times each hook; the tt_events()
+    # calls are timed the same way (the handle's _flush, on the instance)
+    h = ttt.attach(mo, off=True, strict=True, time_hooks=a.profile)
+    prof = h.hook_times if a.profile else {}
+    if a.profile:
+        flush = prof["flush (tt_events)"] = [0, 0]
+        h._flush = ttt._timed_hook(h._flush, flush)
     if a.nop_submit:
         h._tt_events = lambda sp, addr, n: n
     torch.manual_seed(1)
@@ -171,8 +132,8 @@ def measure(name, a, torch, ttt, F, mn, mo, timer):
     for r in range(a.warm + a.rounds):
         if r == a.warm:
             st0 = dict(h.counts)
-            for k in timer.ns:
-                timer.ns[k] = timer.calls[k] = 0
+            for v in prof.values():
+                v[0] = v[1] = 0
         for k in ((0, 1) if r % 2 == 0 else (1, 0)):
             step(k)
     n = a.rounds
@@ -193,8 +154,8 @@ def measure(name, a, torch, ttt, F, mn, mo, timer):
         "us_per_layer": (statistics.median(co) - statistics.median(cn)) /
         1e3 / len(h._calls),
         "identical": losses[0] == losses[1],
-        "profile_us": {k: v / n / 1e3 for k, v in timer.ns.items()},
-        "profile_calls": {k: v / n for k, v in timer.calls.items()},
+        "profile_us": {k: v[1] / n / 1e3 for k, v in prof.items()},
+        "profile_calls": {k: v[0] / n for k, v in prof.items()},
     }
     res.update(cnt)
     h.detach()
