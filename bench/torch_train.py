@@ -85,8 +85,9 @@ a hook that does nothing, tiertrain.torch.hook_timer_ns()), plus what
 PyTorch spends calling them, measured apart: per call of a module
 forward pre-hook and forward hook (nn.Identity with a no-op hook against
 none), per tensor through a saved-tensor pack and unpack hook (a*b and
-its backward under no-op saved_tensors_hooks against none, two tensors
-saved), per autograd-node pre-hook (a*2's backward with a no-op pre-hook
+its backward under saved_tensors_hooks shaped as attach()'s, a Python
+pack returning (t,) and operator.itemgetter(0), against none, two
+tensors saved), per autograd-node pre-hook (a*2's backward with a no-op pre-hook
 against none); the fastest of 5 rounds of 2000 each, times each kind's
 calls. Off's step minus none's (median over the same rounds) is kept
 beside it. PyTorch's own cost: module calls per forward (a global
@@ -103,6 +104,7 @@ iterations. JSON: build/bench/torch_train.json (-o elsewhere).
 import argparse
 import gc
 import json
+import operator
 import os
 import signal
 import statistics
@@ -383,6 +385,7 @@ class Mode:
             # from Python costs milliseconds in the TCG guest)
             self.sampler.on = i >= self.warm and (i - self.warm) % 2 == 0
         meas = self.reads is not None and i >= self.warm
+        sampled = bool(self.sampler and self.sampler.on)
         ht = self.h.hook_times if self.h is not None else None
         if ht is not None:
             ht0 = {k: tuple(v) for k, v in ht.items()}
@@ -423,9 +426,7 @@ class Mode:
         if ht is not None:
             # the hooks' own time this step, [calls, ns] per hook
             r.setdefault("hook_steps", []).append(
-                {"iteration": i,
-                 "sampled": bool(self.sampler and i >= self.warm and
-                                 (i - self.warm) % 2 == 0),
+                {"iteration": i, "sampled": sampled,
                  "hooks": {k: [v[0] - ht0[k][0], v[1] - ht0[k][1]]
                            for k, v in ht.items()}})
         if self.h and self.kind != "off":
@@ -518,6 +519,21 @@ def step_ontime(r):
     r["ontime_planned_pct"] = 100.0 * o / (o + lt) if o + lt else None
 
 
+def fastest(run, rounds=5):
+    """The least of @rounds calls of @run() (each returns nanoseconds)."""
+    return min(run() for _ in range(rounds))
+
+
+def per_call(f, arg, k):
+    """A round for fastest(): @k calls of @f(@arg), their nanoseconds."""
+    def run():
+        t0 = time.perf_counter_ns()
+        for _ in range(k):
+            f(arg)
+        return time.perf_counter_ns() - t0
+    return run
+
+
 def module_cost(torch, model, x):
     """PyTorch's own cost of calling modules, without tiertrain: how many
     module calls one forward of @model on @x makes (counted with a global
@@ -537,106 +553,79 @@ def module_cost(torch, model, x):
         hd.remove()
     idm = torch.nn.Identity()
     k = 20000
-
-    def timed(f):
-        best = None
-        for _ in range(5):
-            t0 = time.perf_counter_ns()
-            for _ in range(k):
-                f(x)
-            t = time.perf_counter_ns() - t0
-            best = t if best is None else min(best, t)
-        return best / k
-    call_ns, fwd_ns = timed(idm), timed(idm.forward)
+    call_ns = fastest(per_call(idm, x, k)) / k
+    fwd_ns = fastest(per_call(idm.forward, x, k)) / k
     return {"module_calls": n[0], "call_ns": call_ns, "forward_ns": fwd_ns,
             "per_call_ns": max(0.0, call_ns - fwd_ns),
             "per_step_ms": n[0] * max(0.0, call_ns - fwd_ns) / 1e6,
-            "dispatch_ns": dispatch_cost(torch)}
+            "dispatch_ns": dispatch_cost(torch, call_ns, x)}
 
 
-def dispatch_cost(torch, k=2000, rounds=5):
+def dispatch_cost(torch, plain_ns, x, k=2000):
     """What PyTorch spends calling a hook that does nothing, in ns per
-    call, beside the same work with no hook (the fastest of @rounds rounds
-    of @k): "module_pre" and "module_post" per call of a module forward
-    pre-hook / forward hook (nn.Identity), "pack" per tensor saved through
-    saved_tensors_hooks and unpacked by the backward (a*b: two tensors),
-    "node_pre" per autograd-node pre-hook (a*2's backward)."""
+    call, beside the same work with no hook (the fastest of 5 rounds of
+    @k): "module_pre" and "module_post" per call of a module forward
+    pre-hook / forward hook (nn.Identity on @x, against @plain_ns, one
+    call of it with no hook: module_cost()'s), "pack"
+    per tensor saved through saved_tensors_hooks shaped as attach()'s (a
+    Python pack returning a tuple, operator.itemgetter unpacking it) and
+    unpacked by the backward (a*b: two tensors), "node_pre" per
+    autograd-node pre-hook (a*2's backward)."""
+    clock = time.perf_counter_ns
+
     def nothing(*args):
         return None
 
-    def best(f):
-        b = None
-        for _ in range(rounds):
-            t = f()
-            b = t if b is None else min(b, t)
-        return b / k
-
-    clock = time.perf_counter_ns
-    x = torch.zeros(4)
-
-    def calls(mod):
-        def f():
-            t0 = clock()
-            for _ in range(k):
-                mod(x)
-            return clock() - t0
-        return f
-    plain = torch.nn.Identity()
+    def pack(t):
+        return (t,)
+    unpack = operator.itemgetter(0)
+    hooks = torch.autograd.graph.saved_tensors_hooks
     pre = torch.nn.Identity()
     pre.register_forward_pre_hook(nothing)
     post = torch.nn.Identity()
     post.register_forward_hook(nothing)
-    out = {"module_pre": best(calls(pre)) - best(calls(plain)),
-           "module_post": best(calls(post)) - best(calls(plain))}
+    out = {"module_pre": fastest(per_call(pre, x, k)) / k - plain_ns,
+           "module_post": fastest(per_call(post, x, k)) / k - plain_ns}
     a = torch.ones(4, requires_grad=True)
     b = torch.ones(4, requires_grad=True)
     g = torch.ones(4)
 
-    def mul(hooks):
-        def f():
+    def mul(hooked):
+        def run():
             t0 = clock()
             for _ in range(k):
-                if hooks:
-                    with torch.autograd.graph.saved_tensors_hooks(
-                            nothing_pack, nothing_unpack):
+                if hooked:
+                    with hooks(pack, unpack):
                         y = a * b
                 else:
                     y = a * b
                 y.backward(g)
             return clock() - t0
-        return f
+        return run
 
     def ctx():
-        def f():
-            # the with-statement alone, to leave out of "pack"
-            t0 = clock()
-            for _ in range(k):
-                with torch.autograd.graph.saved_tensors_hooks(
-                        nothing_pack, nothing_unpack):
-                    pass
-            return clock() - t0
-        return f
+        # the with-statement alone, to leave out of "pack"
+        t0 = clock()
+        for _ in range(k):
+            with hooks(pack, unpack):
+                pass
+        return clock() - t0
+    out["pack"] = (fastest(mul(True)) - fastest(ctx) -
+                   fastest(mul(False))) / 2 / k
 
-    def nothing_pack(t):
-        return t
-
-    def nothing_unpack(t):
-        return t
-    out["pack"] = (best(mul(True)) - best(ctx()) - best(mul(False))) / 2
-
-    def node(hook):
-        def f():
+    def node(hooked):
+        def run():
             t = 0
             for _ in range(k):
                 y = a * 2
-                if hook:
+                if hooked:
                     y.grad_fn.register_prehook(nothing)
                 t0 = clock()
                 y.backward(g)
                 t += clock() - t0
             return t
-        return f
-    out["node_pre"] = best(node(True)) - best(node(False))
+        return run
+    out["node_pre"] = (fastest(node(True)) - fastest(node(False))) / k
     a.grad = b.grad = None
     return {n: max(0.0, v) for n, v in out.items()}
 
