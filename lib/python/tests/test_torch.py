@@ -1075,7 +1075,8 @@ def test_time_hooks():
         check(v["ns"] > 0, "%s: %s called, no time", k, v)
     t = ttt.hook_timer_ns(calls=1000, rounds=2)
     check(0 < t < 1e6, "hook_timer_ns %r", t)
-    for kw in ({"calls": 0}, {"rounds": -1}, {"calls": 1.5}):
+    for kw in ({"calls": 0}, {"rounds": -1}, {"calls": 1.5},
+               {"calls": True}):
         try:
             ttt.hook_timer_ns(**kw)
             raise AssertionError("hook_timer_ns(%s) accepted" % kw)

@@ -170,7 +170,7 @@ def hook_timer_ns(calls=20000, rounds=5):
     """What attach(time_hooks=True) adds to the time it records for one
     hook call: the time recorded for a hook that does nothing, in ns per
     call (@calls calls, the fastest of @rounds rounds)."""
-    if not (isinstance(calls, int) and isinstance(rounds, int) and
+    if not (type(calls) is int and type(rounds) is int and
             calls > 0 and rounds > 0):
         raise ValueError("tiertrain.torch.hook_timer_ns: calls=%r, "
                          "rounds=%r: expected integers > 0" % (calls, rounds))
